@@ -1,0 +1,46 @@
+# Helpers to register tests.  Multi-rank tests run under the MPI launcher;
+# Open MPI needs to be told it may run as root and oversubscribe the cores
+# (the tests are functional, never timed).
+
+execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _weft_mpiexec_version
+                ERROR_QUIET RESULT_VARIABLE _weft_rc)
+set(WEFT_MPIEXEC_FLAGS "")
+if(_weft_mpiexec_version MATCHES "Open MPI|OpenRTE")
+  set(WEFT_MPIEXEC_FLAGS --oversubscribe --bind-to none)
+endif()
+set(WEFT_TEST_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+                  OMPI_MCA_rmaps_base_oversubscribe=1)
+
+# weft_add_test(NAME name COMMAND exe args... [ENV VAR=value ...] [TIMEOUT s] [LABELS l...])
+function(weft_add_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "COMMAND;ENV;LABELS" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 120)
+  endif()
+  add_test(NAME ${T_NAME} COMMAND ${T_COMMAND})
+  set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT}
+                       ENVIRONMENT "${WEFT_TEST_ENV};${T_ENV}" LABELS "${T_LABELS}")
+endfunction()
+
+# weft_add_mpi_test(NAME name NP n COMMAND exe args... [ENV VAR=value ...] [TIMEOUT s] [LABELS l...])
+# ENV variables are exported to every rank (-x for Open MPI, -genv for MPICH).
+function(weft_add_mpi_test)
+  cmake_parse_arguments(T "" "NAME;NP;TIMEOUT" "COMMAND;ENV;LABELS" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 180)
+  endif()
+  set(_envflags "")
+  foreach(kv IN LISTS T_ENV)
+    if(_weft_mpiexec_version MATCHES "Open MPI|OpenRTE")
+      list(APPEND _envflags -x ${kv})
+    else()
+      string(REPLACE "=" ";" _kv "${kv}")
+      list(APPEND _envflags -genv ${_kv})
+    endif()
+  endforeach()
+  add_test(NAME ${T_NAME}
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${WEFT_MPIEXEC_FLAGS}
+                   ${_envflags} ${T_COMMAND})
+  set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT} PROCESSORS ${T_NP}
+                       ENVIRONMENT "${WEFT_TEST_ENV};${T_ENV}" LABELS "mpi;${T_LABELS}")
+endfunction()

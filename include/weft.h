@@ -1,0 +1,320 @@
+/*
+ * weft.h -- the public C API of weft.
+ *
+ * weft is a communication library for multithreaded programs on hierarchical
+ * machines: one-sided put/get with explicit events, active messages, and
+ * (in later headers) endpoint pools and topology-aware teams.  It runs over
+ * UCX for data movement and uses MPI only to start up (address and key
+ * exchange) and for the collective calls it documents as such.
+ *
+ * Conventions used throughout this header:
+ *
+ *  - Every call returns a weft_status_t.  WEFT_OK is 0, errors are negative.
+ *    weft_strerror() names a status; weft_last_error() gives the message of
+ *    the last error raised by the calling thread, with the values involved
+ *    ("offset 4096 + 8 bytes exceeds segment size 4096").
+ *  - Output parameters are written only on success.
+ *  - Bad input (NULL, rank or offset out of range, a size past the end of a
+ *    segment, a freed segment, use after weft_finalize) returns an error and
+ *    never writes anything; it does not crash.
+ *  - Outstanding operations are NOT ordered among themselves, even to the
+ *    same target.  Ordering is what weft_wait(), weft_flush() and the signal
+ *    of weft_put_signal_nb() provide.
+ *  - "Collective" calls must be made by every rank of the context, in the
+ *    same order, like MPI collectives.
+ *
+ * Completion semantics, per call:
+ *
+ *   call                     | when it returns / its event completes
+ *   -------------------------+---------------------------------------------
+ *   weft_put                 | data is visible at the target
+ *   weft_put_nb (event)      | the source buffer may be reused (local
+ *                            | completion); visibility needs weft_flush
+ *   weft_put_nbi             | nothing; the source buffer must not change
+ *                            | until weft_flush returns
+ *   weft_get / weft_get_nb   | data is in the destination buffer
+ *   weft_put_signal_nb       | data AND signal are visible at the target;
+ *                            | a consumer that sees the signal sees the data
+ *   weft_atomic_*            | the operation has been applied at the target
+ *   weft_flush(ep)           | every put issued on ep before the call is
+ *                            | visible at its target
+ *   weft_am_send_nb (event)  | header and payload buffers may be reused
+ */
+#ifndef WEFT_H
+#define WEFT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WEFT_VERSION_MAJOR 0
+#define WEFT_VERSION_MINOR 1
+#define WEFT_VERSION_PATCH 0
+
+/** Status codes.  Every public call returns one. */
+typedef enum {
+    WEFT_OK               =   0,  /**< success */
+    WEFT_ERR_INVALID_ARG  =  -1,  /**< NULL pointer or invalid value */
+    WEFT_ERR_RANK         =  -2,  /**< rank outside [0, nranks) */
+    WEFT_ERR_BOUNDS       =  -3,  /**< offset/size past the end of a segment */
+    WEFT_ERR_ALIGN        =  -4,  /**< misaligned address for an atomic */
+    WEFT_ERR_SEG          =  -5,  /**< not a live segment of this context */
+    WEFT_ERR_NOT_INIT     =  -6,  /**< context not initialised or finalised */
+    WEFT_ERR_AM_ID        =  -7,  /**< AM id out of range or not registered */
+    WEFT_ERR_NO_MEMORY    =  -8,  /**< allocation or registration failed */
+    WEFT_ERR_TRANSPORT    =  -9,  /**< UCX reported an error */
+    WEFT_ERR_MPI          = -10,  /**< an MPI call failed */
+    WEFT_ERR_CONFIG       = -11,  /**< malformed setting or WEFT_* variable */
+    WEFT_ERR_BUSY         = -12,  /**< resource already in use */
+    WEFT_ERR_TOO_LARGE    = -13,  /**< size over a documented limit */
+    WEFT_ERR_PEER_FAILED  = -14,  /**< the target rank is gone */
+    WEFT_ERR_TIMEOUT      = -15,  /**< a bounded wait expired */
+    WEFT_ERR_UNSUPPORTED  = -16   /**< not available in this build/transport */
+} weft_status_t;
+
+/** Opaque handles. */
+typedef struct weft__ctx   *weft_ctx_t;   /**< one per process (per weft_init) */
+typedef struct weft__ep    *weft_ep_t;    /**< a communication path, one thread at a time */
+typedef struct weft__seg   *weft_seg_t;   /**< a symmetric, remotely accessible segment */
+typedef void               *weft_event_t; /**< an outstanding operation */
+
+/** The event of an operation that is already complete. */
+#define WEFT_EVENT_NULL ((weft_event_t)0)
+
+/** How peers are connected. */
+typedef enum {
+    WEFT_CONNECT_LAZY  = 0,  /**< on first use of a peer (default) */
+    WEFT_CONNECT_EAGER = 1   /**< all peers during weft_init */
+} weft_connect_t;
+
+/**
+ * Settings of weft_init().  Initialise with weft_config_init(), which fills
+ * in defaults and then applies the WEFT_* environment variables; set fields
+ * afterwards to override both.  The README has the table of variables.
+ */
+typedef struct {
+    /** MPI communicator of the ranks that form the context (an MPI_Comm
+     *  cast to void *); NULL means MPI_COMM_WORLD.  weft duplicates it. */
+    void           *mpi_comm;
+    /** WEFT_CONNECT=lazy|eager */
+    weft_connect_t  connect;
+    /** WEFT_PROGRESS_THREAD=0|1: a thread that serves incoming operations
+     *  (software-emulated RMA, active messages) while the application
+     *  computes.  Active-message handlers then run on that thread. */
+    int             progress_thread;
+    /** WEFT_PROGRESS_INTERVAL_US: how long the progress thread sleeps when
+     *  the transport cannot wake it up (default 50). */
+    unsigned        progress_interval_us;
+    /** WEFT_VERBOSE=0|1: rank 0 prints the configuration and transports. */
+    int             verbose;
+} weft_config_t;
+
+/** Fill cfg with defaults, then apply WEFT_* environment variables.
+ *  \return WEFT_ERR_CONFIG (cfg untouched) when a variable is malformed. */
+weft_status_t weft_config_init(weft_config_t *cfg);
+
+/* ------------------------------------------------------------------------ */
+/* Runtime                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Start weft.  Collective over cfg->mpi_comm.  Calls MPI_Init_thread with
+ * MPI_THREAD_MULTIPLE if MPI is not initialised yet (weft_finalize then
+ * finalises MPI); otherwise uses the program's MPI as it is.  Creates the
+ * UCX context and worker, exchanges worker addresses, and connects peers
+ * (lazily by default).
+ *
+ * \param cfg  settings, or NULL for weft_config_init() defaults
+ * \param ctx  [out] the new context
+ */
+weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *ctx);
+
+/**
+ * Stop weft.  Collective.  Completes every outstanding operation, waits for
+ * all ranks, frees every segment still allocated and releases UCX.  After
+ * it, every call on ctx (and its endpoints and segments) returns
+ * WEFT_ERR_NOT_INIT.
+ */
+weft_status_t weft_finalize(weft_ctx_t ctx);
+
+/** This rank and the number of ranks of the context. */
+weft_status_t weft_rank(weft_ctx_t ctx, int *rank);
+weft_status_t weft_nranks(weft_ctx_t ctx, int *nranks);
+
+/** Collective barrier that keeps serving incoming operations while it
+ *  waits (a plain MPI_Barrier would not, and could deadlock a peer whose
+ *  get needs this rank's progress). */
+weft_status_t weft_barrier(weft_ctx_t ctx);
+
+/** Name of a status ("WEFT_ERR_BOUNDS: offset/size past the end of a segment"). */
+const char *weft_strerror(weft_status_t st);
+
+/** Message of the calling thread's last error, with the values involved;
+ *  "" when none.  Valid until the thread's next failing weft call. */
+const char *weft_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Endpoints                                                                */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * The context's default endpoint.  It may be used by several threads, but
+ * only one at a time (serialised).  Threads that communicate concurrently
+ * need endpoints of their own.
+ */
+weft_status_t weft_ep_default(weft_ctx_t ctx, weft_ep_t *ep);
+
+/* ------------------------------------------------------------------------ */
+/* Segments                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Allocate a symmetric segment.  Collective: every rank passes the same
+ * size (checked; WEFT_ERR_INVALID_ARG if they differ).  The memory is
+ * zeroed, page aligned, registered with UCX, and every rank can address
+ * every other rank's copy as (rank, seg, offset).
+ *
+ * \param bytes  size of this rank's part, > 0
+ * \param seg    [out] the segment handle
+ * \param local  [out] this rank's part (may be NULL if not wanted)
+ */
+weft_status_t weft_seg_alloc(weft_ctx_t ctx, size_t bytes, weft_seg_t *seg, void **local);
+
+/** Free a segment.  Collective.  Completes outstanding operations on it
+ *  first.  A second free returns WEFT_ERR_SEG. */
+weft_status_t weft_seg_free(weft_ctx_t ctx, weft_seg_t seg);
+
+/** Size and local base of a segment. */
+weft_status_t weft_seg_query(weft_seg_t seg, size_t *bytes, void **local);
+
+/* ------------------------------------------------------------------------ */
+/* One-sided operations                                                     */
+/* ------------------------------------------------------------------------ */
+
+/** Blocking put: returns when the data is visible at rank. */
+weft_status_t weft_put(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                       const void *src, size_t n);
+
+/** Blocking get: returns when dst holds the data. */
+weft_status_t weft_get(weft_ep_t ep, void *dst, int rank, weft_seg_t seg,
+                       size_t off, size_t n);
+
+/**
+ * Non-blocking put with an explicit event.  *ev becomes WEFT_EVENT_NULL if
+ * the operation completed at once, else a handle that must be completed
+ * with weft_test/weft_wait/weft_wait_all (exactly once).  The event means
+ * local completion (src reusable); weft_flush makes the data visible.
+ */
+weft_status_t weft_put_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                          const void *src, size_t n, weft_event_t *ev);
+
+/** Non-blocking get; the event completes when dst holds the data. */
+weft_status_t weft_get_nb(weft_ep_t ep, void *dst, int rank, weft_seg_t seg,
+                          size_t off, size_t n, weft_event_t *ev);
+
+/** Implicit non-blocking put: completed by the next weft_flush(ep).
+ *  src must not change until then.  weft keeps the number of operations
+ *  in flight bounded by progressing the transport when it runs short. */
+weft_status_t weft_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                           const void *src, size_t n);
+
+/** Implicit non-blocking get: dst is valid after the next weft_flush(ep). */
+weft_status_t weft_get_nbi(weft_ep_t ep, void *dst, int rank, weft_seg_t seg,
+                           size_t off, size_t n);
+
+/**
+ * Put with signal: puts n bytes, then atomically adds `add` to the 64-bit
+ * word at (sigseg, sigoff) of the same target.  The add happens after the
+ * data is visible, so a consumer that waits for the signal
+ * (weft_signal_wait_until) and then reads the data sees all of it.
+ */
+weft_status_t weft_put_signal_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                 const void *src, size_t n, weft_seg_t sigseg,
+                                 size_t sigoff, uint64_t add, weft_event_t *ev);
+
+/** Wait until the local 64-bit word at (seg, off) is >= value, progressing
+ *  ep meanwhile; *seen gets the value read (may be NULL).  The data of every
+ *  put_signal that contributed to it is visible when this returns. */
+weft_status_t weft_signal_wait_until(weft_ep_t ep, weft_seg_t seg, size_t off,
+                                     uint64_t value, uint64_t *seen);
+
+/** Atomic 64-bit fetch-and-add at (rank, seg, off); off must be 8-aligned. */
+weft_status_t weft_atomic_fetch_add(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                    uint64_t value, uint64_t *old);
+
+/** Atomic 64-bit add, non-fetching, completed by weft_flush(ep). */
+weft_status_t weft_atomic_add_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                  uint64_t value);
+
+/** Atomic 64-bit compare-and-swap: if *target == compare then *target = value;
+ *  *old gets the previous value either way. */
+weft_status_t weft_atomic_cswap(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                uint64_t compare, uint64_t value, uint64_t *old);
+
+/** Test an event.  *done = 1 and *ev = WEFT_EVENT_NULL when complete (the
+ *  event is then consumed); testing WEFT_EVENT_NULL gives *done = 1.
+ *  An operation that failed returns its error once, as it is consumed. */
+weft_status_t weft_test(weft_event_t *ev, int *done);
+
+/** Wait for an event (progressing its endpoint); *ev becomes WEFT_EVENT_NULL. */
+weft_status_t weft_wait(weft_event_t *ev);
+
+/** Wait for n events, in any order; each becomes WEFT_EVENT_NULL.  Returns
+ *  the first error met, after completing all of them. */
+weft_status_t weft_wait_all(weft_event_t *evs, size_t n);
+
+/** Complete every implicit operation issued on ep (puts visible at their
+ *  targets, gets in their buffers, nbi atomics applied). */
+weft_status_t weft_flush(weft_ep_t ep);
+
+/* ------------------------------------------------------------------------ */
+/* Active messages and progress                                             */
+/* ------------------------------------------------------------------------ */
+
+/** Number of handler ids, and the largest user header, of active messages. */
+#define WEFT_AM_MAX_ID   64
+#define WEFT_AM_MAX_HDR  128
+
+/**
+ * An active-message handler.  Runs on the target inside weft_progress (or
+ * on the progress thread when there is one), once per message.  hdr and
+ * payload are valid only during the call.  It must not block waiting for
+ * other active messages.
+ */
+typedef void (*weft_am_handler_t)(weft_ctx_t ctx, int src_rank,
+                                  const void *hdr, size_t hdr_len,
+                                  const void *payload, size_t len, void *arg);
+
+/** Register handler for id in [0, WEFT_AM_MAX_ID).  Not collective, but
+ *  every rank that may receive id must register it before a peer sends it
+ *  (e.g. register, then weft_barrier).  Registering a used id returns
+ *  WEFT_ERR_BUSY; handler NULL unregisters. */
+weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler, void *arg);
+
+/** Send an active message; any payload size (large ones use rendezvous).
+ *  The event completes when hdr and payload may be reused.
+ *  WEFT_ERR_AM_ID if id is not registered on this rank. */
+weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id,
+                              const void *hdr, size_t hdr_len,
+                              const void *payload, size_t len, weft_event_t *ev);
+
+/** Blocking form of weft_am_send_nb: returns when the buffers may be reused. */
+weft_status_t weft_am_send(weft_ep_t ep, int rank, int id,
+                           const void *hdr, size_t hdr_len,
+                           const void *payload, size_t len);
+
+/** Make progress on ep: complete operations and run active-message handlers
+ *  that arrived.  *count (may be NULL) gets the number of events processed. */
+weft_status_t weft_progress(weft_ep_t ep, unsigned *count);
+
+/* ---- Teams (team layer) ---------------------------------------------- */
+/* ---- end of Teams ------------------------------------------------------ */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_H */
