@@ -1,0 +1,157 @@
+/*
+ * ft.h -- NAS FT on weft: shared types of the benchmark.
+ *
+ * The 3-D grid is nx * ny * nz complex values, x varying fastest.  It is cut
+ * in planes over the ranks (a 1-D layout), first along z, then, after a
+ * global transposition, along y.  Every 3-D FFT is one *phase*: 1-D FFTs
+ * along the two dimensions a rank holds in full, plane by plane, then the
+ * transposition, then the 1-D FFTs along the dimension that was distributed.
+ * The algorithms differ only in when the transposition's messages leave
+ * (all at once, per slab, or per pencil) and in the library that moves them.
+ */
+#ifndef FT_H
+#define FT_H
+
+#include <complex.h>   /* before fftw3.h: fftw_complex becomes double _Complex */
+#include <stddef.h>
+#include <fftw3.h>
+#include <mpi.h>
+
+typedef fftw_complex ft_cplx;
+
+/* ---- problem classes (ft_classes.c) ----------------------------------- */
+
+typedef struct {
+    const char   *name;
+    int           nx, ny, nz, niter;
+    const double (*ref)[2];   /* niter reference checksums (real, imaginary) */
+} ft_class_t;
+
+/** The class named name ("S", "W", "A", "B", "C"), or NULL. */
+const ft_class_t *ft_class_find(const char *name);
+/** "S, W, A, B, C": the names, for messages. */
+const char *ft_class_names(void);
+
+/* ---- NPB pseudo-random numbers (ft_random.c) -------------------------- */
+
+#define FT_SEED 314159265.0
+#define FT_A    1220703125.0     /* 5^13 */
+
+/** x = a * x mod 2^46; returns x * 2^-46. */
+double ft_randlc(double *x, double a);
+/** n successive values of the stream x into y (x advanced by n steps). */
+void ft_vranlc(size_t n, double *x, double a, double *y);
+/** a^e mod 2^46. */
+double ft_ipow46(double a, long long e);
+
+/* ---- layouts and phases ------------------------------------------------ */
+
+/**
+ * A rank's part of the grid: nplanes planes (global indices plane0 ...),
+ * each of nrows rows of nx contiguous values.  Strides are in elements.
+ * "Plane-major" storage has plane_stride = nrows * row_stride; "row-major"
+ * storage (plane_stride = row pitch) lets the rows of all local planes that
+ * share a row index sit together, which is what makes a slab contiguous.
+ */
+typedef struct {
+    int       nplanes, plane0, nrows;
+    ptrdiff_t plane_stride, row_stride;
+} ft_layout_t;
+
+/** How the transposition's messages are cut. */
+typedef enum {
+    FT_GRAIN_EXCHANGE,   /* one block per peer, after all the planes */
+    FT_GRAIN_SLABS,      /* one slab (a plane's rows for one peer) at a time */
+    FT_GRAIN_PENCILS     /* one row at a time */
+} ft_grain_t;
+
+/**
+ * One 3-D FFT.  Source planes p (global np of them) have rows a (na); the
+ * destination planes are the rows a, cut over the ranks, and hold rows p.
+ */
+typedef struct {
+    int          sign;            /* FFTW_FORWARD or FFTW_BACKWARD */
+    ft_layout_t  src, dst;
+    int          unit_rows;       /* rows per message */
+    fftw_plan    plane_fft;       /* along a, one source plane -> work */
+    fftw_plan    row_fft;         /* along x, unit_rows rows of work -> sendbuf */
+    fftw_plan    final_fft;       /* along p, the whole destination, in place */
+    ft_cplx     *target;          /* destination array */
+    void        *target_handle;   /* backend's handle of it (weft segment) */
+    long long    msgs;            /* messages sent per rank in this phase */
+    size_t       msg_bytes;       /* size of each of them */
+} ft_phase_t;
+
+typedef struct ft ft_t;
+
+/** A communication backend: MPI two-sided or weft one-sided. */
+typedef struct {
+    const char *name;
+    /** Start the backend (after MPI_Init); 0 on success. */
+    int  (*init)(ft_t *ft);
+    void (*finalize)(ft_t *ft);
+    /** Memory that receives a phase's transposition. */
+    ft_cplx *(*alloc_target)(ft_t *ft, size_t n, void **handle);
+    void (*free_target)(ft_t *ft, ft_cplx *buf, void *handle);
+    /** Slabs/pencils: before a phase's first message (pre-post receives). */
+    void (*phase_begin)(ft_t *ft, ft_phase_t *ph);
+    /** Slabs/pencils: n elements at src go to offset dst_off of dest's target. */
+    void (*send_unit)(ft_t *ft, ft_phase_t *ph, int dest, const ft_cplx *src,
+                      size_t dst_off, size_t n);
+    /** Slabs/pencils: complete every message of the phase, sent and received. */
+    void (*phase_end)(ft_t *ft, ft_phase_t *ph);
+    /** Exchange: the whole transposition of sendbuf, at once. */
+    void (*exchange)(ft_t *ft, ft_phase_t *ph);
+} ft_backend_t;
+
+extern const ft_backend_t ft_backend_mpi;
+extern const ft_backend_t ft_backend_weft;
+
+/** Options of a run. */
+typedef struct {
+    const ft_class_t   *cls;
+    const ft_backend_t *backend;
+    ft_grain_t          grain;
+    const char         *alg;          /* "slabs-weft", ... */
+    int                 pad;          /* extra elements per row */
+    unsigned            fftw_flags;   /* FFTW_ESTIMATE or FFTW_MEASURE */
+    const char         *json;         /* report file, or NULL */
+} ft_options_t;
+
+struct ft {
+    ft_options_t opt;
+    MPI_Comm     comm;
+    int          rank, nranks;
+    int          nx, ny, nz, nx_pad;
+    size_t       local_n;          /* elements of every local array */
+    ft_phase_t   fwd, inv;
+    ft_cplx     *u0;               /* spectrum (forward target, y-cut) */
+    ft_cplx     *u2;               /* initial conditions, then inverse target (z-cut) */
+    ft_cplx     *twiddle;          /* exp(ap * k^2) in u0's layout */
+    ft_cplx     *work;             /* one source plane after its first FFT */
+    ft_cplx     *sendbuf;          /* rows after their x FFT, grouped by peer */
+    double       comm_time;        /* seconds inside communication calls */
+    void        *backend_state;
+};
+
+/** Print a message (rank 0 or any rank), then abort the job. */
+void ft_die(const ft_t *ft, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+
+/* ---- the benchmark (ft_fft.c) ------------------------------------------- */
+
+/** Allocate the arrays and make the FFTW plans.  0 on success. */
+int  ft_setup(ft_t *ft);
+void ft_teardown(ft_t *ft);
+/** NPB's initial conditions in u2 (the forward phase's source). */
+void ft_initial_conditions(ft_t *ft);
+/** twiddle = exp(-4 alpha pi^2 (i'^2 + j'^2 + k'^2)), i' the folded index. */
+void ft_compute_twiddle(ft_t *ft);
+/** One 3-D FFT: ph->target = FFT(src). */
+void ft_fft3d(ft_t *ft, ft_phase_t *ph, const ft_cplx *src);
+/** u0 *= twiddle. */
+void ft_evolve(ft_t *ft);
+/** NPB's checksum of the inverse transform (collective; divided by ntotal). */
+double complex ft_checksum(ft_t *ft);
+
+#endif /* FT_H */

@@ -1,0 +1,275 @@
+/*
+ * ft_fft.c -- the computation of NAS FT and the one transposition routine
+ * that every algorithm shares.
+ *
+ * A phase (ft_phase_t) takes a grid cut in planes p and produces the same
+ * grid cut in planes a.  For each local source plane it runs the 1-D FFTs
+ * along a (strided), then the 1-D FFTs along x row by row, writing each row
+ * straight into the send buffer at the place of its destination rank: the
+ * local transposition of NPB costs no extra pass.  As soon as a message's
+ * rows are computed (slabs, pencils) the backend sends it; the exchange
+ * algorithm sends everything at the end.  Once all rows have arrived, the
+ * 1-D FFTs along p finish the 3-D transform in place.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ft.h"
+
+#define FT_ALPHA 1.0e-6
+#define FT_PI    3.141592653589793238
+
+/*
+ * Plane-major: plane, row, x.  Row-major: row, plane, x, so that the local
+ * planes' rows with one row index form one contiguous slab.
+ */
+static ft_layout_t make_layout(int nplanes, int plane0, int nrows, int pitch, int plane_major)
+{
+    ft_layout_t l = {.nplanes = nplanes, .plane0 = plane0, .nrows = nrows};
+
+    if (plane_major) {
+        l.row_stride = pitch;
+        l.plane_stride = (ptrdiff_t)nrows * pitch;
+    } else {
+        l.plane_stride = pitch;
+        l.row_stride = (ptrdiff_t)nplanes * pitch;
+    }
+    return l;
+}
+
+static size_t offset_of(const ft_layout_t *l, int plane, int row, int x)
+{
+    return (size_t)((plane - l->plane0) * l->plane_stride + row * l->row_stride + x);
+}
+
+static int plane_owned(const ft_layout_t *l, int plane)
+{
+    return plane >= l->plane0 && plane < l->plane0 + l->nplanes;
+}
+
+static fftw_plan plan_dft(int n, ptrdiff_t is, ptrdiff_t os, int nloops,
+                          const fftw_iodim *loops, ft_cplx *in, ft_cplx *out,
+                          int sign, unsigned flags)
+{
+    const fftw_iodim dim = {.n = n, .is = (int)is, .os = (int)os};
+
+    return fftw_plan_guru_dft(1, &dim, nloops, loops, in, out, sign, flags);
+}
+
+/*
+ * Plans of one phase.  The destination keeps the source layout's pitch, so
+ * a message of several rows is as contiguous at the target as in sendbuf.
+ */
+static int make_phase(ft_t *ft, ft_phase_t *ph, int sign, ft_layout_t src,
+                      ft_cplx *src_buf, ft_cplx *target, void *target_handle)
+{
+    const int pitch = ft->nx_pad, np = src.nplanes * ft->nranks, na = src.nrows;
+    const int nal = na / ft->nranks;
+    const int plane_major = ft->opt.grain == FT_GRAIN_PENCILS;
+    const unsigned flags = ft->opt.fftw_flags;
+
+    ph->sign = sign;
+    ph->src = src;
+    ph->dst = make_layout(nal, ft->rank * nal, np, pitch, plane_major);
+    ph->unit_rows = ft->opt.grain == FT_GRAIN_PENCILS ? 1 : nal;
+    ph->target = target;
+    ph->target_handle = target_handle;
+    if (ft->opt.grain == FT_GRAIN_EXCHANGE) {
+        ph->msgs = ft->nranks;
+        ph->msg_bytes = (size_t)src.nplanes * nal * pitch * sizeof(ft_cplx);
+    } else {
+        ph->msgs = (long long)ft->nranks * src.nplanes * (nal / ph->unit_rows);
+        ph->msg_bytes = (size_t)ph->unit_rows * pitch * sizeof(ft_cplx);
+    }
+
+    /* Along a: nx strided transforms of one plane; the source is kept
+     * (the inverse phase reads the spectrum u0, which must survive). */
+    const fftw_iodim along_x = {.n = ft->nx, .is = 1, .os = 1};
+    ph->plane_fft = plan_dft(na, src.row_stride, pitch, 1, &along_x, src_buf, ft->work,
+                             sign, flags | FFTW_PRESERVE_INPUT);
+    /* Along x: the rows of one message, from work into sendbuf. */
+    const fftw_iodim rows = {.n = ph->unit_rows, .is = pitch, .os = pitch};
+    ph->row_fft = plan_dft(ft->nx, 1, 1, 1, &rows, ft->work, ft->sendbuf, sign,
+                           flags | FFTW_DESTROY_INPUT);
+    /* Along p: every destination plane, in place. */
+    const fftw_iodim dst_loops[2] = {
+        {.n = nal, .is = (int)ph->dst.plane_stride, .os = (int)ph->dst.plane_stride},
+        {.n = ft->nx, .is = 1, .os = 1},
+    };
+    ph->final_fft = plan_dft(np, ph->dst.row_stride, ph->dst.row_stride, 2, dst_loops,
+                             target, target, sign, flags);
+    return ph->plane_fft && ph->row_fft && ph->final_fft ? 0 : -1;
+}
+
+static void destroy_phase(ft_phase_t *ph)
+{
+    fftw_plan plans[] = {ph->plane_fft, ph->row_fft, ph->final_fft};
+
+    for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
+        if (plans[i])
+            fftw_destroy_plan(plans[i]);
+}
+
+int ft_setup(ft_t *ft)
+{
+    const ft_class_t *c = ft->opt.cls;
+    const ft_backend_t *be = ft->opt.backend;
+    const int P = ft->nranks;
+
+    ft->nx = c->nx;
+    ft->ny = c->ny;
+    ft->nz = c->nz;
+    ft->nx_pad = c->nx + ft->opt.pad;
+    ft->local_n = (size_t)ft->nx_pad * c->ny * (c->nz / P);
+
+    void *u0_handle = NULL, *u2_handle = NULL;
+    ft->u0 = be->alloc_target(ft, ft->local_n, &u0_handle);
+    ft->u2 = be->alloc_target(ft, ft->local_n, &u2_handle);
+    ft->twiddle = fftw_alloc_complex(ft->local_n);
+    ft->sendbuf = fftw_alloc_complex(ft->local_n);
+    ft->work = fftw_alloc_complex((size_t)ft->nx_pad * (c->ny > c->nz ? c->ny : c->nz));
+    if (!ft->u0 || !ft->u2 || !ft->twiddle || !ft->sendbuf || !ft->work)
+        return -1;
+
+    /* NPB's sign convention for its forward transform is FFTW's backward
+     * (exponent +i); the inverse of the benchmark is FFTW's forward. */
+    const ft_layout_t z_cut = make_layout(c->nz / P, ft->rank * (c->nz / P), c->ny,
+                                          ft->nx_pad, 1);
+    if (make_phase(ft, &ft->fwd, FFTW_BACKWARD, z_cut, ft->u2, ft->u0, u0_handle) != 0)
+        return -1;
+    if (make_phase(ft, &ft->inv, FFTW_FORWARD, ft->fwd.dst, ft->u0, ft->u2, u2_handle) != 0)
+        return -1;
+
+    /* Planning with FFTW_MEASURE scribbles on the arrays; the padding is
+     * never computed on but travels in messages, so make it defined. */
+    ft_cplx *arrays[] = {ft->u0, ft->u2, ft->twiddle, ft->sendbuf};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        memset(arrays[i], 0, ft->local_n * sizeof(ft_cplx));
+    return 0;
+}
+
+void ft_teardown(ft_t *ft)
+{
+    const ft_backend_t *be = ft->opt.backend;
+
+    destroy_phase(&ft->fwd);
+    destroy_phase(&ft->inv);
+    if (ft->u0)
+        be->free_target(ft, ft->u0, ft->fwd.target_handle);
+    if (ft->u2)
+        be->free_target(ft, ft->u2, ft->inv.target_handle);
+    fftw_free(ft->twiddle);
+    fftw_free(ft->sendbuf);
+    fftw_free(ft->work);
+}
+
+void ft_initial_conditions(ft_t *ft)
+{
+    const ft_layout_t *l = &ft->fwd.src;
+    const long long plane_values = 2LL * ft->nx * ft->ny;
+    double start = FT_SEED;
+
+    /* Plane z starts 2*nx*ny*z values into the stream; values fill
+     * (real, imaginary) pairs with x varying fastest, then y. */
+    ft_randlc(&start, ft_ipow46(FT_A, plane_values * l->plane0));
+    const double plane_step = ft_ipow46(FT_A, plane_values);
+    for (int z = l->plane0; z < l->plane0 + l->nplanes; z++) {
+        double x = start;
+        for (int y = 0; y < ft->ny; y++)
+            ft_vranlc(2 * (size_t)ft->nx, &x, FT_A, (double *)&ft->u2[offset_of(l, z, y, 0)]);
+        ft_randlc(&start, plane_step);
+    }
+}
+
+/* The frequency of index i of n: i for the first half, i - n after. */
+static int folded(int i, int n)
+{
+    return (i + n / 2) % n - n / 2;
+}
+
+void ft_compute_twiddle(ft_t *ft)
+{
+    const ft_layout_t *l = &ft->fwd.dst;   /* planes y, rows z */
+    const double ap = -4.0 * FT_ALPHA * FT_PI * FT_PI;
+
+    for (int y = l->plane0; y < l->plane0 + l->nplanes; y++) {
+        const int fy = folded(y, ft->ny);
+        for (int z = 0; z < ft->nz; z++) {
+            const int fz = folded(z, ft->nz);
+            ft_cplx *t = &ft->twiddle[offset_of(l, y, z, 0)];
+            for (int x = 0; x < ft->nx; x++) {
+                const int fx = folded(x, ft->nx);
+                t[x] = exp(ap * (double)(fx * fx + fy * fy + fz * fz));
+            }
+        }
+    }
+}
+
+void ft_evolve(ft_t *ft)
+{
+    /* After iteration t, u0 holds the spectrum times exp(ap * t * k^2). */
+    for (size_t i = 0; i < ft->local_n; i++)
+        ft->u0[i] *= ft->twiddle[i];
+}
+
+void ft_fft3d(ft_t *ft, ft_phase_t *ph, const ft_cplx *src)
+{
+    const ft_backend_t *be = ft->opt.backend;
+    const int P = ft->nranks, pitch = ft->nx_pad, k = ph->unit_rows;
+    const int nal = ph->dst.nplanes, npl = ph->src.nplanes;
+    const int overlap = ft->opt.grain != FT_GRAIN_EXCHANGE;
+    double t0;
+
+    if (overlap) {
+        t0 = MPI_Wtime();
+        be->phase_begin(ft, ph);
+        ft->comm_time += MPI_Wtime() - t0;
+    }
+    for (int pl = 0; pl < npl; pl++) {
+        const int p = ph->src.plane0 + pl;
+
+        fftw_execute_dft(ph->plane_fft, (ft_cplx *)src + pl * ph->src.plane_stride, ft->work);
+        /* Next rank first and this rank last, so that peers do not all
+         * target the same rank at the same time. */
+        for (int d = 1; d <= P; d++) {
+            const int r = (ft->rank + d) % P;
+            for (int al = 0; al < nal; al += k) {
+                ft_cplx *out = ft->sendbuf + (((size_t)r * npl + pl) * nal + al) * pitch;
+
+                fftw_execute_dft(ph->row_fft, ft->work + (size_t)(r * nal + al) * pitch, out);
+                if (overlap) {
+                    t0 = MPI_Wtime();
+                    be->send_unit(ft, ph, r, out,
+                                  (size_t)(al * ph->dst.plane_stride + p * ph->dst.row_stride),
+                                  (size_t)k * pitch);
+                    ft->comm_time += MPI_Wtime() - t0;
+                }
+            }
+        }
+    }
+    t0 = MPI_Wtime();
+    if (overlap)
+        be->phase_end(ft, ph);
+    else
+        be->exchange(ft, ph);
+    ft->comm_time += MPI_Wtime() - t0;
+    fftw_execute(ph->final_fft);
+}
+
+double complex ft_checksum(ft_t *ft)
+{
+    const ft_layout_t *l = &ft->inv.dst;   /* planes z, rows y */
+    double complex sum = 0.0, all;
+
+    for (int j = 1; j <= 1024; j++) {
+        const int x = j % ft->nx, y = (3 * j) % ft->ny, z = (5 * j) % ft->nz;
+        if (plane_owned(l, z))
+            sum += ft->u2[offset_of(l, z, y, x)];
+    }
+    /* An allreduce, not a reduce: besides giving every rank the verdict, it
+     * is the point after which no rank reads u2 any more in this iteration,
+     * which the one-sided backend relies on before putting into u2 again. */
+    MPI_Allreduce(&sum, &all, 1, MPI_C_DOUBLE_COMPLEX, MPI_SUM, ft->comm);
+    return all / ((double)ft->nx * ft->ny * ft->nz);
+}
