@@ -1,0 +1,104 @@
+"""Shared fixtures: sample documents as the C programs print them, and a
+throw-away build directory whose programs are small Python scripts."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console, RenderableType
+
+# The build the test run was started with (make check sets it), read before
+# any test changes the environment.
+REAL_BUILD_DIR = os.environ.get("WEFT_BUILD_DIR")
+
+SYSINFO: dict[str, Any] = {
+    "weft_version": "0.1.0",
+    "ucx": {
+        "version": "1.13.1",
+        "transports": [
+            {"component": "posix", "transport": "posix", "device": "memory"},
+            {"component": "sysv", "transport": "sysv", "device": "memory"},
+            {"component": "tcp", "transport": "tcp", "device": "lo"},
+        ],
+    },
+    "mpi": {"library": "Open MPI v4.1.4, package: Debian OpenMPI", "standard": "3.1"},
+    "hwloc": {
+        "version": "2.9.0",
+        "summary": "Machine > Package > L3 (260MB) > 2 x (L2 (2MB) > L1d (48KB) > Core > PU)",
+        "levels": [
+            {"depth": 0, "type": "Machine", "count": 1, "attr": ""},
+            {"depth": 1, "type": "Package", "count": 1, "attr": ""},
+            {"depth": 2, "type": "L3Cache", "count": 1, "attr": "260MB"},
+        ],
+        "cores": 2,
+        "pus": 2,
+        "numa_nodes": 1,
+    },
+}
+
+# weft and UCX measured everything; MPI RMA lacks get latency and MPI
+# two-sided has only ping-pong latency and message rate.
+RMA_RESULTS: list[dict[str, Any]] = [
+    {"impl": "weft", "op": "put_rate", "size": 8, "value": 28.5, "unit": "Mmsg/s"},
+    {"impl": "ucx", "op": "put_rate", "size": 8, "value": 30.0, "unit": "Mmsg/s"},
+    {"impl": "mpi-rma", "op": "put_rate", "size": 8, "value": 24.0, "unit": "Mmsg/s"},
+    {"impl": "weft", "op": "put_lat", "size": 4096, "value": 1.0, "unit": "us"},
+    {"impl": "weft", "op": "put_lat", "size": 8, "value": 0.5, "unit": "us"},
+    {"impl": "ucx", "op": "put_lat", "size": 8, "value": 0.52, "unit": "us"},
+    {"impl": "mpi-rma", "op": "put_lat", "size": 8, "value": 1.5, "unit": "us"},
+    {"impl": "weft", "op": "get_lat", "size": 8, "value": 0.8, "unit": "us"},
+    {"impl": "ucx", "op": "get_lat", "size": 8, "value": 0.7, "unit": "us"},
+    {"impl": "weft", "op": "pingpong_lat", "size": 8, "value": 0.41, "unit": "us"},
+    {"impl": "mpi-2sided", "op": "pingpong_lat", "size": 8, "value": 0.82, "unit": "us"},
+    {"impl": "weft", "op": "msg_rate", "size": 8, "value": 10.0, "unit": "Mmsg/s"},
+    {"impl": "mpi-2sided", "op": "msg_rate", "size": 8, "value": 8.0, "unit": "Mmsg/s"},
+]
+
+
+@pytest.fixture
+def sysinfo_sample() -> dict[str, Any]:
+    return SYSINFO
+
+
+@pytest.fixture
+def rma_run() -> dict[str, Any]:
+    return {"tls": "shm", "nranks": 2, "transport": "posix/memory, cma/memory", "results": RMA_RESULTS}
+
+
+@pytest.fixture
+def render_text() -> Callable[[RenderableType], str]:
+    """Plain text of a rich renderable, as a wide terminal shows it."""
+    def render(renderable: RenderableType) -> str:
+        console = Console(record=True, width=220, file=io.StringIO())
+        console.print(renderable)
+        return console.export_text()
+
+    return render
+
+
+@pytest.fixture
+def fake_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty build directory with a bench/ folder, selected by WEFT_BUILD_DIR."""
+    build = tmp_path / "build"
+    (build / "bench").mkdir(parents=True)
+    monkeypatch.setenv("WEFT_BUILD_DIR", str(build))
+    monkeypatch.delenv("WEFT_MPI", raising=False)
+    return build
+
+
+@pytest.fixture
+def write_program() -> Callable[[Path, str], Path]:
+    """Write an executable Python script at path."""
+    def write(path: Path, source: str) -> Path:
+        path.write_text(f"#!{sys.executable}\n{source}")
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+        return path
+
+    return write

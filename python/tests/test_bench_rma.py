@@ -1,0 +1,167 @@
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from weft import WeftError, bench_rma, cli, results, runner
+
+# A stand-in for mpiexec.mpich: runs the program on "-np" ranks one after
+# the other, each with the "-genv" variables set.
+FAKE_MPIEXEC = """
+import os, subprocess, sys
+args = sys.argv[1:]
+assert args[0] == "-np"
+nranks, args = int(args[1]), args[2:]
+env = dict(os.environ)
+while args[0] == "-genv":
+    env[args[1]] = args[2]
+    args = args[3:]
+for rank in range(nranks):
+    status = subprocess.run(args, env=env | {"RANK": str(rank)}).returncode
+    if status:
+        sys.exit(status)
+"""
+
+# A stand-in for weft_bench_rma: rank 0 writes the results, naming the
+# transport after UCX_TLS and recording its arguments.
+FAKE_BENCH = """
+import json, os, sys
+args = sys.argv[1:]
+if os.environ["RANK"] == "0":
+    tls = os.environ.get("UCX_TLS", "default")
+    results = [
+        {"impl": "weft", "op": "put_rate", "size": 8, "value": 20.0, "unit": "Mmsg/s"},
+        {"impl": "ucx", "op": "put_rate", "size": 8, "value": 25.0, "unit": "Mmsg/s"},
+        {"impl": "weft", "op": "put_lat", "size": 8, "value": 0.5, "unit": "us"},
+        {"impl": "mpi-rma", "op": "put_lat", "size": 8, "value": 1.0, "unit": "us"},
+    ]
+    doc = {"benchmark": "rma", "nranks": 2, "transport": f"tls={tls} args={' '.join(args[2:])}", "results": results}
+    with open(args[args.index("--json") + 1], "w") as out:
+        json.dump(doc, out)
+"""
+
+
+def test_rows_group_by_operation_and_size_in_a_stable_order(rma_run: dict[str, Any]) -> None:
+    rows = bench_rma.parse_rows(rma_run["results"])
+    assert [(r.op, r.size) for r in rows] == [
+        ("put_lat", 8), ("put_lat", 4096), ("get_lat", 8), ("pingpong_lat", 8), ("put_rate", 8), ("msg_rate", 8),
+    ]
+    assert rows[0].values == {"weft": 0.5, "ucx": 0.52, "mpi-rma": 1.5}
+    assert rows[0].label == "put latency 8 B"
+
+
+def test_ratios_are_weft_advantage_and_none_when_missing(rma_run: dict[str, Any]) -> None:
+    rows = {(r.op, r.size): r for r in bench_rma.parse_rows(rma_run["results"])}
+    assert rows["put_rate", 8].ratio("ucx") == pytest.approx(0.95)
+    assert rows["put_rate", 8].ratio("mpi-rma") == pytest.approx(28.5 / 24.0)
+    assert rows["put_rate", 8].ratio("mpi-2sided") is None
+    assert rows["put_lat", 8].ratio("mpi-rma") == pytest.approx(3.0)
+    assert rows["get_lat", 8].ratio("ucx") == pytest.approx(0.7 / 0.8)
+    assert rows["pingpong_lat", 8].ratio("mpi-2sided") == pytest.approx(2.0)
+    assert all(rows["put_lat", 4096].ratio(peer) is None for peer in bench_rma.PEER_GOALS)
+
+
+def test_unknown_operations_come_last_and_keep_their_name() -> None:
+    rows = bench_rma.parse_rows(
+        [
+            {"impl": "weft", "op": "amo_lat", "size": 8, "value": 1.0, "unit": "us"},
+            {"impl": "weft", "op": "put_rate", "size": 8, "value": 1.0, "unit": "Mmsg/s"},
+        ]
+    )
+    assert [r.label for r in rows] == ["put rate 8 B", "amo_lat 8 B"]
+
+
+@pytest.mark.parametrize("entries", [None, [{"impl": "weft", "op": "put_rate", "size": 8}]])
+def test_malformed_results_are_errors(entries: Any) -> None:
+    with pytest.raises(WeftError, match="weft_bench_rma"):
+        bench_rma.parse_rows(entries)
+
+
+def test_report_has_a_latency_and_a_rate_table_with_notes(rma_run: dict[str, Any], render_text) -> None:
+    text = render_text(bench_rma.run_report(rma_run))
+    latency, rate = text.split("shm: rate in Mmsg/s, vs X = weft ÷ X")
+    assert "shm: latency in µs, vs X = X ÷ weft" in latency
+
+    def row(part: str, *cells: str) -> list[str]:
+        line = next(line for line in part.splitlines() if line.split()[: len(cells)] == list(cells))
+        return line.split()
+
+    assert row(rate, "put", "8", "B") == ["put", "8", "B", "28.5", "30.0", "24.0", "—", "0.95×", "1.19×", "—"]
+    assert row(rate, "message") == ["message", "8", "B", "10.0", "—", "—", "8.00", "—", "—", "1.25×"]
+    assert row(latency, "put", "8", "B") == ["put", "8", "B", "0.50", "0.52", "1.50", "—", "1.04×", "3.00×", "—"]
+    assert row(latency, "put", "4", "KiB") == ["put", "4", "KiB", "1.00"] + ["—"] * 6
+    assert row(latency, "get")[-3:] == ["0.87×", "—", "—"]
+    assert row(latency, "ping-pong")[-1] == "2.00×"
+    for expected in ("weft RMA over shm", "2 ranks on one node", "UCX transport posix/memory, cma/memory"):
+        assert expected in " ".join(text.split())
+
+
+def test_notes_say_how_to_read_the_ratios() -> None:
+    for expected in ("> 1 means weft is faster", "0.95 against UCX", "shared and noisy", "ratios from one run"):
+        assert expected in bench_rma.NOTES
+
+
+def test_report_fits_80_columns(rma_run: dict[str, Any]) -> None:
+    console = Console(record=True, width=80, file=io.StringIO())
+    console.print(bench_rma.run_report(rma_run))
+    text = console.export_text()
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+
+
+@pytest.fixture
+def fake_rma(fake_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_program) -> Path:
+    """A build whose weft_bench_rma and launcher are stand-ins; results go to tmp_path/results."""
+    write_program(fake_build / "bench" / "weft_bench_rma", FAKE_BENCH)
+    mpiexec = write_program(tmp_path / "fake-mpiexec", FAKE_MPIEXEC)
+    monkeypatch.setattr(runner, "launcher", lambda: runner.Launcher("mpich", str(mpiexec)))
+    monkeypatch.setattr(results, "RESULTS_DIR", tmp_path / "results")
+    return tmp_path / "results"
+
+
+def test_bench_rma_both_transports_end_to_end(fake_rma: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["bench", "rma", "--tls", "both", "--iters", "7"]) == 0
+    out = capsys.readouterr().out
+    assert "RMA over shm" in out and "RMA over tcp" in out
+    assert "0.80×" in out and "2.00×" in out
+    assert out.count("shared and noisy") == 1
+
+    saved = sorted(p.name for p in fake_rma.iterdir())
+    assert len(saved) == 3 and "rma-latest.json" in saved
+    dated = next(fake_rma / n for n in saved if n.endswith(".json") and n != "rma-latest.json")
+    assert dated.with_suffix(".png").is_file()
+    document = results.load(dated)
+    assert document["metadata"]["transport"] == "shm+tcp"
+    assert document["metadata"]["ranks"] == 2
+    transports = {run["tls"]: run["transport"] for run in document["runs"]}
+    assert transports == {"shm": "tls=default args=--iters 7", "tcp": "tls=tcp,self args=--iters 7"}
+
+
+def test_bench_rma_last_and_json_only(fake_rma: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["bench", "rma", "--json-only"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == results.load(fake_rma / "rma-latest.json")
+    assert not list(fake_rma.glob("*.png"))
+
+    assert cli.main(["bench", "rma", "--last"]) == 0
+    assert "RMA over shm" in capsys.readouterr().out
+
+
+def test_bench_rma_last_without_results(fake_rma: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["bench", "rma", "--last"]) == 1
+    assert "run `weft bench rma` first" in capsys.readouterr().err
+
+
+def test_bench_failure_shows_its_stderr(fake_rma: Path, fake_build: Path, write_program,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    write_program(fake_build / "bench" / "weft_bench_rma", "import sys\nsys.exit('ucp_init failed: no device')")
+    assert cli.main(["bench", "rma"]) == 1
+    err = capsys.readouterr().err
+    assert "failed with exit status" in err and "ucp_init failed: no device" in err
+    assert "Traceback" not in err
+    assert not fake_rma.exists()

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from weft import WeftError, results
+
+NOW = datetime(2026, 11, 22, 7, 30, 15, tzinfo=timezone.utc)
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q")
+    (path / "file.c").write_text("int x;\n")
+    git(path, "add", "file.c")
+    git(path, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "first")
+    return path
+
+
+def test_git_state_names_the_commit_and_tracks_dirtiness(repo: Path) -> None:
+    sha = git(repo, "rev-parse", "--short", "HEAD")
+    assert results.git_state(repo) == {"commit": sha, "dirty": False}
+    (repo / "untracked.txt").write_text("not part of the build\n")
+    assert results.git_state(repo)["dirty"] is False
+    (repo / "file.c").write_text("int y;\n")
+    assert results.git_state(repo) == {"commit": sha, "dirty": True}
+
+
+def test_git_state_outside_a_checkout(tmp_path: Path) -> None:
+    assert results.git_state(tmp_path) == {"commit": None, "dirty": False}
+
+
+def test_metadata_fields(repo: Path) -> None:
+    meta = results.metadata(transport="tcp", ranks=2, now=NOW, repo=repo)
+    assert meta == {
+        "git": results.git_state(repo),
+        "date": "2026-11-22T07:30:15+00:00",
+        "hostname": socket.gethostname(),
+        "cores": os.cpu_count(),
+        "transport": "tcp",
+        "ranks": 2,
+    }
+    assert datetime.fromisoformat(meta["date"]) == NOW
+
+
+def test_save_names_files_by_date_and_host_and_round_trips(tmp_path: Path) -> None:
+    fields = {"runs": [{"tls": "shm", "results": [{"impl": "weft", "value": 1.5}]}]}
+    path = results.save("rma", fields, transport="shm", ranks=2, directory=tmp_path, now=NOW)
+    host = socket.gethostname().split(".")[0]
+    assert path == tmp_path / f"rma-20261122-073015-{host}.json"
+    latest = results.latest_path("rma", tmp_path)
+    assert latest == tmp_path / "rma-latest.json"
+    assert latest.read_text() == path.read_text()
+
+    document = results.load(path)
+    assert document["benchmark"] == "rma"
+    assert document["runs"] == fields["runs"]
+    assert document["metadata"]["transport"] == "shm"
+    assert document["metadata"]["ranks"] == 2
+    assert document["metadata"]["date"] == NOW.isoformat()
+    assert set(document["metadata"]["git"]) == {"commit", "dirty"}
+
+
+def test_save_defaults_to_the_results_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(results, "RESULTS_DIR", tmp_path / "bench" / "results")
+    path = results.save("ft", {}, transport="shm", ranks=2, now=NOW)
+    assert path.parent == tmp_path / "bench" / "results"
+    assert results.latest_path("ft").is_file()
+
+
+def test_results_dir_is_bench_results_of_the_repository() -> None:
+    assert results.RESULTS_DIR.parts[-2:] == ("bench", "results")
+    assert (results.RESULTS_DIR.parents[1] / "python" / "weft" / "results.py").is_file()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("{not json", "is not valid JSON"), (json.dumps({"runs": []}), "not a weft result file")],
+)
+def test_load_rejects_bad_files(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "rma-latest.json"
+    path.write_text(content)
+    with pytest.raises(WeftError, match=message):
+        results.load(path)
+
+
+def test_load_of_a_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(WeftError, match="does not exist"):
+        results.load(tmp_path / "rma-latest.json")

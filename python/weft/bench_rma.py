@@ -1,0 +1,235 @@
+"""`weft bench rma`: weft's one-sided operations against raw UCX, MPI RMA
+and MPI two-sided, measured side by side in one run of
+bench/weft_bench_rma on 2 ranks of this machine.
+
+weft_bench_rma --json FILE writes
+    {"benchmark": "rma", "nranks": 2, "transport": "<UCX transport>",
+     "results": [{"impl": "weft", "op": "put_rate", "size": 8,
+                  "value": 24.1, "unit": "Mmsg/s"}, ...]}
+where some implementations lack some operations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Group
+from rich.table import Column, Table
+from rich.text import Text
+
+from weft import WeftError, report, results, runner
+
+BENCH = "bench/weft_bench_rma"
+BENCHMARK = "rma"
+
+# Each transport and the UCX settings that select it.
+TRANSPORT_ENV: dict[str, dict[str, str]] = {"shm": {}, "tcp": {"UCX_TLS": "tcp,self"}}
+
+IMPL_LABELS = {"weft": "weft", "ucx": "UCX", "mpi-rma": "MPI RMA", "mpi-2sided": "MPI 2-sided"}
+# The peers weft is compared with, and the ratio each comparison aims for:
+# against raw UCX the ratio is weft's own overhead.
+PEER_GOALS = {"ucx": 0.95, "mpi-rma": 1.0, "mpi-2sided": 1.0}
+# Operations by name; the unit says whether a row is a latency or a rate.
+OP_NAMES = {
+    "put_lat": "put",
+    "get_lat": "get",
+    "pingpong_lat": "ping-pong",
+    "put_rate": "put",
+    "msg_rate": "message",
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One operation at one size, with the value each implementation measured."""
+
+    op: str
+    size: int
+    unit: str
+    values: dict[str, float]
+
+    @property
+    def name(self) -> str:
+        return OP_NAMES.get(self.op, self.op)
+
+    @property
+    def label(self) -> str:
+        """Operation, kind and size, e.g. "put latency 8 B"."""
+        kind = "latency" if report.is_latency(self.unit) else "rate"
+        what = f"{self.name} {kind}" if self.op in OP_NAMES else self.op
+        return f"{what} {report.fmt_size(self.size)}"
+
+    def ratio(self, peer: str) -> float | None:
+        """weft's advantage over peer (> 1: weft is faster)."""
+        return report.advantage(
+            self.values.get("weft"), self.values.get(peer), lower_is_better=report.is_latency(self.unit)
+        )
+
+
+def parse_rows(entries: Any) -> list[Row]:
+    """Group result entries by operation and size, in a stable order:
+    known operations first, then by size."""
+    if not isinstance(entries, list):
+        raise WeftError("weft_bench_rma output has no list of results")
+    grouped: dict[tuple[str, int], Row] = {}
+    for entry in entries:
+        try:
+            key = (str(entry["op"]), int(entry["size"]))
+            row = grouped.setdefault(key, Row(key[0], key[1], str(entry["unit"]), {}))
+            row.values[str(entry["impl"])] = float(entry["value"])
+        except (KeyError, TypeError, ValueError):
+            raise WeftError(f"weft_bench_rma wrote a malformed result entry: {entry!r}") from None
+    order = list(OP_NAMES)
+    return sorted(
+        grouped.values(),
+        key=lambda r: (order.index(r.op) if r.op in order else len(order), r.op, r.size),
+    )
+
+
+def measure(program: Path, tls: str, nranks: int, iters: int | None, timeout: float) -> dict[str, Any]:
+    """Run weft_bench_rma once over one transport; returns its run record."""
+    with tempfile.TemporaryDirectory(prefix="weft-rma-") as tmp:
+        output = Path(tmp) / "rma.json"
+        argv = [str(program), "--json", str(output)]
+        if iters is not None:
+            argv += ["--iters", str(iters)]
+        runner.run_mpi(nranks, argv, env=TRANSPORT_ENV[tls], timeout=timeout)
+        data = results.read_json(output)
+    if not isinstance(data, dict):
+        raise WeftError("weft_bench_rma output is not a JSON object")
+    parse_rows(data.get("results"))  # reject malformed entries before they are saved
+    return {
+        "tls": tls,
+        "nranks": data.get("nranks", nranks),
+        "transport": data.get("transport", "unknown"),
+        "results": data["results"],
+    }
+
+
+NOTES = (
+    "vs X is weft's advantage over X: > 1 means weft is faster. Green marks a met goal: "
+    "1, or 0.95 against UCX, where the ratio is weft's own overhead.\n"
+    "The machine is shared and noisy: these are ratios from one run, not reference figures."
+)
+
+
+def numeric_column(header: str) -> Column:
+    """A right-aligned column whose header may wrap between words, never inside one."""
+    return Column(header, justify="right", min_width=max(len(word) for word in header.split()))
+
+
+def unit_table(tls: str, unit: str, rows: list[Row]) -> Table:
+    """The rows of one unit: latencies or rates, a row per operation and size."""
+    if report.is_latency(unit):
+        title = f"{tls}: latency in {report.fmt_unit(unit)}, vs X = X ÷ weft"
+    else:
+        title = f"{tls}: rate in {report.fmt_unit(unit)}, vs X = weft ÷ X"
+    columns = [
+        Column("operation", no_wrap=True),
+        Column("size", justify="right", no_wrap=True),
+        *(numeric_column(label) for label in IMPL_LABELS.values()),
+        *(numeric_column(f"vs {IMPL_LABELS[peer]}") for peer in PEER_GOALS),
+    ]
+    table = report.table(title, columns, [])
+    for index, row in enumerate(rows):
+        table.add_row(
+            row.name,
+            report.fmt_size(row.size),
+            *(report.fmt_number(row.values.get(impl)) for impl in IMPL_LABELS),
+            *(report.fmt_ratio(row.ratio(peer), goal) for peer, goal in PEER_GOALS.items()),
+            # A rule between operations keeps the sizes of one operation together.
+            end_section=index + 1 < len(rows) and rows[index + 1].op != row.op,
+        )
+    return table
+
+
+def run_report(run: dict[str, Any]) -> Group:
+    """What one run measured: where, then a table per unit (latencies, rates)."""
+    rows = parse_rows(run["results"])
+    units = dict.fromkeys(row.unit for row in rows)
+    tables = [unit_table(run["tls"], unit, [r for r in rows if r.unit == unit]) for unit in units]
+    heading = Text.assemble(
+        (f"weft RMA over {run['tls']}", "bold"),
+        f" vs UCX, MPI RMA and MPI two-sided: {run['nranks']} ranks on one node, "
+        f"UCX transport {run['transport']}",
+    )
+    return Group(heading, *tables, "")
+
+
+def ratio_chart(document: dict[str, Any], path: Path) -> Path:
+    """A PNG of weft's advantage over each peer, for every row of every run
+    that has a peer to compare with."""
+    runs = document["runs"]
+    groups: list[str] = []
+    series: dict[str, list[float | None]] = {f"vs {IMPL_LABELS[peer]}": [] for peer in PEER_GOALS}
+    for run in runs:
+        for row in parse_rows(run["results"]):
+            ratios = {peer: row.ratio(peer) for peer in PEER_GOALS}
+            if all(ratio is None for ratio in ratios.values()):
+                continue
+            groups.append(row.label + (f" [{run['tls']}]" if len(runs) > 1 else ""))
+            for peer, ratio in ratios.items():
+                series[f"vs {IMPL_LABELS[peer]}"].append(ratio)
+    meta = document["metadata"]
+    return report.grouped_bar_chart(
+        path,
+        groups,
+        series,
+        title=f"weft RMA, {meta['ranks']} ranks on {meta['hostname']} ({meta['date'][:10]})",
+        xlabel="weft's advantage (rate: weft ÷ other, latency: other ÷ weft; > 1: weft faster)",
+    )
+
+
+def command(args: argparse.Namespace) -> None:
+    if args.last:
+        latest = results.latest_path(BENCHMARK)
+        if not latest.exists():
+            raise WeftError(f"no saved results ({latest}): run `weft bench rma` first")
+        document = results.load(latest)
+    else:
+        program = runner.executable(BENCH)
+        transports = list(TRANSPORT_ENV) if args.tls == "both" else [args.tls]
+        runs = [
+            measure(program, tls, args.np, args.iters, args.timeout)
+            for tls in runner.steps(transports, lambda tls: f"weft_bench_rma over {tls}")
+        ]
+        path = results.save(BENCHMARK, {"runs": runs}, transport="+".join(transports), ranks=args.np)
+        document = results.load(path)
+    if args.json_only:
+        print(json.dumps(document, indent=2))
+        return
+    for run in document["runs"]:
+        report.console.print(run_report(run))
+    report.console.print(Text(NOTES, style="dim"))
+    if not args.last:
+        png = ratio_chart(document, path.with_suffix(".png"))
+        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+
+
+def register(bench_subparsers: argparse._SubParsersAction) -> None:
+    parser = bench_subparsers.add_parser(
+        "rma",
+        help="weft put/get vs UCX, MPI RMA and MPI two-sided",
+        description="Run bench/weft_bench_rma on this machine and compare weft with raw UCX, "
+        "MPI RMA and MPI two-sided, as ratios from one run. Results are saved under "
+        "bench/results/ (JSON and a PNG of the ratios).",
+    )
+    parser.add_argument("--np", type=int, default=2, metavar="N", help="number of ranks (default: 2)")
+    parser.add_argument(
+        "--tls",
+        choices=[*TRANSPORT_ENV, "both"],
+        default="shm",
+        help="UCX transport: shm (UCX defaults), tcp (UCX_TLS=tcp,self) or both (default: shm)",
+    )
+    parser.add_argument("--iters", type=int, metavar="N", help="iterations per measurement (default: the program's)")
+    parser.add_argument("--timeout", type=float, default=600, metavar="S", help="seconds allowed per run (default: 600)")
+    parser.add_argument(
+        "--json-only", action="store_true", help="save the results and print them as JSON, without tables or plot"
+    )
+    parser.add_argument("--last", action="store_true", help="show the last saved results instead of measuring")
+    parser.set_defaults(func=command)
