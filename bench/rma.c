@@ -1,0 +1,438 @@
+/*
+ * weft_bench_rma -- one-sided latency and injection rate, weft beside raw
+ * UCX on the same memory, MPI RMA and MPI two-sided, in one run.
+ *
+ *   mpirun -np 2 weft_bench_rma [--json FILE] [--iters N] [--window W]
+ *                               [--rounds R] [--busy-target]
+ *
+ * Rank 0 initiates, rank 1 is the target.  Every measurement is repeated
+ * in R rounds that interleave the implementations, so drift on a shared
+ * machine hits all of them alike; the JSON keeps every round and the
+ * median.  Latencies are round trips: a put followed by a flush to the
+ * target, a get, an MPI ping-pong with a 0-byte reply.
+ *
+ * --busy-target measures the other case of the one-sided model: the
+ * target computes without calling weft while rank 0 gets from it (run it
+ * with WEFT_PROGRESS_THREAD=0 and =1 to see what the progress thread buys).
+ */
+#include <weft.h>
+#include <weft_ucx.h>
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_ROUNDS 64
+
+struct opts {
+    const char *json;
+    long iters, window, rounds;
+    int busy_target;
+};
+
+struct sample {
+    const char *impl, *op, *unit;
+    size_t size;
+    double v[MAX_ROUNDS];
+    int n;
+};
+
+static struct sample samples[32];
+static int nsamples;
+static int rank, nranks;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void die(const char *what, weft_status_t st)
+{
+    fprintf(stderr, "weft_bench_rma: %s: %s (%s)\n", what, weft_strerror(st), weft_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+#define OK(call) do { weft_status_t s_ = (call); if (s_ != WEFT_OK) die(#call, s_); } while (0)
+
+static void record(const char *impl, const char *op, size_t size, const char *unit, double v)
+{
+    struct sample *s = NULL;
+
+    if (rank != 0)
+        return;
+    for (int i = 0; i < nsamples; i++)
+        if (!strcmp(samples[i].impl, impl) && !strcmp(samples[i].op, op) && samples[i].size == size)
+            s = &samples[i];
+    if (s == NULL) {
+        s = &samples[nsamples++];
+        s->impl = impl;
+        s->op = op;
+        s->size = size;
+        s->unit = unit;
+    }
+    if (s->n < MAX_ROUNDS)
+        s->v[s->n++] = v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(const struct sample *s)
+{
+    double t[MAX_ROUNDS];
+
+    memcpy(t, s->v, sizeof(double) * (size_t)s->n);
+    qsort(t, (size_t)s->n, sizeof(double), cmp_double);
+    return s->n % 2 ? t[s->n / 2] : 0.5 * (t[s->n / 2 - 1] + t[s->n / 2]);
+}
+
+/* ---- weft ---------------------------------------------------------- */
+
+static void weft_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const struct opts *o)
+{
+    uint64_t src = 42, dst;
+    double t0;
+
+    if (rank == 0) {
+        t0 = now();
+        for (long i = 0; i < o->iters; i++)
+            OK(weft_put(ep, 1, seg, 0, &src, 8));
+        record("weft", "put_lat", 8, "us", 1e6 * (now() - t0) / (double)o->iters);
+        t0 = now();
+        for (long i = 0; i < o->iters; i++)
+            OK(weft_get(ep, &dst, 1, seg, 0, 8));
+        record("weft", "get_lat", 8, "us", 1e6 * (now() - t0) / (double)o->iters);
+        t0 = now();
+        for (long i = 0; i < o->iters; i += o->window) {
+            for (long w = 0; w < o->window; w++)
+                OK(weft_put_nbi(ep, 1, seg, (size_t)(w & 63) * 8, &src, 8));
+            OK(weft_flush(ep));
+        }
+        record("weft", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (now() - t0));
+    }
+    OK(weft_barrier(ctx));
+}
+
+/* The same loops written directly against UCX, on weft's own connection
+ * and key: the difference is weft's layer. */
+static void ucx_wait(ucp_worker_h w, ucs_status_ptr_t r)
+{
+    if (r == NULL)
+        return;
+    if (UCS_PTR_IS_ERR(r)) {
+        fprintf(stderr, "weft_bench_rma: UCX: %s\n", ucs_status_string(UCS_PTR_STATUS(r)));
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    while (ucp_request_check_status(r) == UCS_INPROGRESS)
+        ucp_worker_progress(w);
+    ucp_request_free(r);
+}
+
+static void ucx_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const struct opts *o)
+{
+    uint64_t src = 42, dst;
+    ucp_worker_h w;
+    ucp_ep_h uep;
+    ucp_rkey_h rkey;
+    uint64_t raddr;
+    ucp_request_param_t p = {.op_attr_mask = 0};
+    double t0;
+
+    if (rank == 0) {
+        OK(weft_ucx_worker(ep, &w));
+        OK(weft_ucx_target(ep, 1, seg, 0, &uep, &rkey, &raddr));
+        t0 = now();
+        for (long i = 0; i < o->iters; i++) {
+            ucx_wait(w, ucp_put_nbx(uep, &src, 8, raddr, rkey, &p));
+            ucx_wait(w, ucp_ep_flush_nbx(uep, &p));
+        }
+        record("ucx", "put_lat", 8, "us", 1e6 * (now() - t0) / (double)o->iters);
+        t0 = now();
+        for (long i = 0; i < o->iters; i++)
+            ucx_wait(w, ucp_get_nbx(uep, &dst, 8, raddr, rkey, &p));
+        record("ucx", "get_lat", 8, "us", 1e6 * (now() - t0) / (double)o->iters);
+        t0 = now();
+        for (long i = 0; i < o->iters; i += o->window) {
+            for (long k = 0; k < o->window; k++) {
+                ucs_status_ptr_t r = ucp_put_nbx(uep, &src, 8, raddr + (uint64_t)(k & 63) * 8, rkey, &p);
+                if (UCS_PTR_IS_PTR(r))
+                    ucp_request_free(r);
+            }
+            ucx_wait(w, ucp_worker_flush_nbx(w, &p));
+        }
+        record("ucx", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (now() - t0));
+    }
+    OK(weft_barrier(ctx));
+}
+
+/* ---- MPI ----------------------------------------------------------- */
+
+static void mpi_rma_round(MPI_Win win, const struct opts *o)
+{
+    uint64_t src = 42, dst;
+    double t0;
+
+    if (rank == 0) {
+        t0 = now();
+        for (long i = 0; i < o->iters; i++) {
+            MPI_Put(&src, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
+            MPI_Win_flush(1, win);
+        }
+        record("mpi-rma", "put_lat", 8, "us", 1e6 * (now() - t0) / (double)o->iters);
+        t0 = now();
+        for (long i = 0; i < o->iters; i++) {
+            MPI_Get(&dst, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
+            MPI_Win_flush(1, win);
+        }
+        record("mpi-rma", "get_lat", 8, "us", 1e6 * (now() - t0) / (double)o->iters);
+        t0 = now();
+        for (long i = 0; i < o->iters; i += o->window) {
+            for (long w = 0; w < o->window; w++)
+                MPI_Put(&src, 8, MPI_BYTE, 1, (MPI_Aint)(w & 63) * 8, 8, MPI_BYTE, win);
+            MPI_Win_flush(1, win);
+        }
+        record("mpi-rma", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (now() - t0));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void mpi_2sided_round(const struct opts *o)
+{
+    uint64_t buf = 42;
+    MPI_Request reqs[1024];
+    long win = o->window > 1024 ? 1024 : o->window;
+    double t0 = now();
+
+    /* ping-pong: 8 bytes there, 0 bytes back */
+    for (long i = 0; i < o->iters; i++) {
+        if (rank == 0) {
+            MPI_Send(&buf, 8, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(NULL, 0, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(&buf, 8, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(NULL, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+        }
+    }
+    record("mpi-2sided", "pingpong_lat", 8, "us", 1e6 * (now() - t0) / (double)o->iters);
+
+    /* message rate: windows of Isend matched by pre-posted Irecv, then an ack */
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = now();
+    for (long i = 0; i < o->iters; i += win) {
+        if (rank == 0) {
+            for (long w = 0; w < win; w++)
+                MPI_Isend(&buf, 8, MPI_BYTE, 1, 3, MPI_COMM_WORLD, &reqs[w]);
+            MPI_Waitall((int)win, reqs, MPI_STATUSES_IGNORE);
+            MPI_Recv(NULL, 0, MPI_BYTE, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            static uint64_t sink[1024];
+            for (long w = 0; w < win; w++)
+                MPI_Irecv(&sink[w], 8, MPI_BYTE, 0, 3, MPI_COMM_WORLD, &reqs[w]);
+            MPI_Waitall((int)win, reqs, MPI_STATUSES_IGNORE);
+            MPI_Send(NULL, 0, MPI_BYTE, 0, 4, MPI_COMM_WORLD);
+        }
+    }
+    record("mpi-2sided", "msg_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (now() - t0));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* ---- busy target ---------------------------------------------------- */
+
+static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *local,
+                        const struct opts *o, int progress_thread)
+{
+    _Atomic uint64_t *flag = (_Atomic uint64_t *)((char *)local + 64);
+    uint64_t dst, one = 1;
+    volatile double sink = 0;
+    double t0, tmax = 0;
+
+    OK(weft_barrier(ctx));
+    if (rank == 0) {
+        long n = o->iters < 2000 ? o->iters : 2000;
+        t0 = now();
+        for (long i = 0; i < n; i++)
+            OK(weft_get(ep, &dst, 1, seg, 0, 8));
+        record(progress_thread ? "weft+progress-thread" : "weft", "get_lat_busy", 8, "us",
+               1e6 * (now() - t0) / (double)n);
+        OK(weft_put(ep, 1, seg, 64, &one, 8));
+    } else if (rank == 1) {
+        /* compute without calling weft, until rank 0 says it is done */
+        t0 = now();
+        while (atomic_load_explicit(flag, memory_order_acquire) == 0 && tmax < 60.0) {
+            for (int k = 0; k < 1000; k++)
+                sink += k * 0.5;
+            tmax = now() - t0;
+        }
+        atomic_store(flag, 0);
+    }
+    OK(weft_barrier(ctx));
+}
+
+/* ---- output --------------------------------------------------------- */
+
+static void transport_of(weft_ep_t ep, weft_seg_t seg, char *out, size_t len)
+{
+    ucp_ep_h uep;
+    ucp_rkey_h rkey;
+    uint64_t raddr;
+    char *text = NULL, *line, *save = NULL;
+    size_t tlen = 0, used = 0;
+    FILE *f;
+
+    snprintf(out, len, "unknown");
+    if (weft_ucx_target(ep, 1, seg, 0, &uep, &rkey, &raddr) != WEFT_OK ||
+        (f = open_memstream(&text, &tlen)) == NULL)
+        return;
+    ucp_ep_print_info(uep, f);
+    fclose(f);
+    /* lines look like "lane[0]:  3:sysv/memory.0 md[2] -> ... amo#0 am" */
+    out[0] = '\0';
+    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char tl[64], *p = strstr(line, "lane[");
+        /* the transport/device follows the second colon, up to a dot */
+        if (p == NULL || (p = strchr(p, ':')) == NULL || (p = strchr(p + 1, ':')) == NULL ||
+            sscanf(p + 1, "%63[^. ]", tl) != 1 || strstr(out, tl) != NULL)
+            continue;
+        used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "," : "", tl);
+        if (used >= len)
+            break;
+    }
+    free(text);
+}
+
+static void write_json(const struct opts *o, const char *transport, int progress_thread)
+{
+    FILE *f = o->json ? fopen(o->json, "w") : stdout;
+
+    if (f == NULL) {
+        fprintf(stderr, "weft_bench_rma: cannot write %s\n", o->json);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    fprintf(f, "{\n  \"benchmark\": \"rma\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
+               "  \"ucx_tls\": \"%s\",\n  \"progress_thread\": %d,\n  \"iters\": %ld,\n"
+               "  \"window\": %ld,\n  \"rounds\": %ld,\n  \"results\": [\n",
+            nranks, transport, getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", progress_thread,
+            o->iters, o->window, o->rounds);
+    for (int i = 0; i < nsamples; i++) {
+        const struct sample *s = &samples[i];
+        fprintf(f, "    {\"impl\": \"%s\", \"op\": \"%s\", \"size\": %zu, \"unit\": \"%s\", "
+                   "\"value\": %.6g, \"rounds\": [",
+                s->impl, s->op, s->size, s->unit, median(s));
+        for (int k = 0; k < s->n; k++)
+            fprintf(f, "%s%.6g", k ? ", " : "", s->v[k]);
+        fprintf(f, "]}%s\n", i + 1 < nsamples ? "," : "");
+    }
+    fprintf(f, "  ]\n}\n");
+    if (f != stdout)
+        fclose(f);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: mpirun -np 2 weft_bench_rma [--json FILE] [--iters N] [--window W] "
+                    "[--rounds R] [--busy-target]\n");
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    o->json = NULL;
+    o->iters = 100000;
+    o->window = 256;
+    o->rounds = 5;
+    o->busy_target = 0;
+    for (int i = 1; i < argc; i++) {
+        long *dst = NULL;
+        if (!strcmp(argv[i], "--json") && i + 1 < argc) o->json = argv[++i];
+        else if (!strcmp(argv[i], "--busy-target")) o->busy_target = 1;
+        else if (!strcmp(argv[i], "--iters")) dst = &o->iters;
+        else if (!strcmp(argv[i], "--window")) dst = &o->window;
+        else if (!strcmp(argv[i], "--rounds")) dst = &o->rounds;
+        else return -1;
+        if (dst) {
+            char *end;
+            if (i + 1 >= argc)
+                return -1;
+            *dst = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || *dst <= 0)
+                return -1;
+        }
+    }
+    if (o->rounds > MAX_ROUNDS || o->window > o->iters)
+        return -1;
+    o->iters -= o->iters % o->window;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o;
+    weft_config_t cfg;
+    weft_ctx_t ctx;
+    weft_ep_t ep;
+    weft_seg_t seg;
+    void *local;
+    MPI_Win win;
+    void *winbuf;
+    char transport[256];
+    int provided;
+
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    if (parse(argc, argv, &o) != 0 || nranks != 2) {
+        if (rank == 0) {
+            usage();
+            if (nranks != 2)
+                fprintf(stderr, "weft_bench_rma: needs exactly 2 ranks, got %d\n", nranks);
+        }
+        MPI_Finalize();
+        return 2;
+    }
+    OK(weft_config_init(&cfg));
+    OK(weft_init(&cfg, &ctx));
+    OK(weft_ep_default(ctx, &ep));
+    OK(weft_seg_alloc(ctx, 1 << 20, &seg, &local));
+    transport_of(ep, seg, transport, sizeof(transport));
+
+    if (o.busy_target) {
+        for (long r = 0; r < o.rounds; r++)
+            busy_target(ctx, ep, seg, local, &o, cfg.progress_thread);
+    } else {
+        MPI_Win_allocate(1 << 20, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &winbuf, &win);
+        MPI_Win_lock_all(0, win);
+        /* warm-up: connections, keys, caches */
+        struct opts warm = o;
+        warm.iters = o.window * 4;
+        weft_round(ctx, ep, seg, &warm);
+        ucx_round(ctx, ep, seg, &warm);
+        memset(samples, 0, sizeof(samples));
+        nsamples = 0;
+        for (long r = 0; r < o.rounds; r++) {
+            /* alternate the order so neither side always runs first */
+            if (r % 2 == 0) {
+                weft_round(ctx, ep, seg, &o);
+                ucx_round(ctx, ep, seg, &o);
+            } else {
+                ucx_round(ctx, ep, seg, &o);
+                weft_round(ctx, ep, seg, &o);
+            }
+            mpi_rma_round(win, &o);
+            mpi_2sided_round(&o);
+        }
+        MPI_Win_unlock_all(win);
+        MPI_Win_free(&win);
+    }
+    if (rank == 0)
+        write_json(&o, transport, cfg.progress_thread);
+    OK(weft_seg_free(ctx, seg));
+    OK(weft_finalize(ctx));
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,244 @@
+/*
+ * am -- active messages: a handler per id, run on the target when its
+ * home worker is progressed (weft_progress, or the progress thread).
+ * May call ep, runtime, prof.
+ *
+ * On the wire a message is UCX AM `id` with header [source rank | user
+ * header] and the payload as data; UCX picks eager or rendezvous by size.
+ */
+#include "ep/ep.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* UCX may read the header after ucp_am_send_nbx returns, so it lives in a
+ * per-endpoint buffer until the send completes. */
+struct weft__am_slot {
+    struct weft__am_slot *next;
+    struct weft__ep      *ep;
+    int32_t               src;
+    char                  hdr[sizeof(int32_t) + WEFT_AM_MAX_HDR];  /* id, user header */
+};
+
+struct handler {
+    weft_am_handler_t fn;
+    void             *arg;
+};
+
+struct am_layer {
+    weft_ctx_t     ctx;
+    struct handler h[WEFT_AM_MAX_ID];
+};
+
+/* A rendezvous message whose payload is still arriving. */
+struct pending {
+    struct am_layer *L;
+    int              id;
+    int32_t          src;
+    size_t           hdr_len;
+    char             hdr[WEFT_AM_MAX_HDR];
+    char             payload[];
+};
+
+static void rndv_done(void *request, ucs_status_t status, size_t length, void *user_data)
+{
+    struct pending *p = user_data;
+    struct handler *h = &p->L->h[p->id];
+
+    if (status == UCS_OK && h->fn)
+        h->fn(p->L->ctx, p->src, p->hdr, p->hdr_len, p->payload, length, h->arg);
+    if (request)
+        ucp_request_free(request);
+    free(p);
+}
+
+static ucs_status_t am_recv(void *arg, const void *header, size_t header_length, void *data,
+                            size_t length, const ucp_am_recv_param_t *param)
+{
+    struct am_layer *L = arg;
+    int32_t src;
+    int id;
+    size_t hlen;
+    struct handler *h;
+
+    if (header_length < sizeof(int32_t) + sizeof(int32_t))
+        return UCS_OK;
+    memcpy(&src, header, sizeof(src));
+    memcpy(&id, (const char *)header + sizeof(src), sizeof(id));
+    if (id < 0 || id >= WEFT_AM_MAX_ID)
+        return UCS_OK;
+    h = &L->h[id];
+    hlen = header_length - 2 * sizeof(int32_t);
+    header = (const char *)header + 2 * sizeof(int32_t);
+
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+        ucp_request_param_t rp;
+        ucs_status_ptr_t sp;
+        struct pending *p = malloc(sizeof(*p) + length);
+
+        if (p == NULL)
+            return UCS_OK;
+        p->L = L;
+        p->id = id;
+        p->src = src;
+        p->hdr_len = hlen;
+        memcpy(p->hdr, header, hlen);
+        rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        rp.cb.recv_am = rndv_done;
+        rp.user_data = p;
+        sp = ucp_am_recv_data_nbx(L->ctx->home, data, p->payload, length, &rp);
+        if (sp == NULL)
+            rndv_done(NULL, UCS_OK, length, p);
+        else if (UCS_PTR_IS_ERR(sp))
+            free(p);
+        return UCS_OK;
+    }
+    if (h->fn)
+        h->fn(L->ctx, src, header, hlen, data, length, h->arg);
+    return UCS_OK;
+}
+
+static void send_done(void *request, ucs_status_t status, void *user_data)
+{
+    struct weft__am_slot *slot = user_data;
+
+    (void)request;
+    (void)status;
+    slot->next = slot->ep->am_slots;
+    slot->ep->am_slots = slot;
+}
+
+static weft_status_t set_ucx_handler(struct am_layer *L, int id, int on)
+{
+    ucp_am_handler_param_t hp;
+    ucs_status_t s;
+
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+    hp.id = (unsigned)id;
+    hp.cb = on ? am_recv : NULL;
+    hp.arg = L;
+    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+    s = ucp_worker_set_am_recv_handler(L->ctx->home, &hp);
+    return s == UCS_OK ? WEFT_OK : weft__ucs_error(s, "weft_am_register", "ucp_worker_set_am_recv_handler");
+}
+
+static void teardown(weft_ctx_t ctx)
+{
+    struct am_layer *L = ctx->layer[WEFT__LAYER_AM];
+    struct weft__ep_layer *EL = weft__ep_layer(ctx);
+
+    for (int id = 0; id < WEFT_AM_MAX_ID; id++)
+        if (L->h[id].fn)
+            set_ucx_handler(L, id, 0);
+    for (struct weft__ep *ep = EL ? EL->eps : NULL; ep; ep = ep->next) {
+        while (ep->am_slots) {
+            struct weft__am_slot *s = ep->am_slots;
+            ep->am_slots = s->next;
+            free(s);
+        }
+    }
+    ctx->layer[WEFT__LAYER_AM] = NULL;
+    free(L);
+}
+
+weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler, void *arg)
+{
+    struct am_layer *L;
+    weft_status_t st;
+
+    if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
+        return st;
+    if (id < 0 || id >= WEFT_AM_MAX_ID)
+        return weft__error(WEFT_ERR_AM_ID, __func__, "id %d is outside [0, %d)", id, WEFT_AM_MAX_ID);
+    pthread_mutex_lock(&ctx->lock);
+    L = ctx->layer[WEFT__LAYER_AM];
+    if (L == NULL) {
+        L = calloc(1, sizeof(*L));
+        if (L == NULL) {
+            st = weft__error(WEFT_ERR_NO_MEMORY, __func__, "handler table");
+            goto out;
+        }
+        L->ctx = ctx;
+        ctx->layer[WEFT__LAYER_AM] = L;
+        weft__ctx_on_teardown(ctx, WEFT__LAYER_AM, NULL, teardown);
+    }
+    if (handler != NULL && L->h[id].fn != NULL) {
+        st = weft__error(WEFT_ERR_BUSY, __func__, "id %d already has a handler", id);
+        goto out;
+    }
+    L->h[id].fn = handler;
+    L->h[id].arg = arg;
+    st = set_ucx_handler(L, id, handler != NULL);
+    if (st != WEFT_OK)
+        L->h[id].fn = NULL;
+out:
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, size_t hdr_len,
+                              const void *payload, size_t len, weft_event_t *ev)
+{
+    struct am_layer *L;
+    struct weft__am_slot *slot;
+    ucp_request_param_t p;
+    ucs_status_ptr_t sp;
+    weft_status_t st;
+
+    if ((st = weft__ep_check(ep, __func__)) != WEFT_OK)
+        return st;
+    if (ev == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "event pointer is NULL");
+    if (rank < 0 || rank >= ep->nranks)
+        return weft__error(WEFT_ERR_RANK, __func__, "rank %d is outside [0, %d)", rank, ep->nranks);
+    L = ep->ctx->layer[WEFT__LAYER_AM];
+    if (id < 0 || id >= WEFT_AM_MAX_ID || L == NULL || L->h[id].fn == NULL)
+        return weft__error(WEFT_ERR_AM_ID, __func__, "id %d has no handler registered", id);
+    if (hdr_len > WEFT_AM_MAX_HDR)
+        return weft__error(WEFT_ERR_TOO_LARGE, __func__, "header of %zu bytes exceeds %d", hdr_len,
+                           WEFT_AM_MAX_HDR);
+    if ((hdr == NULL && hdr_len > 0) || (payload == NULL && len > 0))
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "%s is NULL", hdr == NULL ? "hdr" : "payload");
+    if (ep->peers[rank] == NULL && (st = weft__ep_connect(ep, rank, __func__)) != WEFT_OK)
+        return st;
+
+    slot = ep->am_slots;
+    if (slot != NULL) {
+        ep->am_slots = slot->next;
+    } else if ((slot = malloc(sizeof(*slot))) == NULL) {
+        return weft__error(WEFT_ERR_NO_MEMORY, __func__, "header buffer");
+    }
+    slot->ep = ep;
+    slot->src = ep->ctx->rank;
+    /* the id travels in the header too, so one receive path serves all */
+    memcpy(slot->hdr, &id, sizeof(id));
+    if (hdr_len)
+        memcpy(slot->hdr + sizeof(id), hdr, hdr_len);
+
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.send = send_done;
+    p.user_data = slot;
+    sp = ucp_am_send_nbx(ep->peers[rank], (unsigned)id, &slot->src,
+                         sizeof(slot->src) + sizeof(id) + hdr_len, payload, len, &p);
+    if (sp == NULL || UCS_PTR_IS_ERR(sp))
+        send_done(NULL, UCS_OK, slot);
+    if (sp == NULL) {
+        *ev = WEFT_EVENT_NULL;
+        return WEFT_OK;
+    }
+    if (UCS_PTR_IS_ERR(sp))
+        return weft__ucs_error(UCS_PTR_STATUS(sp), __func__, "ucp_am_send_nbx");
+    ((weft__req_t *)sp)->ep = ep;
+    *ev = sp;
+    return WEFT_OK;
+}
+
+weft_status_t weft_am_send(weft_ep_t ep, int rank, int id, const void *hdr, size_t hdr_len,
+                           const void *payload, size_t len)
+{
+    weft_event_t ev;
+    weft_status_t st = weft_am_send_nb(ep, rank, id, hdr, hdr_len, payload, len, &ev);
+
+    return st != WEFT_OK ? st : weft_wait(&ev);
+}

@@ -1,0 +1,276 @@
+/* Endpoints: creation, lazy connection, progress, waiting, teardown. */
+#include "ep/ep.h"
+#include <weft_ucx.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Implicit operations are not given back to the user: their requests are
+ * counted here and released as they complete. */
+static void nbi_done(void *request, ucs_status_t status, void *user_data)
+{
+    struct weft__ep *ep = user_data;
+
+    ep->inflight--;
+    if (status != UCS_OK && ep->nbi_error == WEFT_OK)
+        ep->nbi_error = weft__ucs_error(status, "implicit operation", "completion");
+    ucp_request_free(request);
+}
+
+weft_status_t weft__ep_check(weft_ep_t ep, const char *fn)
+{
+    if (ep == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, fn, "endpoint is NULL");
+    if (ep->state != WEFT__ALIVE || ep->ctx->state != WEFT__ALIVE)
+        return weft__error(WEFT_ERR_NOT_INIT, fn, "endpoint's context was finalised");
+    return WEFT_OK;
+}
+
+weft_status_t weft__ep_connect(weft_ep_t ep, int rank, const char *fn)
+{
+    ucp_ep_params_t p;
+    ucs_status_t s;
+
+    memset(&p, 0, sizeof(p));
+    p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    p.address = (const ucp_address_t *)(ep->ctx->addrs + ep->ctx->addr_off[rank]);
+    s = ucp_ep_create(ep->worker, &p, &ep->peers[rank]);
+    if (s != UCS_OK)
+        return weft__ucs_error(s, fn, "connecting to a peer (ucp_ep_create)");
+    return WEFT_OK;
+}
+
+unsigned weft__ep_progress(weft_ep_t ep)
+{
+    unsigned n = ucp_worker_progress(ep->worker);
+
+    if (ep->owns_worker)
+        weft__ctx_progress_home(ep->ctx);
+    return n;
+}
+
+weft_status_t weft__ep_wait_req(weft_ep_t ep, ucs_status_ptr_t req, const char *fn,
+                                const char *what)
+{
+    ucs_status_t s;
+    unsigned spins = 0;
+
+    if (req == NULL)
+        return WEFT_OK;
+    if (UCS_PTR_IS_ERR(req))
+        return weft__ucs_error(UCS_PTR_STATUS(req), fn, what);
+    while ((s = ucp_request_check_status(req)) == UCS_INPROGRESS)
+        if (weft__ep_progress(ep) == 0)
+            weft__spin_pause(&spins);
+    ucp_request_free(req);
+    return s == UCS_OK ? WEFT_OK : weft__ucs_error(s, fn, what);
+}
+
+void weft__ep_backpressure(weft_ep_t ep)
+{
+    unsigned spins = 0;
+
+    while (ep->inflight >= ep->max_inflight / 2)
+        if (weft__ep_progress(ep) == 0)
+            weft__spin_pause(&spins);
+}
+
+static weft_status_t ep_flush(weft_ep_t ep, const char *fn)
+{
+    ucp_request_param_t p = {.op_attr_mask = 0};
+    weft_status_t st, err;
+
+    st = weft__ep_wait_req(ep, ucp_worker_flush_nbx(ep->worker, &p), fn, "ucp_worker_flush_nbx");
+    /* The flush completed every operation; their callbacks have run. */
+    err = ep->nbi_error;
+    ep->nbi_error = WEFT_OK;
+    return st != WEFT_OK ? st : err;
+}
+
+weft_status_t weft_flush(weft_ep_t ep)
+{
+    weft_status_t st = weft__ep_check(ep, __func__);
+
+    return st != WEFT_OK ? st : ep_flush(ep, __func__);
+}
+
+weft_status_t weft_progress(weft_ep_t ep, unsigned *count)
+{
+    weft_status_t st = weft__ep_check(ep, __func__);
+    unsigned n;
+
+    if (st != WEFT_OK)
+        return st;
+    n = weft__ep_progress(ep);
+    if (count)
+        *count = n;
+    return WEFT_OK;
+}
+
+static weft_status_t quiesce(weft_ctx_t ctx)
+{
+    weft_status_t st, first = WEFT_OK;
+
+    for (struct weft__ep *ep = weft__ep_layer(ctx)->eps; ep; ep = ep->next)
+        if ((st = ep_flush(ep, "weft_finalize")) != WEFT_OK && first == WEFT_OK)
+            first = st;
+    return first;
+}
+
+static void destroy_ep(struct weft__ep *ep)
+{
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                             .flags = UCP_EP_CLOSE_FLAG_FORCE};
+
+    for (int r = 0; r < ep->nranks; r++) {
+        if (ep->peers[r] == NULL)
+            continue;
+        /* Every rank has flushed and passed the final barrier, so no
+         * operation is in flight: closing needs no answer from the peer. */
+        weft__ep_wait_req(ep, ucp_ep_close_nbx(ep->peers[r], &p), "weft_finalize",
+                          "ucp_ep_close_nbx");
+    }
+    for (unsigned i = 0; i < ep->nrkeys; i++)
+        free(ep->rkeys[i]);
+    free(ep->rkeys);
+    free(ep->peers);
+    if (ep->owns_worker)
+        ucp_worker_destroy(ep->worker);
+    ep->state = WEFT__DEAD;
+}
+
+static void teardown(weft_ctx_t ctx)
+{
+    struct weft__ep_layer *L = weft__ep_layer(ctx);
+    struct weft__ep *ep, *next;
+
+    for (ep = L->eps; ep; ep = ep->next)
+        destroy_ep(ep);
+    /* The default endpoint's shell is kept (dead) with the context's, so a
+     * stale handle is reported rather than undefined. */
+    for (ep = L->eps; ep; ep = next) {
+        next = ep->next;
+        if (ep != L->dflt)
+            free(ep);
+    }
+    L->eps = L->dflt;
+    if (L->dflt)
+        L->dflt->next = NULL;
+}
+
+static weft_status_t layer_get(weft_ctx_t ctx, struct weft__ep_layer **out)
+{
+    struct weft__ep_layer *L = weft__ep_layer(ctx);
+
+    if (L == NULL) {
+        L = calloc(1, sizeof(*L));
+        if (L == NULL)
+            return weft__error(WEFT_ERR_NO_MEMORY, "weft_ep", "endpoint layer");
+        ctx->layer[WEFT__LAYER_EP] = L;
+        weft__ctx_on_teardown(ctx, WEFT__LAYER_EP, quiesce, teardown);
+    }
+    *out = L;
+    return WEFT_OK;
+}
+
+/* Create an endpoint; worker NULL creates one of its own.  Caller holds
+ * ctx->lock. */
+static weft_status_t ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__ep **out)
+{
+    struct weft__ep_layer *L = NULL;
+    struct weft__ep *ep;
+    ucp_worker_params_t wp;
+    ucs_status_t s;
+    weft_status_t st;
+
+    if ((st = layer_get(ctx, &L)) != WEFT_OK)
+        return st;
+    ep = calloc(1, sizeof(*ep));
+    if (ep == NULL)
+        return weft__error(WEFT_ERR_NO_MEMORY, "weft_ep", "endpoint");
+    ep->peers = calloc((size_t)ctx->nranks, sizeof(*ep->peers));
+    if (ep->peers == NULL) {
+        st = weft__error(WEFT_ERR_NO_MEMORY, "weft_ep", "peer table");
+        goto err_free_ep;
+    }
+    if (worker == NULL) {
+        memset(&wp, 0, sizeof(wp));
+        wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+        wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
+        s = ucp_worker_create(ctx->ucp, &wp, &worker);
+        if (s != UCS_OK) {
+            st = weft__ucs_error(s, "weft_ep", "ucp_worker_create");
+            goto err_free_peers;
+        }
+        ep->owns_worker = 1;
+    }
+    ep->ctx = ctx;
+    ep->nranks = ctx->nranks;
+    ep->worker = worker;
+    ep->max_inflight = 4096;
+    ep->prm_nbi.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    ep->prm_nbi.cb.send = nbi_done;
+    ep->prm_nbi.user_data = ep;
+    ep->prm_nb.op_attr_mask = 0;
+
+    if (ctx->cfg.connect == WEFT_CONNECT_EAGER)
+        for (int r = 0; r < ctx->nranks; r++)
+            if ((st = weft__ep_connect(ep, r, "weft_ep")) != WEFT_OK)
+                goto err_destroy;
+    ep->state = WEFT__ALIVE;
+    ep->next = L->eps;
+    L->eps = ep;
+    *out = ep;
+    return WEFT_OK;
+
+err_destroy:
+    destroy_ep(ep);
+    free(ep);
+    return st;
+err_free_peers:
+    free(ep->peers);
+err_free_ep:
+    free(ep);
+    return st;
+}
+
+weft_status_t weft_ep_default(weft_ctx_t ctx, weft_ep_t *out)
+{
+    struct weft__ep_layer *L;
+    struct weft__ep *ep = NULL;
+    weft_status_t st;
+
+    if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
+        return st;
+    if (out == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "ep is NULL");
+    pthread_mutex_lock(&ctx->lock);
+    L = weft__ep_layer(ctx);
+    if (L != NULL && L->dflt != NULL) {
+        ep = L->dflt;
+    } else {
+        /* With a progress thread serving the home worker, the application
+         * initiates on a worker of its own so the two never contend. */
+        st = ep_create(ctx, ctx->pthread_running ? NULL : ctx->home, &ep);
+        if (st == WEFT_OK)
+            weft__ep_layer(ctx)->dflt = ep;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    if (st == WEFT_OK)
+        *out = ep;
+    return st;
+}
+
+/* weft_ucx.h */
+
+weft_status_t weft_ucx_worker(weft_ep_t ep, ucp_worker_h *worker)
+{
+    weft_status_t st = weft__ep_check(ep, __func__);
+
+    if (st != WEFT_OK)
+        return st;
+    if (worker == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "worker is NULL");
+    *worker = ep->worker;
+    return WEFT_OK;
+}

@@ -1,0 +1,411 @@
+/*
+ * rma -- one-sided operations: put, get, atomics, put-with-signal, events.
+ * May call seg, ep, runtime, prof.
+ *
+ * Fast path: argument checks are a handful of compares; the peer and the
+ * remote key come from per-endpoint tables and are filled on first use by
+ * the out-of-line slow paths.  Nothing allocates or locks.
+ */
+#include "seg/seg.h"
+#include <weft_ucx.h>
+
+#include <stdatomic.h>
+
+struct target {
+    ucp_ep_h   ep;
+    ucp_rkey_h rkey;
+    uint64_t   addr;
+};
+
+static __attribute__((noinline)) weft_status_t
+resolve_slow(weft_ep_t ep, int rank, weft_seg_t seg, const char *fn)
+{
+    weft_status_t st;
+
+    if (ep->peers[rank] == NULL && (st = weft__ep_connect(ep, rank, fn)) != WEFT_OK)
+        return st;
+    if (seg->id >= ep->nrkeys || ep->rkeys[seg->id] == NULL || ep->rkeys[seg->id][rank] == NULL)
+        return weft__seg_unpack_rkey(ep, seg, rank, fn);
+    return WEFT_OK;
+}
+
+static __attribute__((noinline)) weft_status_t
+check_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void *buf,
+           const char *fn)
+{
+    weft_status_t st;
+
+    if ((st = weft__ep_check(ep, fn)) != WEFT_OK)
+        return st;
+    if (rank < 0 || rank >= ep->nranks)
+        return weft__error(WEFT_ERR_RANK, fn, "rank %d is outside [0, %d)", rank, ep->nranks);
+    if ((st = weft__seg_check(ep, seg, fn)) != WEFT_OK)
+        return st;
+    if (off > seg->size || n > seg->size - off)
+        return weft__error(WEFT_ERR_BOUNDS, fn, "offset %zu + %zu bytes exceeds segment size %zu",
+                           off, n, seg->size);
+    if (buf == NULL && n > 0)
+        return weft__error(WEFT_ERR_INVALID_ARG, fn, "buffer is NULL");
+    return WEFT_OK;
+}
+
+/* Validate an access of n bytes at (rank, seg, off) and find its target:
+ * the slow, complete form, which reports what is wrong and fills the
+ * connection and key tables on first use. */
+static __attribute__((noinline)) weft_status_t
+resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void *buf,
+        const char *fn, struct target *t)
+{
+    weft_status_t st;
+
+    if ((st = check_slow(ep, rank, seg, off, n, buf, fn)) != WEFT_OK ||
+        (st = resolve_slow(ep, rank, seg, fn)) != WEFT_OK)
+        return st;
+    t->ep = ep->peers[rank];
+    t->rkey = ep->rkeys[seg->id][rank];
+    t->addr = seg->bases[rank] + off;
+    return WEFT_OK;
+}
+
+/* The fast form: straight-line compares and table loads, true when the
+ * access is valid and its peer and key are already known.  Callers fall
+ * back to resolve() otherwise, so the fast path never saves registers for
+ * error handling. */
+static inline int fast_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n,
+                              const void *buf, struct target *t)
+{
+    ucp_rkey_h *keys;
+
+    if (WEFT__UNLIKELY(ep == NULL || ep->state != WEFT__ALIVE ||
+                       (unsigned)rank >= (unsigned)ep->nranks || seg == NULL ||
+                       seg->ctx != ep->ctx || seg->state != WEFT__ALIVE || off > seg->size ||
+                       n > seg->size - off || (buf == NULL && n > 0) ||
+                       seg->id >= ep->nrkeys || (keys = ep->rkeys[seg->id]) == NULL ||
+                       keys[rank] == NULL || ep->peers[rank] == NULL))
+        return 0;
+    t->ep = ep->peers[rank];
+    t->rkey = keys[rank];
+    t->addr = seg->bases[rank] + off;
+    return 1;
+}
+
+/* Fast form if possible, else the complete one. */
+static inline weft_status_t get_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                       size_t n, const void *buf, const char *fn, struct target *t)
+{
+    if (WEFT__LIKELY(fast_target(ep, rank, seg, off, n, buf, t)))
+        return WEFT_OK;
+    return resolve(ep, rank, seg, off, n, buf, fn, t);
+}
+
+/* Turn a UCX request into a weft event. */
+static inline weft_status_t to_event(weft_ep_t ep, ucs_status_ptr_t sp, weft_event_t *ev,
+                                     const char *fn, const char *what)
+{
+    if (WEFT__LIKELY(sp == NULL)) {
+        *ev = WEFT_EVENT_NULL;
+        return WEFT_OK;
+    }
+    if (WEFT__UNLIKELY(UCS_PTR_IS_ERR(sp)))
+        return weft__ucs_error(UCS_PTR_STATUS(sp), fn, what);
+    ((weft__req_t *)sp)->ep = ep;
+    *ev = sp;
+    return WEFT_OK;
+}
+
+#define CHECK_EV(ev, fn) \
+    if (WEFT__UNLIKELY((ev) == NULL)) \
+        return weft__error(WEFT_ERR_INVALID_ARG, fn, "event pointer is NULL")
+
+static __attribute__((noinline)) weft_status_t
+put_nbi_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src, size_t n)
+{
+    struct target t;
+    weft_status_t st = get_target(ep, rank, seg, off, n, src, "weft_put_nbi", &t);
+
+    if (st != WEFT_OK)
+        return st;
+    return weft__ep_track(ep, ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi),
+                          "weft_put_nbi", "ucp_put_nbx");
+}
+
+weft_status_t weft_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                           const void *src, size_t n)
+{
+    struct target t;
+    ucs_status_ptr_t sp;
+
+    if (WEFT__UNLIKELY(!fast_target(ep, rank, seg, off, n, src, &t)))
+        return put_nbi_slow(ep, rank, seg, off, src, n);
+    sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi);
+    if (WEFT__LIKELY(sp == NULL))
+        return WEFT_OK;
+    return weft__ep_track(ep, sp, __func__, "ucp_put_nbx");
+}
+
+weft_status_t weft_get_nbi(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off,
+                           size_t n)
+{
+    struct target t;
+    weft_status_t st = get_target(ep, rank, seg, off, n, dst, __func__, &t);
+
+    if (WEFT__UNLIKELY(st != WEFT_OK))
+        return st;
+    return weft__ep_track(ep, ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nbi),
+                          __func__, "ucp_get_nbx");
+}
+
+weft_status_t weft_put_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                          const void *src, size_t n, weft_event_t *ev)
+{
+    struct target t;
+    weft_status_t st;
+
+    CHECK_EV(ev, __func__);
+    if (WEFT__UNLIKELY((st = get_target(ep, rank, seg, off, n, src, __func__, &t)) != WEFT_OK))
+        return st;
+    return to_event(ep, ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nb), ev, __func__,
+                    "ucp_put_nbx");
+}
+
+weft_status_t weft_get_nb(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off,
+                          size_t n, weft_event_t *ev)
+{
+    struct target t;
+    weft_status_t st;
+
+    CHECK_EV(ev, __func__);
+    if (WEFT__UNLIKELY((st = get_target(ep, rank, seg, off, n, dst, __func__, &t)) != WEFT_OK))
+        return st;
+    return to_event(ep, ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nb), ev, __func__,
+                    "ucp_get_nbx");
+}
+
+weft_status_t weft_put(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src,
+                       size_t n)
+{
+    struct target t;
+    weft_status_t st;
+
+    if ((st = get_target(ep, rank, seg, off, n, src, __func__, &t)) != WEFT_OK)
+        return st;
+    st = weft__ep_wait_req(ep, ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nb), __func__,
+                           "ucp_put_nbx");
+    if (st != WEFT_OK)
+        return st;
+    /* Local completion only frees src; visibility needs a flush to rank. */
+    return weft__ep_wait_req(ep, ucp_ep_flush_nbx(t.ep, &ep->prm_nb), __func__, "ucp_ep_flush_nbx");
+}
+
+weft_status_t weft_get(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off, size_t n)
+{
+    struct target t;
+    weft_status_t st;
+
+    if ((st = get_target(ep, rank, seg, off, n, dst, __func__, &t)) != WEFT_OK)
+        return st;
+    return weft__ep_wait_req(ep, ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nb), __func__,
+                             "ucp_get_nbx");
+}
+
+/* Atomics: 8-byte words at 8-aligned offsets. */
+static weft_status_t atomic_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                   const char *fn, struct target *t)
+{
+    static const uint64_t nonnull = 0;
+    weft_status_t st = get_target(ep, rank, seg, off, sizeof(uint64_t), &nonnull, fn, t);
+
+    if (st == WEFT_OK && (t->addr & 7u) != 0)
+        return weft__error(WEFT_ERR_ALIGN, fn, "offset %zu is not 8-byte aligned", off);
+    return st;
+}
+
+static weft_status_t atomic_blocking(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                     ucp_atomic_op_t op, uint64_t operand, uint64_t *reply,
+                                     const char *fn)
+{
+    struct target t;
+    weft_status_t st;
+    ucp_request_param_t p;
+
+    if (reply == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, fn, "old is NULL");
+    if ((st = atomic_target(ep, rank, seg, off, fn, &t)) != WEFT_OK)
+        return st;
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    p.datatype = ucp_dt_make_contig(sizeof(uint64_t));
+    p.reply_buffer = reply;
+    return weft__ep_wait_req(ep, ucp_atomic_op_nbx(t.ep, op, &operand, 1, t.addr, t.rkey, &p),
+                             fn, "ucp_atomic_op_nbx");
+}
+
+weft_status_t weft_atomic_fetch_add(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                    uint64_t value, uint64_t *old)
+{
+    uint64_t r;
+    weft_status_t st = atomic_blocking(ep, rank, seg, off, UCP_ATOMIC_OP_ADD, value,
+                                       old ? &r : NULL, __func__);
+
+    if (st == WEFT_OK)
+        *old = r;
+    return st;
+}
+
+weft_status_t weft_atomic_cswap(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                uint64_t compare, uint64_t value, uint64_t *old)
+{
+    /* UCX's CSWAP takes the compare value as operand and the new value in
+     * the reply buffer, which then receives the old value. */
+    uint64_t r = value;
+    weft_status_t st = atomic_blocking(ep, rank, seg, off, UCP_ATOMIC_OP_CSWAP, compare,
+                                       old ? &r : NULL, __func__);
+
+    if (st == WEFT_OK)
+        *old = r;
+    return st;
+}
+
+static weft_status_t add_nbi(weft_ep_t ep, const struct target *t, uint64_t value, const char *fn)
+{
+    ucp_request_param_t p = ep->prm_nbi;
+
+    p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    p.datatype = ucp_dt_make_contig(sizeof(uint64_t));
+    return weft__ep_track(ep, ucp_atomic_op_nbx(t->ep, UCP_ATOMIC_OP_ADD, &value, 1, t->addr,
+                                                t->rkey, &p),
+                          fn, "ucp_atomic_op_nbx");
+}
+
+weft_status_t weft_atomic_add_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                  uint64_t value)
+{
+    struct target t;
+    weft_status_t st = atomic_target(ep, rank, seg, off, __func__, &t);
+
+    return st != WEFT_OK ? st : add_nbi(ep, &t, value, __func__);
+}
+
+weft_status_t weft_put_signal_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                 const void *src, size_t n, weft_seg_t sigseg, size_t sigoff,
+                                 uint64_t add, weft_event_t *ev)
+{
+    struct target d, s;
+    weft_status_t st;
+
+    CHECK_EV(ev, __func__);
+    if ((st = get_target(ep, rank, seg, off, n, src, __func__, &d)) != WEFT_OK ||
+        (st = atomic_target(ep, rank, sigseg, sigoff, __func__, &s)) != WEFT_OK)
+        return st;
+    if ((st = weft__ep_track(ep, ucp_put_nbx(d.ep, src, n, d.addr, d.rkey, &ep->prm_nbi), __func__,
+                             "ucp_put_nbx")) != WEFT_OK)
+        return st;
+    /* The fence orders the add after the data: a consumer that sees the
+     * signal sees the data. */
+    ucp_worker_fence(ep->worker);
+    if ((st = add_nbi(ep, &s, add, __func__)) != WEFT_OK)
+        return st;
+    /* The event completes when both have reached the target. */
+    return to_event(ep, ucp_ep_flush_nbx(d.ep, &ep->prm_nb), ev, __func__, "ucp_ep_flush_nbx");
+}
+
+weft_status_t weft_signal_wait_until(weft_ep_t ep, weft_seg_t seg, size_t off, uint64_t value,
+                                     uint64_t *seen)
+{
+    weft_status_t st;
+    _Atomic uint64_t *word;
+    uint64_t v;
+    unsigned spins = 0;
+
+    if ((st = weft__ep_check(ep, __func__)) != WEFT_OK ||
+        (st = weft__seg_check(ep, seg, __func__)) != WEFT_OK)
+        return st;
+    if (off > seg->size || sizeof(uint64_t) > seg->size - off)
+        return weft__error(WEFT_ERR_BOUNDS, __func__, "offset %zu + 8 bytes exceeds segment size %zu",
+                           off, seg->size);
+    if ((off & 7u) != 0)
+        return weft__error(WEFT_ERR_ALIGN, __func__, "offset %zu is not 8-byte aligned", off);
+    word = (_Atomic uint64_t *)((char *)seg->base + off);
+    /* Acquire pairs with the writer's fence: data read after this is the
+     * data written before the signal. */
+    while ((v = atomic_load_explicit(word, memory_order_acquire)) < value)
+        if (weft__ep_progress(ep) == 0)
+            weft__spin_pause(&spins);
+    if (seen)
+        *seen = v;
+    return WEFT_OK;
+}
+
+/* Events. */
+
+weft_status_t weft_test(weft_event_t *ev, int *done)
+{
+    weft__req_t *r;
+    ucs_status_t s;
+
+    if (ev == NULL || done == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "%s is NULL", ev ? "done" : "ev");
+    if (*ev == WEFT_EVENT_NULL) {
+        *done = 1;
+        return WEFT_OK;
+    }
+    r = *ev;
+    s = ucp_request_check_status(r);
+    if (s == UCS_INPROGRESS) {
+        weft__ep_progress(r->ep);
+        s = ucp_request_check_status(r);
+        if (s == UCS_INPROGRESS) {
+            *done = 0;
+            return WEFT_OK;
+        }
+    }
+    ucp_request_free(r);
+    *ev = WEFT_EVENT_NULL;
+    *done = 1;
+    return s == UCS_OK ? WEFT_OK : weft__ucs_error(s, __func__, "operation failed");
+}
+
+weft_status_t weft_wait(weft_event_t *ev)
+{
+    weft__req_t *r;
+    weft_status_t st;
+
+    if (ev == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "ev is NULL");
+    if (*ev == WEFT_EVENT_NULL)
+        return WEFT_OK;
+    r = *ev;
+    st = weft__ep_wait_req(r->ep, r, __func__, "operation failed");
+    *ev = WEFT_EVENT_NULL;
+    return st;
+}
+
+weft_status_t weft_wait_all(weft_event_t *evs, size_t n)
+{
+    weft_status_t st, first = WEFT_OK;
+
+    if (evs == NULL && n > 0)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "evs is NULL");
+    for (size_t i = 0; i < n; i++)
+        if ((st = weft_wait(&evs[i])) != WEFT_OK && first == WEFT_OK)
+            first = st;
+    return first;
+}
+
+/* weft_ucx.h */
+
+weft_status_t weft_ucx_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                              ucp_ep_h *uep, ucp_rkey_h *rkey, uint64_t *raddr)
+{
+    static const char nonnull;
+    struct target t;
+    weft_status_t st;
+
+    if (uep == NULL || rkey == NULL || raddr == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "an output pointer is NULL");
+    if ((st = get_target(ep, rank, seg, off, 0, &nonnull, __func__, &t)) != WEFT_OK)
+        return st;
+    *uep = t.ep;
+    *rkey = t.rkey;
+    *raddr = t.addr;
+    return WEFT_OK;
+}

@@ -1,0 +1,103 @@
+/* Settings: defaults, WEFT_* environment variables, and their parsers.
+ * The parsers are pure functions of a string so they can be fuzzed. */
+#include "runtime.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+weft_status_t weft__parse_bool(const char *name, const char *s, int *out)
+{
+    static const char *const yes[] = {"1", "yes", "on", "true", "y"};
+    static const char *const no[]  = {"0", "no", "off", "false", "n"};
+
+    if (s == NULL)
+        return weft__error(WEFT_ERR_CONFIG, name, "missing value");
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        if (strcasecmp(s, yes[i]) == 0) { *out = 1; return WEFT_OK; }
+        if (strcasecmp(s, no[i]) == 0)  { *out = 0; return WEFT_OK; }
+    }
+    return weft__error(WEFT_ERR_CONFIG, name,
+                       "'%.64s' is not a boolean (use 0/1, yes/no, on/off, true/false)", s);
+}
+
+weft_status_t weft__parse_uint(const char *name, const char *s, unsigned long min,
+                               unsigned long max, unsigned long *out)
+{
+    char *end;
+    unsigned long v;
+
+    if (s == NULL)
+        return weft__error(WEFT_ERR_CONFIG, name, "missing value");
+    /* strtoul accepts leading spaces and a minus sign; a setting should not */
+    if (!isdigit((unsigned char)s[0]))
+        return weft__error(WEFT_ERR_CONFIG, name, "'%.64s' is not a non-negative integer", s);
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return weft__error(WEFT_ERR_CONFIG, name, "'%.64s' is not a non-negative integer", s);
+    if (v < min || v > max)
+        return weft__error(WEFT_ERR_CONFIG, name, "%lu is outside [%lu, %lu]", v, min, max);
+    *out = v;
+    return WEFT_OK;
+}
+
+weft_status_t weft__parse_enum(const char *name, const char *s, const char *const *names,
+                               int count, int *out)
+{
+    char expected[256] = "";
+    size_t used = 0;
+
+    if (s == NULL)
+        return weft__error(WEFT_ERR_CONFIG, name, "missing value");
+    for (int i = 0; i < count; i++) {
+        if (strcasecmp(s, names[i]) == 0) {
+            *out = i;
+            return WEFT_OK;
+        }
+        used += (size_t)snprintf(expected + used, sizeof(expected) - used, "%s%s",
+                                 i ? ", " : "", names[i]);
+        if (used >= sizeof(expected))
+            break;
+    }
+    return weft__error(WEFT_ERR_CONFIG, name, "'%.64s' is not one of: %s", s, expected);
+}
+
+weft_status_t weft_config_init(weft_config_t *cfg)
+{
+    static const char *const connect_names[] = {"lazy", "eager"};
+    weft_config_t c;
+    const char *v;
+    unsigned long u;
+    int i;
+    weft_status_t st;
+
+    if (cfg == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "cfg is NULL");
+
+    memset(&c, 0, sizeof(c));
+    c.connect = WEFT_CONNECT_LAZY;
+    c.progress_interval_us = 50;
+
+    if ((v = getenv("WEFT_CONNECT")) != NULL) {
+        if ((st = weft__parse_enum("WEFT_CONNECT", v, connect_names, 2, &i)) != WEFT_OK)
+            return st;
+        c.connect = (weft_connect_t)i;
+    }
+    if ((v = getenv("WEFT_PROGRESS_THREAD")) != NULL &&
+        (st = weft__parse_bool("WEFT_PROGRESS_THREAD", v, &c.progress_thread)) != WEFT_OK)
+        return st;
+    if ((v = getenv("WEFT_PROGRESS_INTERVAL_US")) != NULL) {
+        if ((st = weft__parse_uint("WEFT_PROGRESS_INTERVAL_US", v, 1, 1000000, &u)) != WEFT_OK)
+            return st;
+        c.progress_interval_us = (unsigned)u;
+    }
+    if ((v = getenv("WEFT_VERBOSE")) != NULL &&
+        (st = weft__parse_bool("WEFT_VERBOSE", v, &c.verbose)) != WEFT_OK)
+        return st;
+
+    *cfg = c;
+    return WEFT_OK;
+}

@@ -1,0 +1,386 @@
+/* weft_init / weft_finalize: MPI bootstrap, UCX context, home worker,
+ * address exchange, progress thread, and the ordered teardown of layers. */
+#define _GNU_SOURCE  /* ppoll */
+#include "runtime.h"
+#include <weft_ucx.h>
+#include "prof/clock.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+/* Contexts are never freed: a finalised one stays as a shell marked dead so
+ * that a later call through a stale handle is reported, not undefined. */
+static pthread_mutex_t shells_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct weft__ctx *shells;
+
+weft_status_t weft__ctx_check(weft_ctx_t ctx, const char *fn)
+{
+    if (ctx == NULL)
+        return weft__error(WEFT_ERR_NOT_INIT, fn, "context is NULL (call weft_init first)");
+    if (ctx->state != WEFT__ALIVE)
+        return weft__error(WEFT_ERR_NOT_INIT, fn, "context was finalised");
+    return WEFT_OK;
+}
+
+void weft__ctx_on_teardown(weft_ctx_t ctx, int layer, weft__quiesce_fn quiesce,
+                           weft__teardown_fn teardown)
+{
+    ctx->quiesce[layer] = quiesce;
+    ctx->teardown[layer] = teardown;
+}
+
+void weft__ctx_progress_home(weft_ctx_t ctx)
+{
+    if (!ctx->pthread_running)
+        ucp_worker_progress(ctx->home);
+}
+
+void weft__spin_pause(unsigned *spins)
+{
+    /* Ranks may outnumber cores (tests oversubscribe): after a short spin,
+     * give the core to whoever we are waiting for. */
+    if (++*spins >= 64) {
+        *spins = 0;
+        sched_yield();
+    }
+}
+
+weft_status_t weft__agree(weft_ctx_t ctx, weft_status_t st)
+{
+    int local = (int)st, global;
+
+    if (MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS)
+        return weft__error(WEFT_ERR_MPI, __func__, "MPI_Allreduce failed");
+    if (global != WEFT_OK && local == WEFT_OK)
+        return weft__error((weft_status_t)global, __func__,
+                           "another rank failed: %s", weft_strerror((weft_status_t)global));
+    return (weft_status_t)global;
+}
+
+static void *progress_main(void *arg)
+{
+    weft_ctx_t ctx = arg;
+    int efd = -1;
+    struct pollfd fds[2];
+    struct timespec tmo = {.tv_sec = 0, .tv_nsec = (long)ctx->cfg.progress_interval_us * 1000};
+    uint64_t drain;
+
+    if (ucp_worker_get_efd(ctx->home, &efd) != UCS_OK)
+        efd = -1;
+    fds[0].fd = ctx->pthread_wake;
+    fds[0].events = POLLIN;
+    fds[1].fd = efd;
+    fds[1].events = POLLIN;
+
+    while (!ctx->pthread_stop) {
+        while (ucp_worker_progress(ctx->home) != 0)
+            ;
+        /* Sleep until the transport signals an event, or the interval
+         * passes (transports without wake-up support still get served). */
+        if (efd >= 0) {
+            ucs_status_t s = ucp_worker_arm(ctx->home);
+            if (s == UCS_ERR_BUSY)
+                continue;
+        }
+        if (ppoll(fds, efd >= 0 ? 2 : 1, &tmo, NULL) > 0 && (fds[0].revents & POLLIN))
+            (void)!read(ctx->pthread_wake, &drain, sizeof(drain));
+    }
+    return NULL;
+}
+
+static weft_status_t start_progress_thread(weft_ctx_t ctx)
+{
+    ctx->pthread_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (ctx->pthread_wake < 0)
+        return weft__error(WEFT_ERR_NO_MEMORY, "weft_init", "eventfd: %s", strerror(errno));
+    if (pthread_create(&ctx->pthread, NULL, progress_main, ctx) != 0) {
+        close(ctx->pthread_wake);
+        return weft__error(WEFT_ERR_NO_MEMORY, "weft_init", "cannot start the progress thread");
+    }
+    ctx->pthread_running = 1;
+    return WEFT_OK;
+}
+
+static void stop_progress_thread(weft_ctx_t ctx)
+{
+    uint64_t one = 1;
+
+    if (!ctx->pthread_running)
+        return;
+    ctx->pthread_stop = 1;
+    (void)!write(ctx->pthread_wake, &one, sizeof(one));
+    pthread_join(ctx->pthread, NULL);
+    close(ctx->pthread_wake);
+    ctx->pthread_running = 0;
+}
+
+static weft_status_t init_mpi(weft_ctx_t ctx)
+{
+    int inited, finalized, provided;
+    MPI_Comm parent;
+
+    MPI_Finalized(&finalized);
+    if (finalized)
+        return weft__error(WEFT_ERR_MPI, "weft_init", "MPI is already finalised");
+    MPI_Initialized(&inited);
+    if (!inited) {
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+            return weft__error(WEFT_ERR_MPI, "weft_init", "MPI_Init_thread failed");
+        ctx->owns_mpi = 1;
+    }
+    parent = ctx->cfg.mpi_comm ? *(MPI_Comm *)ctx->cfg.mpi_comm : MPI_COMM_WORLD;
+    if (MPI_Comm_dup(parent, &ctx->comm) != MPI_SUCCESS)
+        return weft__error(WEFT_ERR_MPI, "weft_init", "MPI_Comm_dup failed");
+    MPI_Comm_rank(ctx->comm, &ctx->rank);
+    MPI_Comm_size(ctx->comm, &ctx->nranks);
+    return WEFT_OK;
+}
+
+static weft_status_t init_ucx(weft_ctx_t ctx)
+{
+    ucp_config_t *config;
+    ucp_params_t params;
+    ucp_worker_params_t wparams;
+    ucs_status_t s;
+
+    s = ucp_config_read(NULL, NULL, &config);
+    if (s != UCS_OK)
+        return weft__ucs_error(s, "weft_init", "ucp_config_read");
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
+                        UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
+    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
+    if (ctx->cfg.progress_thread)
+        params.features |= UCP_FEATURE_WAKEUP;
+    params.request_size = sizeof(weft__req_t);
+    params.mt_workers_shared = 1;
+    params.estimated_num_eps = (size_t)ctx->nranks;
+    s = ucp_init(&params, config, &ctx->ucp);
+    ucp_config_release(config);
+    if (s != UCS_OK)
+        return weft__ucs_error(s, "weft_init", "ucp_init");
+
+    memset(&wparams, 0, sizeof(wparams));
+    wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    /* With a progress thread the home worker is driven by two threads. */
+    wparams.thread_mode = ctx->cfg.progress_thread ? UCS_THREAD_MODE_MULTI
+                                                   : UCS_THREAD_MODE_SERIALIZED;
+    s = ucp_worker_create(ctx->ucp, &wparams, &ctx->home);
+    if (s != UCS_OK) {
+        ucp_cleanup(ctx->ucp);
+        ctx->ucp = NULL;
+        return weft__ucs_error(s, "weft_init", "ucp_worker_create");
+    }
+    return WEFT_OK;
+}
+
+static void release_ucx(weft_ctx_t ctx)
+{
+    if (ctx->home)
+        ucp_worker_destroy(ctx->home);
+    if (ctx->ucp)
+        ucp_cleanup(ctx->ucp);
+    ctx->home = NULL;
+    ctx->ucp = NULL;
+}
+
+static weft_status_t exchange_addresses(weft_ctx_t ctx)
+{
+    ucp_address_t *addr;
+    size_t len;
+    int mylen, *lens = NULL, *displs = NULL, total = 0;
+    weft_status_t st = WEFT_OK;
+    ucs_status_t s;
+
+    s = ucp_worker_get_address(ctx->home, &addr, &len);
+    if (s != UCS_OK)
+        return weft__ucs_error(s, "weft_init", "ucp_worker_get_address");
+    mylen = (int)len;
+    lens = malloc(sizeof(int) * (size_t)ctx->nranks);
+    displs = malloc(sizeof(int) * (size_t)ctx->nranks);
+    ctx->addr_off = malloc(sizeof(size_t) * (size_t)ctx->nranks);
+    if (!lens || !displs || !ctx->addr_off) {
+        st = weft__error(WEFT_ERR_NO_MEMORY, "weft_init", "address table");
+        goto out;
+    }
+    if (MPI_Allgather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, ctx->comm) != MPI_SUCCESS) {
+        st = weft__error(WEFT_ERR_MPI, "weft_init", "MPI_Allgather of address sizes failed");
+        goto out;
+    }
+    for (int r = 0; r < ctx->nranks; r++) {
+        displs[r] = total;
+        ctx->addr_off[r] = (size_t)total;
+        total += lens[r];
+    }
+    ctx->addrs = malloc((size_t)total);
+    if (ctx->addrs == NULL) {
+        st = weft__error(WEFT_ERR_NO_MEMORY, "weft_init", "address table");
+        goto out;
+    }
+    if (MPI_Allgatherv(addr, mylen, MPI_BYTE, ctx->addrs, lens, displs, MPI_BYTE,
+                       ctx->comm) != MPI_SUCCESS)
+        st = weft__error(WEFT_ERR_MPI, "weft_init", "MPI_Allgatherv of addresses failed");
+out:
+    free(lens);
+    free(displs);
+    ucp_worker_release_address(ctx->home, addr);
+    return st;
+}
+
+static void print_summary(weft_ctx_t ctx)
+{
+    const char *tls = getenv("UCX_TLS");
+
+    fprintf(stderr, "weft %d.%d.%d: %d ranks, UCX %s (UCX_TLS=%s), connect=%s, progress thread %s\n",
+            WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, WEFT_VERSION_PATCH, ctx->nranks,
+            ucp_get_version_string(), tls ? tls : "default",
+            ctx->cfg.connect == WEFT_CONNECT_EAGER ? "eager" : "lazy",
+            ctx->cfg.progress_thread ? "on" : "off");
+}
+
+weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *out)
+{
+    struct weft__ctx *ctx;
+    weft_status_t st;
+
+    if (out == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "ctx is NULL");
+    ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL)
+        return weft__error(WEFT_ERR_NO_MEMORY, __func__, "context");
+    ctx->comm = MPI_COMM_NULL;
+    pthread_mutex_init(&ctx->lock, NULL);
+    if (cfg != NULL)
+        ctx->cfg = *cfg;
+    else if ((st = weft_config_init(&ctx->cfg)) != WEFT_OK)
+        goto err_free_ctx;
+    if (ctx->cfg.progress_interval_us == 0)
+        ctx->cfg.progress_interval_us = 50;
+
+    if ((st = init_mpi(ctx)) != WEFT_OK)
+        goto err_free_ctx;
+    st = weft__agree(ctx, init_ucx(ctx));
+    if (st != WEFT_OK)
+        goto err_release_ucx;
+    st = weft__agree(ctx, exchange_addresses(ctx));
+    if (st != WEFT_OK)
+        goto err_release_ucx;
+    if (ctx->cfg.progress_thread &&
+        (st = weft__agree(ctx, start_progress_thread(ctx))) != WEFT_OK)
+        goto err_stop_thread;
+
+    ctx->state = WEFT__ALIVE;
+    if (ctx->cfg.verbose && ctx->rank == 0)
+        print_summary(ctx);
+    *out = ctx;
+    return WEFT_OK;
+
+err_stop_thread:
+    stop_progress_thread(ctx);
+err_release_ucx:
+    free(ctx->addrs);
+    free(ctx->addr_off);
+    release_ucx(ctx);
+    MPI_Comm_free(&ctx->comm);
+    if (ctx->owns_mpi)
+        MPI_Finalize();
+err_free_ctx:
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+    return st;
+}
+
+weft_status_t weft_barrier(weft_ctx_t ctx)
+{
+    MPI_Request req;
+    int done = 0;
+    unsigned spins = 0;
+    weft_status_t st;
+
+    if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
+        return st;
+    if (MPI_Ibarrier(ctx->comm, &req) != MPI_SUCCESS)
+        return weft__error(WEFT_ERR_MPI, __func__, "MPI_Ibarrier failed");
+    while (!done) {
+        if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return weft__error(WEFT_ERR_MPI, __func__, "MPI_Test failed");
+        weft__ctx_progress_home(ctx);
+        if (!done)
+            weft__spin_pause(&spins);
+    }
+    return WEFT_OK;
+}
+
+weft_status_t weft_finalize(weft_ctx_t ctx)
+{
+    weft_status_t st, first = WEFT_OK;
+
+    if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
+        return st;
+    /* Complete our operations, then wait until every rank has done the
+     * same: after that nobody touches our memory and it can go. */
+    for (int layer = WEFT__NUM_LAYERS - 1; layer >= 0; layer--)
+        if (ctx->quiesce[layer] && (st = ctx->quiesce[layer](ctx)) != WEFT_OK && first == WEFT_OK)
+            first = st;
+    if ((st = weft_barrier(ctx)) != WEFT_OK && first == WEFT_OK)
+        first = st;
+    for (int layer = WEFT__NUM_LAYERS - 1; layer >= 0; layer--)
+        if (ctx->teardown[layer])
+            ctx->teardown[layer](ctx);
+    stop_progress_thread(ctx);
+    release_ucx(ctx);
+    free(ctx->addrs);
+    free(ctx->addr_off);
+    MPI_Comm_free(&ctx->comm);
+    if (ctx->owns_mpi)
+        MPI_Finalize();
+    ctx->state = WEFT__DEAD;
+
+    pthread_mutex_lock(&shells_lock);
+    ctx->next_shell = shells;
+    shells = ctx;
+    pthread_mutex_unlock(&shells_lock);
+    return first;
+}
+
+weft_status_t weft_rank(weft_ctx_t ctx, int *rank)
+{
+    weft_status_t st = weft__ctx_check(ctx, __func__);
+
+    if (st != WEFT_OK)
+        return st;
+    if (rank == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "rank is NULL");
+    *rank = ctx->rank;
+    return WEFT_OK;
+}
+
+weft_status_t weft_nranks(weft_ctx_t ctx, int *nranks)
+{
+    weft_status_t st = weft__ctx_check(ctx, __func__);
+
+    if (st != WEFT_OK)
+        return st;
+    if (nranks == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "nranks is NULL");
+    *nranks = ctx->nranks;
+    return WEFT_OK;
+}
+
+weft_status_t weft_ucx_context(weft_ctx_t ctx, ucp_context_h *ucp)
+{
+    weft_status_t st = weft__ctx_check(ctx, __func__);
+
+    if (st != WEFT_OK)
+        return st;
+    if (ucp == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "ucp is NULL");
+    *ucp = ctx->ucp;
+    return WEFT_OK;
+}

@@ -1,0 +1,95 @@
+/*
+ * runtime -- init/finalize, configuration, MPI bootstrap, errors.
+ *
+ * Owns the process-wide state of a context: the MPI communicator, the UCX
+ * context, the "home" worker whose address peers connect to (incoming
+ * operations and active messages are served there), the address table and
+ * the optional progress thread.  May call prof only.  Upper layers attach
+ * their cleanup to the context with weft__ctx_on_teardown().
+ */
+#ifndef WEFT_RUNTIME_H
+#define WEFT_RUNTIME_H
+
+#include <weft.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <ucp/api/ucp.h>
+
+#define WEFT__LIKELY(x)   __builtin_expect(!!(x), 1)
+#define WEFT__UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+enum { WEFT__ALIVE = 0x77656674 /* "weft" */, WEFT__DEAD = 0x64656164 /* "dead" */ };
+
+/* Layers that keep per-context state, torn down top first. */
+enum { WEFT__LAYER_EP, WEFT__LAYER_SEG, WEFT__LAYER_AM, WEFT__NUM_LAYERS };
+
+/* quiesce: complete outstanding operations (before the final barrier);
+ * teardown: release the layer's resources (after it). */
+typedef weft_status_t (*weft__quiesce_fn)(weft_ctx_t ctx);
+typedef void (*weft__teardown_fn)(weft_ctx_t ctx);
+
+/* Request space UCX reserves in each of its requests, so an outstanding
+ * operation (a weft_event_t) needs no allocation of ours. */
+typedef struct weft__req {
+    struct weft__ep *ep;        /* whose worker completes it */
+} weft__req_t;
+
+struct weft__ctx {
+    uint32_t        state;          /* WEFT__ALIVE until weft_finalize */
+    weft_config_t   cfg;
+    MPI_Comm        comm;           /* private duplicate */
+    int             rank, nranks;
+    int             owns_mpi;       /* weft called MPI_Init_thread */
+    ucp_context_h   ucp;
+    ucp_worker_h    home;           /* peers connect here */
+    char           *addrs;          /* all ranks' home worker addresses */
+    size_t         *addr_off;       /* rank -> offset in addrs */
+    pthread_mutex_t lock;           /* slow-path state (lists, registration) */
+    /* progress thread */
+    pthread_t       pthread;
+    int             pthread_running;
+    volatile int    pthread_stop;
+    int             pthread_wake;   /* eventfd that interrupts its sleep */
+    /* per-layer state and teardown */
+    void             *layer[WEFT__NUM_LAYERS];
+    weft__quiesce_fn  quiesce[WEFT__NUM_LAYERS];
+    weft__teardown_fn teardown[WEFT__NUM_LAYERS];
+    struct weft__ctx *next_shell;   /* list of finalised contexts */
+};
+
+/* Record the calling thread's last error ("fn: message") and return st. */
+weft_status_t weft__error(weft_status_t st, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* WEFT_OK for a live context, else WEFT_ERR_NOT_INIT with a message. */
+weft_status_t weft__ctx_check(weft_ctx_t ctx, const char *fn);
+
+static inline MPI_Comm weft__ctx_comm(weft_ctx_t ctx) { return ctx->comm; }
+
+/* Register the cleanup of a layer, run by weft_finalize (top layer first);
+ * either function may be NULL. */
+void weft__ctx_on_teardown(weft_ctx_t ctx, int layer, weft__quiesce_fn quiesce,
+                           weft__teardown_fn teardown);
+
+/* Call in every wait loop: yields the core after a short spin, since ranks
+ * may outnumber cores. */
+void weft__spin_pause(unsigned *spins);
+
+/* Progress the home worker if no progress thread serves it. */
+void weft__ctx_progress_home(weft_ctx_t ctx);
+
+/* MPI_Allreduce(MIN) of a local status, so that every rank returns the same
+ * error from a collective call and none is left waiting. */
+weft_status_t weft__agree(weft_ctx_t ctx, weft_status_t st);
+
+/* Map a UCX status to a weft status, recording a message. */
+weft_status_t weft__ucs_error(ucs_status_t s, const char *fn, const char *what);
+
+/* Settings parsers (pure functions, fuzzable). */
+weft_status_t weft__parse_bool(const char *name, const char *s, int *out);
+weft_status_t weft__parse_uint(const char *name, const char *s, unsigned long min,
+                               unsigned long max, unsigned long *out);
+weft_status_t weft__parse_enum(const char *name, const char *s, const char *const *names,
+                               int count, int *out);
+
+#endif

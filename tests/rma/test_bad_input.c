@@ -1,0 +1,184 @@
+/* Every kind of misuse the runtime, segment, RMA and AM calls can receive
+ * returns its documented error with a message, writes nothing, and leaves
+ * the context usable.  The program initialises MPI itself, so it also
+ * checks that weft works inside an MPI program that already did. */
+#include "../common.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#define SEG 4096
+
+static void expect_message(const char *needle)
+{
+    if (strstr(weft_last_error(), needle) == NULL) {
+        fprintf(stderr, "last error '%s' does not mention '%s'\n", weft_last_error(), needle);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+static void nop_handler(weft_ctx_t c, int s, const void *h, size_t hl, const void *p, size_t l, void *a)
+{
+    (void)c; (void)s; (void)h; (void)hl; (void)p; (void)l; (void)a;
+}
+
+int main(int argc, char **argv)
+{
+    weft_ctx_t ctx;
+    weft_ep_t ep;
+    weft_seg_t seg, seg2;
+    weft_event_t ev;
+    weft_config_t cfg;
+    unsigned char *local, buf[64] = {1, 2, 3};
+    uint64_t old;
+    int rank, n, provided, done;
+
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+
+    /* before weft_init */
+    FAILS(weft_ep_default(NULL, &ep), WEFT_ERR_NOT_INIT);
+    FAILS(weft_rank(NULL, &rank), WEFT_ERR_NOT_INIT);
+    FAILS(weft_barrier(NULL), WEFT_ERR_NOT_INIT);
+    FAILS(weft_seg_alloc(NULL, SEG, &seg, NULL), WEFT_ERR_NOT_INIT);
+    FAILS(weft_am_register(NULL, 0, nop_handler, NULL), WEFT_ERR_NOT_INIT);
+    FAILS(weft_finalize(NULL), WEFT_ERR_NOT_INIT);
+    FAILS(weft_put(NULL, 0, NULL, 0, buf, 1), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_progress(NULL, NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_init(NULL, NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_config_init(NULL), WEFT_ERR_INVALID_ARG);
+
+    /* malformed settings: a clear error, and cfg untouched */
+    memset(&cfg, 0xab, sizeof(cfg));
+    setenv("WEFT_PROGRESS_THREAD", "maybe", 1);
+    FAILS(weft_config_init(&cfg), WEFT_ERR_CONFIG);
+    expect_message("WEFT_PROGRESS_THREAD");
+    CHECK(((unsigned char *)&cfg)[0] == 0xab);
+    FAILS(weft_init(NULL, &ctx), WEFT_ERR_CONFIG);
+    unsetenv("WEFT_PROGRESS_THREAD");
+    setenv("WEFT_CONNECT", "sometimes", 1);
+    FAILS(weft_config_init(&cfg), WEFT_ERR_CONFIG);
+    expect_message("lazy, eager");
+    unsetenv("WEFT_CONNECT");
+    setenv("WEFT_PROGRESS_INTERVAL_US", "-5", 1);
+    FAILS(weft_config_init(&cfg), WEFT_ERR_CONFIG);
+    unsetenv("WEFT_PROGRESS_INTERVAL_US");
+
+    OK(weft_init(NULL, &ctx));
+    OK(weft_rank(ctx, &rank));
+    OK(weft_nranks(ctx, &n));
+    OK(weft_ep_default(ctx, &ep));
+    FAILS(weft_rank(ctx, NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_ep_default(ctx, NULL), WEFT_ERR_INVALID_ARG);
+
+    /* collective arguments: every rank gets the error, none hangs */
+    FAILS(weft_seg_alloc(ctx, 0, &seg, NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_seg_alloc(ctx, SEG + (size_t)rank, &seg, NULL),
+          n > 1 ? WEFT_ERR_INVALID_ARG : WEFT_OK);
+    if (n == 1)
+        OK(weft_seg_free(ctx, seg));
+    else
+        expect_message("different sizes");
+    FAILS(weft_seg_alloc(ctx, SEG, rank == 0 ? NULL : &seg, NULL), WEFT_ERR_INVALID_ARG);
+
+    OK(weft_seg_alloc(ctx, SEG, &seg, (void **)&local));
+    int peer = (rank + 1) % n;
+
+    /* ranks */
+    FAILS(weft_put(ep, -1, seg, 0, buf, 1), WEFT_ERR_RANK);
+    FAILS(weft_put(ep, n, seg, 0, buf, 1), WEFT_ERR_RANK);
+    expect_message("outside");
+    FAILS(weft_get(ep, buf, n + 7, seg, 0, 1), WEFT_ERR_RANK);
+    FAILS(weft_put_nbi(ep, -3, seg, 0, buf, 1), WEFT_ERR_RANK);
+    FAILS(weft_am_send(ep, n, 0, NULL, 0, NULL, 0), WEFT_ERR_RANK);
+
+    /* bounds: nothing partially written */
+    FAILS(weft_put(ep, peer, seg, SEG - 4, buf, 8), WEFT_ERR_BOUNDS);
+    expect_message("exceeds segment size 4096");
+    FAILS(weft_put_nbi(ep, peer, seg, SEG + 1, buf, 0), WEFT_ERR_BOUNDS);
+    FAILS(weft_put_nb(ep, peer, seg, 8, buf, SIZE_MAX, &ev), WEFT_ERR_BOUNDS);
+    FAILS(weft_get_nb(ep, buf, peer, seg, SIZE_MAX, 2, &ev), WEFT_ERR_BOUNDS);
+    FAILS(weft_get_nbi(ep, buf, peer, seg, SEG, 1), WEFT_ERR_BOUNDS);
+    FAILS(weft_atomic_fetch_add(ep, peer, seg, SEG, 1, &old), WEFT_ERR_BOUNDS);
+    FAILS(weft_signal_wait_until(ep, seg, SEG - 4, 1, NULL), WEFT_ERR_BOUNDS);
+    OK(weft_put(ep, peer, seg, SEG - 8, buf, 0));  /* zero bytes at the end is fine */
+    OK(weft_flush(ep));
+    OK(weft_barrier(ctx));
+    for (int i = 0; i < SEG; i++)
+        CHECK(local[i] == 0);
+
+    /* NULL buffers and outputs */
+    FAILS(weft_put(ep, peer, seg, 0, NULL, 8), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_get(ep, NULL, peer, seg, 0, 8), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_put_nb(ep, peer, seg, 0, buf, 8, NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_get_nb(ep, buf, peer, seg, 0, 8, NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_put_signal_nb(ep, peer, seg, 0, buf, 8, seg, 64, 1, NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_test(NULL, &done), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_test(&ev, NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_wait(NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_wait_all(NULL, 3), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_atomic_fetch_add(ep, peer, seg, 0, 1, NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_atomic_cswap(ep, peer, seg, 0, 0, 1, NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_flush(NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_seg_query(NULL, NULL, NULL), WEFT_ERR_SEG);
+
+    /* atomics need 8-byte alignment */
+    FAILS(weft_atomic_fetch_add(ep, peer, seg, 4, 1, &old), WEFT_ERR_ALIGN);
+    FAILS(weft_atomic_cswap(ep, peer, seg, 1, 0, 1, &old), WEFT_ERR_ALIGN);
+    FAILS(weft_atomic_add_nbi(ep, peer, seg, 12, 1), WEFT_ERR_ALIGN);
+    FAILS(weft_put_signal_nb(ep, peer, seg, 0, buf, 8, seg, 9, 1, &ev), WEFT_ERR_ALIGN);
+    FAILS(weft_signal_wait_until(ep, seg, 3, 1, NULL), WEFT_ERR_ALIGN);
+
+    /* active messages */
+    FAILS(weft_am_register(ctx, -1, nop_handler, NULL), WEFT_ERR_AM_ID);
+    FAILS(weft_am_register(ctx, WEFT_AM_MAX_ID, nop_handler, NULL), WEFT_ERR_AM_ID);
+    FAILS(weft_am_send(ep, peer, 3, NULL, 0, NULL, 0), WEFT_ERR_AM_ID);
+    expect_message("no handler");
+    FAILS(weft_am_send(ep, peer, WEFT_AM_MAX_ID + 1, NULL, 0, NULL, 0), WEFT_ERR_AM_ID);
+    OK(weft_am_register(ctx, 3, nop_handler, NULL));
+    FAILS(weft_am_send(ep, peer, 3, buf, WEFT_AM_MAX_HDR + 1, NULL, 0), WEFT_ERR_TOO_LARGE);
+    FAILS(weft_am_send(ep, peer, 3, NULL, 4, NULL, 0), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_am_send(ep, peer, 3, NULL, 0, NULL, 4), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_am_send_nb(ep, peer, 3, NULL, 0, NULL, 0, NULL), WEFT_ERR_INVALID_ARG);
+
+    /* freed segments and double free */
+    OK(weft_seg_alloc(ctx, SEG, &seg2, NULL));
+    OK(weft_seg_free(ctx, seg2));
+    FAILS(weft_put(ep, peer, seg2, 0, buf, 1), WEFT_ERR_SEG);
+    expect_message("freed");
+    FAILS(weft_get_nbi(ep, buf, peer, seg2, 0, 1), WEFT_ERR_SEG);
+    FAILS(weft_seg_query(seg2, NULL, NULL), WEFT_ERR_SEG);
+    FAILS(weft_seg_free(ctx, seg2), WEFT_ERR_SEG);
+    FAILS(weft_put(ep, peer, NULL, 0, buf, 1), WEFT_ERR_SEG);
+    FAILS(weft_seg_free(ctx, NULL), WEFT_ERR_SEG);
+
+    /* the context still works after all of that */
+    OK(weft_put(ep, peer, seg, 0, buf, 3));
+    OK(weft_barrier(ctx));
+    CHECK(local[0] == 1 && local[1] == 2 && local[2] == 3);
+
+    OK(weft_finalize(ctx));
+
+    /* after weft_finalize: stale handles are reported, not followed */
+    FAILS(weft_finalize(ctx), WEFT_ERR_NOT_INIT);
+    expect_message("finalised");
+    FAILS(weft_rank(ctx, &rank), WEFT_ERR_NOT_INIT);
+    FAILS(weft_barrier(ctx), WEFT_ERR_NOT_INIT);
+    FAILS(weft_ep_default(ctx, &ep), WEFT_ERR_NOT_INIT);
+    FAILS(weft_seg_alloc(ctx, SEG, &seg2, NULL), WEFT_ERR_NOT_INIT);
+    FAILS(weft_put(ep, peer, seg, 0, buf, 1), WEFT_ERR_NOT_INIT);
+    FAILS(weft_get_nb(ep, buf, peer, seg, 0, 1, &ev), WEFT_ERR_NOT_INIT);
+    FAILS(weft_flush(ep), WEFT_ERR_NOT_INIT);
+    FAILS(weft_progress(ep, NULL), WEFT_ERR_NOT_INIT);
+    FAILS(weft_am_send(ep, peer, 3, NULL, 0, NULL, 0), WEFT_ERR_NOT_INIT);
+    FAILS(weft_seg_query(seg, NULL, NULL), WEFT_ERR_SEG);
+
+    /* every status has a name */
+    for (int s = WEFT_OK; s >= WEFT_ERR_UNSUPPORTED; s--)
+        CHECK(strncmp(weft_strerror((weft_status_t)s), "WEFT_", 5) == 0);
+    CHECK(strcmp(weft_strerror((weft_status_t)-999), "unknown weft status") == 0);
+
+    MPI_Finalize();
+    if (rank == 0)
+        printf("bad input: every misuse returned its documented error on %d ranks\n", n);
+    return 0;
+}

@@ -1,0 +1,104 @@
+/* The settings parsers, good and malformed input, without MPI. */
+#include "runtime/runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+#define EXPECT(cond)                                                        \
+    do {                                                                    \
+        if (!(cond)) {                                                      \
+            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                     \
+        }                                                                   \
+    } while (0)
+
+static void test_parse_bool(void)
+{
+    static const char *yes[] = {"1", "yes", "YES", "on", "true", "True", "y"};
+    static const char *no[] = {"0", "no", "off", "false", "FALSE", "n"};
+    static const char *bad[] = {"", "2", "maybe", "yes ", " 1", "onn", "-1"};
+    int v;
+
+    for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++) {
+        v = -1;
+        EXPECT(weft__parse_bool("X", yes[i], &v) == WEFT_OK && v == 1);
+    }
+    for (size_t i = 0; i < sizeof(no) / sizeof(*no); i++) {
+        v = -1;
+        EXPECT(weft__parse_bool("X", no[i], &v) == WEFT_OK && v == 0);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        v = -1;
+        EXPECT(weft__parse_bool("WEFT_X", bad[i], &v) == WEFT_ERR_CONFIG && v == -1);
+        EXPECT(strstr(weft_last_error(), "WEFT_X") != NULL);
+    }
+    EXPECT(weft__parse_bool("X", NULL, &v) == WEFT_ERR_CONFIG);
+}
+
+static void test_parse_uint(void)
+{
+    unsigned long v = 7;
+
+    EXPECT(weft__parse_uint("X", "0", 0, 10, &v) == WEFT_OK && v == 0);
+    EXPECT(weft__parse_uint("X", "10", 0, 10, &v) == WEFT_OK && v == 10);
+    v = 7;
+    EXPECT(weft__parse_uint("X", "11", 0, 10, &v) == WEFT_ERR_CONFIG && v == 7);
+    EXPECT(strstr(weft_last_error(), "outside [0, 10]") != NULL);
+    EXPECT(weft__parse_uint("X", "-1", 0, 10, &v) == WEFT_ERR_CONFIG);
+    EXPECT(weft__parse_uint("X", " 5", 0, 10, &v) == WEFT_ERR_CONFIG);
+    EXPECT(weft__parse_uint("X", "5x", 0, 10, &v) == WEFT_ERR_CONFIG);
+    EXPECT(weft__parse_uint("X", "", 0, 10, &v) == WEFT_ERR_CONFIG);
+    EXPECT(weft__parse_uint("X", "99999999999999999999999", 0, ~0ul, &v) == WEFT_ERR_CONFIG);
+    EXPECT(weft__parse_uint("X", NULL, 0, 10, &v) == WEFT_ERR_CONFIG);
+    EXPECT(v == 7);
+}
+
+static void test_parse_enum(void)
+{
+    static const char *const names[] = {"lazy", "eager"};
+    int v = -1;
+
+    EXPECT(weft__parse_enum("X", "lazy", names, 2, &v) == WEFT_OK && v == 0);
+    EXPECT(weft__parse_enum("X", "EAGER", names, 2, &v) == WEFT_OK && v == 1);
+    v = -1;
+    EXPECT(weft__parse_enum("WEFT_CONNECT", "soon", names, 2, &v) == WEFT_ERR_CONFIG && v == -1);
+    EXPECT(strstr(weft_last_error(), "lazy, eager") != NULL);
+    EXPECT(weft__parse_enum("X", NULL, names, 2, &v) == WEFT_ERR_CONFIG);
+}
+
+static void test_config_env(void)
+{
+    weft_config_t cfg;
+
+    unsetenv("WEFT_CONNECT");
+    unsetenv("WEFT_PROGRESS_THREAD");
+    unsetenv("WEFT_PROGRESS_INTERVAL_US");
+    unsetenv("WEFT_VERBOSE");
+    EXPECT(weft_config_init(&cfg) == WEFT_OK);
+    EXPECT(cfg.connect == WEFT_CONNECT_LAZY && cfg.progress_thread == 0 &&
+           cfg.progress_interval_us == 50 && cfg.verbose == 0 && cfg.mpi_comm == NULL);
+    setenv("WEFT_CONNECT", "eager", 1);
+    setenv("WEFT_PROGRESS_THREAD", "on", 1);
+    setenv("WEFT_PROGRESS_INTERVAL_US", "200", 1);
+    setenv("WEFT_VERBOSE", "1", 1);
+    EXPECT(weft_config_init(&cfg) == WEFT_OK);
+    EXPECT(cfg.connect == WEFT_CONNECT_EAGER && cfg.progress_thread == 1 &&
+           cfg.progress_interval_us == 200 && cfg.verbose == 1);
+    setenv("WEFT_PROGRESS_INTERVAL_US", "0", 1);
+    EXPECT(weft_config_init(&cfg) == WEFT_ERR_CONFIG);
+    EXPECT(strstr(weft_last_error(), "WEFT_PROGRESS_INTERVAL_US") != NULL);
+}
+
+int main(void)
+{
+    test_parse_bool();
+    test_parse_uint();
+    test_parse_enum();
+    test_config_env();
+    if (failures == 0)
+        printf("config parsers: all checks passed\n");
+    return failures != 0;
+}
