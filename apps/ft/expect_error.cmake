@@ -1,5 +1,7 @@
-# Runs CMD and passes when it exits non-zero and its output matches REGEX.
-execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+# Runs CMD (words separated by '|') and passes when it exits non-zero and
+# its output matches REGEX.
+string(REPLACE "|" ";" argv "${CMD}")
+execute_process(COMMAND ${argv} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(rc EQUAL 0)
   message(FATAL_ERROR "expected a failure, got exit status 0:\n${out}${err}")
 endif()
