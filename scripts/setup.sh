@@ -3,7 +3,7 @@
 # is missing, so the README's two commands can call it every time at no cost.
 set -euo pipefail
 
-PKGS=(build-essential cmake pkg-config
+PKGS=(build-essential cmake pkg-config mpich libmpich-dev
       libucx-dev ucx-utils libhwloc-dev hwloc
       libopenmpi-dev openmpi-bin
       libfftw3-dev libopenblas-dev

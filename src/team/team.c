@@ -1,0 +1,172 @@
+/* weft teams: a context's MPI communicator, split by the same code as the
+ * MPI-level API. */
+#include "team.h"
+#include "runtime/runtime.h"
+
+#include <stdlib.h>
+#include <weft_mpi.h>
+
+#define TEAM_ALIVE 0x7465616d /* "team" */
+
+struct weft__team {
+    uint32_t   magic;
+    weft_ctx_t ctx;
+    MPI_Comm   comm;
+};
+
+static weft_status_t team_check(weft_team_t team, const char *fn)
+{
+    if (!team || team->magic != TEAM_ALIVE)
+        return weft__error(WEFT_ERR_INVALID_ARG, fn, "not a team (NULL or freed)");
+    return weft__ctx_check(team->ctx, fn);
+}
+
+/* A team owning comm; frees comm on failure. */
+static weft_status_t team_wrap(weft_ctx_t ctx, MPI_Comm comm, weft_team_t *team, const char *fn)
+{
+    weft_team_t t = malloc(sizeof(*t));
+
+    if (!t) {
+        MPI_Comm_free(&comm);
+        return weft__error(WEFT_ERR_NO_MEMORY, fn, "out of memory for a team");
+    }
+    *t = (struct weft__team){.magic = TEAM_ALIVE, .ctx = ctx, .comm = comm};
+    *team = t;
+    return WEFT_OK;
+}
+
+weft_status_t weft_team_world(weft_ctx_t ctx, weft_team_t *team)
+{
+    MPI_Comm      comm;
+    weft_status_t st = weft__ctx_check(ctx, __func__);
+
+    if (st != WEFT_OK)
+        return st;
+    if (!team)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "team is NULL");
+    /* A duplicate, so that the team's attributes are its own. */
+    if (MPI_Comm_dup(weft__ctx_comm(ctx), &comm) != MPI_SUCCESS)
+        return weft__error(WEFT_ERR_MPI, __func__, "MPI_Comm_dup failed");
+    return team_wrap(ctx, comm, team, __func__);
+}
+
+weft_status_t weft_team_split_topology(weft_team_t parent, weft_team_t *child,
+                                       weft_team_t *roots)
+{
+    weft__topo_err_t err;
+    MPI_Comm         nc, rc;
+    weft_team_t      c = WEFT_TEAM_NULL, r = WEFT_TEAM_NULL;
+    int              rank;
+    weft_status_t    st = team_check(parent, __func__);
+
+    if (st != WEFT_OK)
+        return st;
+    if (!child)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "child is NULL");
+    MPI_Comm_rank(parent->comm, &rank);
+    st = weft__topo_split(parent->comm, MPI_INFO_NULL, rank, &nc, roots ? &rc : NULL, &err);
+    if (st != WEFT_OK)
+        return weft__error(st, __func__, "%s", err.msg);
+    if (nc != MPI_COMM_NULL && (st = team_wrap(parent->ctx, nc, &c, __func__)) != WEFT_OK) {
+        if (roots && rc != MPI_COMM_NULL)
+            MPI_Comm_free(&rc);
+        return st;
+    }
+    if (roots && rc != MPI_COMM_NULL && (st = team_wrap(parent->ctx, rc, &r, __func__)) != WEFT_OK) {
+        weft_team_free(&c);
+        return st;
+    }
+    *child = c;
+    if (roots)
+        *roots = r;
+    return WEFT_OK;
+}
+
+weft_status_t weft_team_level_info(weft_team_t team, int *num, int *index, const char **type)
+{
+    weft__topo_err_t   err;
+    weft__topo_level_t level;
+    weft_status_t      st = team_check(team, __func__);
+
+    if (st != WEFT_OK)
+        return st;
+    if (!num || !index || !type)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "NULL output argument");
+    if ((st = weft__topo_level(team->comm, &level, &err)) != WEFT_OK)
+        return weft__error(st, __func__, "%s", err.msg);
+    *num = level.num_comms;
+    *index = level.index;
+    *type = level.type;
+    return WEFT_OK;
+}
+
+weft_status_t weft_team_rank(weft_team_t team, int *rank)
+{
+    weft_status_t st = team_check(team, __func__);
+
+    if (st == WEFT_OK && !rank)
+        st = weft__error(WEFT_ERR_INVALID_ARG, __func__, "rank is NULL");
+    if (st == WEFT_OK)
+        MPI_Comm_rank(team->comm, rank);
+    return st;
+}
+
+weft_status_t weft_team_nranks(weft_team_t team, int *nranks)
+{
+    weft_status_t st = team_check(team, __func__);
+
+    if (st == WEFT_OK && !nranks)
+        st = weft__error(WEFT_ERR_INVALID_ARG, __func__, "nranks is NULL");
+    if (st == WEFT_OK)
+        MPI_Comm_size(team->comm, nranks);
+    return st;
+}
+
+weft_status_t weft_team_ctx_rank(weft_team_t team, int team_rank, int *ctx_rank)
+{
+    MPI_Group     mine, all;
+    int           size, out;
+    weft_status_t st = team_check(team, __func__);
+
+    if (st != WEFT_OK)
+        return st;
+    if (!ctx_rank)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "ctx_rank is NULL");
+    MPI_Comm_size(team->comm, &size);
+    if (team_rank < 0 || team_rank >= size)
+        return weft__error(WEFT_ERR_RANK, __func__, "team rank %d outside [0, %d)", team_rank, size);
+    MPI_Comm_group(team->comm, &mine);
+    MPI_Comm_group(weft__ctx_comm(team->ctx), &all);
+    MPI_Group_translate_ranks(mine, 1, &team_rank, all, &out);
+    MPI_Group_free(&all);
+    MPI_Group_free(&mine);
+    *ctx_rank = out;
+    return WEFT_OK;
+}
+
+weft_status_t weft_team_free(weft_team_t *team)
+{
+    if (!team)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "team is NULL");
+    if (*team == WEFT_TEAM_NULL)
+        return WEFT_OK;
+    if ((*team)->magic != TEAM_ALIVE)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "not a team (already freed?)");
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    (*team)->magic = 0;
+    /* After MPI_Finalize the communicator is gone with MPI. */
+    if (!finalized)
+        MPI_Comm_free(&(*team)->comm);
+    free(*team);
+    *team = WEFT_TEAM_NULL;
+    return WEFT_OK;
+}
+
+int WEFT_Team_comm(weft_team_t team, MPI_Comm *comm)
+{
+    if (team_check(team, __func__) != WEFT_OK || !comm)
+        return MPI_ERR_ARG;
+    *comm = team->comm;
+    return MPI_SUCCESS;
+}

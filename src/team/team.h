@@ -1,0 +1,183 @@
+/*
+ * team -- hardware-topology communicators and teams (the hierarchical
+ * communicators paper: Goglin, Jeannot, Mansouri, Mercier, ParCo 2018).
+ *
+ * Owns the tree a rank sees the job through -- the whole job ("Cluster"),
+ * the network switches of a Slurm topology.conf, the node ("Machine") and
+ * the node's hwloc tree down to the object the rank is bound to -- and the
+ * split that turns a communicator into the highest strict sub-level of that
+ * tree (Algorithms 1 and 2 of the paper).  The MPI-level API
+ * (include/weft_mpi.h) and weft teams (include/weft.h) share this code.
+ *
+ * Layout:
+ *   parse.c     pure parsers of the per-rank settings (bindings, node names)
+ *   hostlist.c  Slurm hostlist expansion (pure)
+ *   slurm.c     Slurm topology.conf -> switch tree (pure)
+ *   path.c      hwloc node tree + network -> a rank's path (no MPI)
+ *   split.c     settings, agreement across ranks, the split itself (MPI)
+ *   mpi_api.c   WEFT_Comm_* of weft_mpi.h
+ *   team.c      weft_team_* of weft.h
+ * May call runtime (errors, context) and MPI, hwloc; nothing above it.
+ */
+#ifndef WEFT_TEAM_H
+#define WEFT_TEAM_H
+
+#include <weft.h>
+#include <mpi.h>
+#include <hwloc.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Deepest tree a rank may see: job + switches + node + hwloc levels.  hwloc
+ * trees are about 10 deep and switch trees rarely more than 4. */
+#define WEFT__TOPO_MAX_DEPTH 48
+#define WEFT__TOPO_NAME_MAX  64   /* node, switch and type names */
+#define WEFT__TOPO_ERR_MAX   320
+
+/* An error message built by a pure function, reported by the caller. */
+typedef struct {
+    char msg[WEFT__TOPO_ERR_MAX];
+} weft__topo_err_t;
+
+weft_status_t weft__topo_fail(weft__topo_err_t *err, weft_status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* 64-bit FNV-1a continued from seed; never 0 nor UINT64_MAX, which the
+ * agreement step reserves for "absent". */
+uint64_t weft__topo_hash(uint64_t seed, const void *data, size_t len);
+uint64_t weft__topo_hash_str(uint64_t seed, const char *s);
+
+/* A level name that lives as long as the process (returned to users). */
+const char *weft__topo_intern(const char *name);
+
+/* ---- Settings ---------------------------------------------------------- */
+
+/* The five settings, from MPI_Info keys or WEFT_TOPO_* variables; NULL when
+ * unset.  Strings are owned by the struct (weft__topo_settings_free). */
+typedef struct {
+    char *synthetic;    /* WEFT_TOPO_SYNTHETIC / weft_topo_synthetic */
+    char *xml;          /* WEFT_TOPO_XML / weft_topo_xml ("{node}" -> node name) */
+    char *bind;         /* WEFT_TOPO_BIND / weft_topo_bind */
+    char *node;         /* WEFT_TOPO_NODE / weft_topo_node */
+    char *slurm_conf;   /* WEFT_TOPO_SLURM_CONF / weft_topo_slurm_conf */
+} weft__topo_settings_t;
+
+void weft__topo_settings_free(weft__topo_settings_t *s);
+
+/* ---- Bindings (parse.c) ------------------------------------------------ */
+
+typedef enum {
+    WEFT__BIND_OS,        /* no setting: ask the OS (unbound on a described node) */
+    WEFT__BIND_UNBOUND,   /* the whole node */
+    WEFT__BIND_OBJECTS,   /* objects type:first[-last], logical indexes */
+    WEFT__BIND_MASK,      /* a cpuset in hexadecimal, OS indexes of PUs */
+    WEFT__BIND_RULE       /* by-TYPE: the i-th rank of a node on the i-th TYPE */
+} weft__bind_kind_t;
+
+typedef struct {
+    weft__bind_kind_t kind;
+    hwloc_obj_type_t  type;        /* OBJECTS, RULE */
+    unsigned          first, last; /* OBJECTS */
+    unsigned long long mask;       /* MASK */
+    char              text[WEFT__TOPO_NAME_MAX]; /* the entry, for messages */
+} weft__topo_bind_t;
+
+/* The binding of `rank` of `nranks` from a WEFT_TOPO_BIND spec (NULL: OS).
+ * Validates the whole spec, so every rank rejects a bad one. */
+weft_status_t weft__topo_parse_bind(const char *spec, int rank, int nranks,
+                                    weft__topo_bind_t *out, weft__topo_err_t *err);
+
+/* The node name of `rank` of `nranks` from a WEFT_TOPO_NODE spec. */
+weft_status_t weft__topo_parse_node(const char *spec, int rank, int nranks,
+                                    char name[WEFT__TOPO_NAME_MAX], weft__topo_err_t *err);
+
+/* ---- Slurm hostlists and topology.conf (hostlist.c, slurm.c) ----------- */
+
+/* Expand a Slurm hostlist ("n[0-3,7],gpu[01-02]x") into names; *names is a
+ * malloc'ed array of malloc'ed strings. */
+weft_status_t weft__topo_hostlist(const char *list, char ***names, int *count,
+                                  weft__topo_err_t *err);
+void weft__topo_names_free(char **names, int count);
+
+typedef struct {
+    char name[WEFT__TOPO_NAME_MAX];
+    int  parent;        /* switch index, -1 for a top-level switch */
+    int  position;      /* among the parent's children (or the top switches) */
+    int  height;        /* 1 for a switch of nodes only, 1 + highest child switch */
+} weft__topo_switch_t;
+
+typedef struct {
+    weft__topo_switch_t *switches;
+    int                  nswitches;
+    char               **nodes;      /* every node, once */
+    int                 *node_switch;/* its leaf switch */
+    int                 *node_position; /* among that switch's children */
+    int                  nnodes;
+} weft__topo_net_t;
+
+/* Parse the text of a topology.conf. */
+weft_status_t weft__topo_slurm_parse(const char *text, weft__topo_net_t *net,
+                                     weft__topo_err_t *err);
+weft_status_t weft__topo_slurm_load(const char *path, weft__topo_net_t *net,
+                                    weft__topo_err_t *err);
+void weft__topo_net_free(weft__topo_net_t *net);
+
+/* ---- A rank's path (path.c) -------------------------------------------- */
+
+/* One object of the tree above a rank: who it is (job-wide), where it sits
+ * among its siblings, and its level name. */
+typedef struct {
+    uint64_t    id;
+    int64_t     order;      /* -1: siblings are ordered by their lowest rank */
+    const char *type;       /* interned */
+} weft__topo_elem_t;
+
+typedef struct {
+    int               depth;
+    weft__topo_elem_t elem[WEFT__TOPO_MAX_DEPTH];
+} weft__topo_path_t;
+
+/* Load the node's hwloc topology from the settings (synthetic, XML, or this
+ * machine) without MPI. */
+weft_status_t weft__topo_load(const weft__topo_settings_t *s, const char *node,
+                              hwloc_topology_t *topo, weft__topo_err_t *err);
+
+/* The cpuset a binding stands for on a node; local_index is the rank's
+ * position among the ranks of its node (used by rules). */
+weft_status_t weft__topo_bind_cpuset(hwloc_topology_t topo, const weft__topo_bind_t *bind,
+                                     int local_index, int described, hwloc_bitmap_t set,
+                                     weft__topo_err_t *err);
+
+/* Root-to-leaf path of a rank: Cluster, switches (net may be NULL: flat),
+ * the node, then the hwloc objects that contain the binding; a NUMA node is
+ * a level of its own just above the object it is attached to. */
+weft_status_t weft__topo_path(const weft__topo_net_t *net, const char *node,
+                              hwloc_topology_t topo, hwloc_const_bitmap_t binding,
+                              weft__topo_path_t *path, weft__topo_err_t *err);
+
+/* ---- Splits (split.c) -------------------------------------------------- */
+
+/* What a hierarchical communicator knows about its level. */
+typedef struct {
+    int         num_comms, index;
+    const char *type;
+} weft__topo_level_t;
+
+/* The split of Algorithms 1 and 2, collective over parent.  key orders the
+ * new communicator (the paper: the rank in parent); roots may be NULL.
+ * info may be MPI_INFO_NULL.  On success *newcomm (and *roots) may be
+ * MPI_COMM_NULL; on error nothing is created on any rank and every rank
+ * returns the same status and message. */
+weft_status_t weft__topo_split(MPI_Comm parent, MPI_Info info, int key, MPI_Comm *newcomm,
+                               MPI_Comm *roots, weft__topo_err_t *err);
+
+/* Level of a communicator made by weft__topo_split (WEFT_ERR_INVALID_ARG
+ * for any other). */
+weft_status_t weft__topo_level(MPI_Comm comm, weft__topo_level_t *level, weft__topo_err_t *err);
+
+/* Name of the deepest level shared by the listed ranks of comm ("Unknown"
+ * when the caller is not listed).  Collective over comm. */
+weft_status_t weft__topo_min_level(MPI_Comm comm, MPI_Info info, int nranks, const int *ranks,
+                                   const char **type, weft__topo_err_t *err);
+
+#endif
