@@ -34,13 +34,14 @@ import json, os, sys
 args = sys.argv[1:]
 if os.environ["RANK"] == "0":
     tls = os.environ.get("UCX_TLS", "default")
+    btl = os.environ.get("OMPI_MCA_btl", "default")
     results = [
         {"impl": "weft", "op": "put_rate", "size": 8, "value": 20.0, "unit": "Mmsg/s"},
         {"impl": "ucx", "op": "put_rate", "size": 8, "value": 25.0, "unit": "Mmsg/s"},
         {"impl": "weft", "op": "put_lat", "size": 8, "value": 0.5, "unit": "us"},
         {"impl": "mpi-rma", "op": "put_lat", "size": 8, "value": 1.0, "unit": "us"},
     ]
-    doc = {"benchmark": "rma", "nranks": 2, "transport": f"tls={tls} args={' '.join(args[2:])}", "results": results}
+    doc = {"benchmark": "rma", "nranks": 2, "transport": f"tls={tls} btl={btl} args={' '.join(args[2:])}", "results": results}
     with open(args[args.index("--json") + 1], "w") as out:
         json.dump(doc, out)
 """
@@ -139,7 +140,10 @@ def test_bench_rma_both_transports_end_to_end(fake_rma: Path, capsys: pytest.Cap
     assert document["metadata"]["transport"] == "shm+tcp"
     assert document["metadata"]["ranks"] == 2
     transports = {run["tls"]: run["transport"] for run in document["runs"]}
-    assert transports == {"shm": "tls=default args=--iters 7", "tcp": "tls=tcp,self args=--iters 7"}
+    assert transports == {"shm": "tls=default btl=default args=--iters 7",
+                          "tcp": "tls=tcp,self btl=tcp,self args=--iters 7"}
+    assert all(run["benchmark"] == "rma" and run["nranks"] == 2 for run in document["runs"])
+    assert out.count("not like for like") == 1
 
 
 def test_bench_rma_last_and_json_only(fake_rma: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -27,8 +27,17 @@ from weft import WeftError, report, results, runner
 BENCH = "bench/weft_bench_rma"
 BENCHMARK = "rma"
 
-# Each transport and the UCX settings that select it.
-TRANSPORT_ENV: dict[str, dict[str, str]] = {"shm": {}, "tcp": {"UCX_TLS": "tcp,self"}}
+# Each transport and the settings that select it: UCX's for weft and UCX,
+# Open MPI's for MPI two-sided (other MPIs ignore OMPI_ variables).
+TRANSPORT_ENV: dict[str, dict[str, str]] = {
+    "shm": {},
+    "tcp": {"UCX_TLS": "tcp,self", "OMPI_MCA_btl": "tcp,self"},
+}
+# What a reader must know about a transport's comparison.
+TRANSPORT_NOTES = {
+    "tcp": "MPI RMA has no TCP path in Open MPI 4.1 (its window stays in shared memory): "
+    "vs MPI RMA is not like for like here.",
+}
 
 IMPL_LABELS = {"weft": "weft", "ucx": "UCX", "mpi-rma": "MPI RMA", "mpi-2sided": "MPI 2-sided"}
 # The peers weft is compared with, and the ratio each comparison aims for:
@@ -103,12 +112,61 @@ def measure(program: Path, tls: str, nranks: int, iters: int | None, timeout: fl
     if not isinstance(data, dict):
         raise WeftError("weft_bench_rma output is not a JSON object")
     parse_rows(data.get("results"))  # reject malformed entries before they are saved
-    return {
-        "tls": tls,
-        "nranks": data.get("nranks", nranks),
-        "transport": data.get("transport", "unknown"),
-        "results": data["results"],
-    }
+    return {"tls": tls, "nranks": nranks, "transport": "unknown", **data}
+
+
+# The target-computes case: gets over TCP from a rank that computes without
+# calling weft, with and without weft's progress thread.
+BUSY_TLS = "tcp"
+BUSY_IMPLS = {"weft": "no progress thread", "weft+progress-thread": "progress thread"}
+BUSY_OPS = {"get_lat_busy": "get latency, mean", "get_max_busy": "get latency, worst"}
+
+
+def measure_busy(program: Path, nranks: int, timeout: float) -> dict[str, Any]:
+    """Run weft_bench_rma --busy-target over TCP without and with the
+    progress thread; returns one run record holding both."""
+    entries: list[Any] = []
+    transport = "unknown"
+    for thread in ("0", "1"):
+        with tempfile.TemporaryDirectory(prefix="weft-rma-") as tmp:
+            output = Path(tmp) / "busy.json"
+            env = {**TRANSPORT_ENV[BUSY_TLS], "WEFT_PROGRESS_THREAD": thread}
+            runner.run_mpi(nranks, [str(program), "--busy-target", "--rounds", "3", "--json", str(output)],
+                           env=env, timeout=timeout)
+            data = results.read_json(output)
+        if not isinstance(data, dict):
+            raise WeftError("weft_bench_rma output is not a JSON object")
+        entries += data.get("results", [])
+        transport = data.get("transport", transport)
+    parse_rows(entries)
+    return {"tls": BUSY_TLS, "kind": "busy-target", "nranks": nranks, "transport": transport, "results": entries}
+
+
+def busy_report(run: dict[str, Any]) -> Group:
+    """Gets from a target that computes for up to a second without calling
+    weft: how long they wait without and with the progress thread."""
+    rows = parse_rows(run["results"])
+    table = report.table(
+        f"{run['tls']}: get of 8 B from a target that is computing, in µs",
+        [Column("measure", no_wrap=True), *(numeric_column(label) for label in BUSY_IMPLS.values()),
+         numeric_column("speed-up")],
+        [],
+    )
+    for row in rows:
+        if row.op not in BUSY_OPS:
+            continue
+        without, with_thread = (row.values.get(impl) for impl in BUSY_IMPLS)
+        table.add_row(
+            BUSY_OPS[row.op],
+            *(report.fmt_number(row.values.get(impl)) for impl in BUSY_IMPLS),
+            report.fmt_ratio(report.advantage(with_thread, without, lower_is_better=True)),
+        )
+    heading = Text.assemble(
+        ("weft progress thread", "bold"),
+        f": rank 1 computes for up to 1 s without calling weft while rank 0 gets from it "
+        f"(UCX transport {run['transport']}, where gets need the target's help)",
+    )
+    return Group(heading, table, "")
 
 
 NOTES = (
@@ -150,6 +208,8 @@ def unit_table(tls: str, unit: str, rows: list[Row]) -> Table:
 
 def run_report(run: dict[str, Any]) -> Group:
     """What one run measured: where, then a table per unit (latencies, rates)."""
+    if run.get("kind") == "busy-target":
+        return busy_report(run)
     rows = parse_rows(run["results"])
     units = dict.fromkeys(row.unit for row in rows)
     tables = [unit_table(run["tls"], unit, [r for r in rows if r.unit == unit]) for unit in units]
@@ -158,7 +218,8 @@ def run_report(run: dict[str, Any]) -> Group:
         f" vs UCX, MPI RMA and MPI two-sided: {run['nranks']} ranks on one node, "
         f"UCX transport {run['transport']}",
     )
-    return Group(heading, *tables, "")
+    notes = [Text(TRANSPORT_NOTES[run["tls"]], style="yellow")] if run["tls"] in TRANSPORT_NOTES else []
+    return Group(heading, *notes, *tables, "")
 
 
 def ratio_chart(document: dict[str, Any], path: Path) -> Path:
@@ -194,9 +255,15 @@ def command(args: argparse.Namespace) -> None:
     else:
         program = runner.executable(BENCH)
         transports = list(TRANSPORT_ENV) if args.tls == "both" else [args.tls]
+        steps = transports + ([] if args.no_busy else ["busy"])
         runs = [
-            measure(program, tls, args.np, args.iters, args.timeout)
-            for tls in runner.steps(transports, lambda tls: f"weft_bench_rma over {tls}")
+            measure_busy(program, args.np, args.timeout)
+            if step == "busy"
+            else measure(program, step, args.np, args.iters, args.timeout)
+            for step in runner.steps(
+                steps,
+                lambda step: "gets from a computing target, tcp" if step == "busy" else f"weft_bench_rma over {step}",
+            )
         ]
         path = results.save(BENCHMARK, {"runs": runs}, transport="+".join(transports), ranks=args.np)
         document = results.load(path)
@@ -224,12 +291,16 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
         "--tls",
         choices=[*TRANSPORT_ENV, "both"],
         default="shm",
-        help="UCX transport: shm (UCX defaults), tcp (UCX_TLS=tcp,self) or both (default: shm)",
+        help="transport: shm (UCX and MPI defaults), tcp (UCX_TLS=tcp,self, Open MPI btl tcp,self) "
+        "or both (default: shm)",
     )
     parser.add_argument("--iters", type=int, metavar="N", help="iterations per measurement (default: the program's)")
     parser.add_argument("--timeout", type=float, default=600, metavar="S", help="seconds allowed per run (default: 600)")
     parser.add_argument(
         "--json-only", action="store_true", help="save the results and print them as JSON, without tables or plot"
+    )
+    parser.add_argument(
+        "--no-busy", action="store_true", help="skip the gets from a computing target (with and without progress thread)"
     )
     parser.add_argument("--last", action="store_true", help="show the last saved results instead of measuring")
     parser.set_defaults(func=command)

@@ -1,0 +1,202 @@
+"""`weft bench ft`: NAS FT with every transposition algorithm (exchange,
+slabs, pencils; over MPI two-sided and weft one-sided), one after the other
+in one run of apps/ft/ft on this machine.
+
+ft --json FILE writes, for one algorithm,
+    {"benchmark": "ft", "class": "A", "nranks": 2, "algorithm": "slabs-weft",
+     "time_s": 1.02, "mflops": 7010.3, "compute_time_s": 0.97,
+     "comm_time_s": {"max": 0.06, "mean": 0.05},
+     "messages": {"forward": {"count": 128, "bytes": 524288},
+                  "inverse": {"count": 256, "bytes": 262144}, "total_per_rank": 1664},
+     "verified": true, ...}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from rich.console import Group
+from rich.table import Column
+from rich.text import Text
+
+from weft import WeftError, report, results, runner
+
+PROGRAM = "apps/ft/ft"
+BENCHMARK = "ft"
+CLASSES = ("S", "W", "A", "B", "C")
+ALGORITHMS = ("exchange-mpi", "slabs-mpi", "pencils-mpi", "exchange-weft", "slabs-weft", "pencils-weft")
+# The NPB way, against which every algorithm is compared.
+BASELINE = "exchange-mpi"
+REQUIRED = ("algorithm", "time_s", "mflops", "comm_time_s", "messages", "verified")
+
+NOTES = (
+    "exposed comm. is the time inside communication calls (posting, sends or puts, waits, "
+    "flush, barrier, all-to-all), the part of communication not hidden behind computation; "
+    "compute is the rest. vs NPB = exchange-mpi time ÷ this time (> 1: faster).\n"
+    "The machine is shared and noisy: compare algorithms within one run."
+)
+
+
+def measure(program: Path, cls: str, alg: str, nranks: int, extra: list[str], timeout: float) -> dict[str, Any]:
+    """Run ft once; its JSON report, or {"algorithm", "error"} when it fails
+    (a failed algorithm should not cost the others' results)."""
+    with tempfile.TemporaryDirectory(prefix="weft-ft-") as tmp:
+        output = Path(tmp) / "ft.json"
+        argv = [str(program), "--class", cls, "--alg", alg, "--json", str(output), *extra]
+        try:
+            runner.run_mpi(nranks, argv, timeout=timeout)
+            data = results.read_json(output)
+        except WeftError as exc:
+            return {"algorithm": alg, "error": str(exc)}
+    missing = [key for key in REQUIRED if not isinstance(data, dict) or key not in data]
+    if missing:
+        raise WeftError(f"ft wrote a report without {', '.join(missing)}")
+    return data
+
+
+def exposed(run: dict[str, Any]) -> float:
+    """Non-overlapped communication time: the mean over ranks of the time
+    spent inside communication calls."""
+    return float(run["comm_time_s"]["mean"])
+
+
+def speedup(run: dict[str, Any], runs: list[dict[str, Any]]) -> float | None:
+    base = next((r for r in runs if r["algorithm"] == BASELINE and "error" not in r), None)
+    if base is None or "error" in run:
+        return None
+    return report.advantage(run["time_s"], base["time_s"], lower_is_better=True)
+
+
+def run_table(document: dict[str, Any]) -> Group:
+    """One row per algorithm: time, Mop/s, compute and exposed communication,
+    messages and their size per transposition, verification."""
+    runs = document["runs"]
+    meta = document["metadata"]
+    columns = [
+        Column("algorithm", no_wrap=True),
+        Column("time s", justify="right"),
+        Column("Mop/s", justify="right"),
+        Column("compute s", justify="right"),
+        Column("exposed comm. s", justify="right"),
+        Column("msgs fwd/inv", justify="right"),
+        Column("msg size fwd/inv", justify="right"),
+        Column("vs NPB", justify="right"),
+        Column("verified"),
+    ]
+    table = report.table(
+        f"NAS FT class {document['class']}, {meta['ranks']} ranks on {meta['hostname']}", columns, []
+    )
+    for run in runs:
+        if "error" in run:
+            table.add_row(run["algorithm"], *([report.MISSING] * 7), Text("failed", style="bold red"))
+            continue
+        fwd, inv = run["messages"]["forward"], run["messages"]["inverse"]
+        table.add_row(
+            run["algorithm"],
+            f"{run['time_s']:.3f}",
+            report.fmt_number(run["mflops"]),
+            f"{run['time_s'] - exposed(run):.3f}",
+            f"{exposed(run):.3f}",
+            f"{fwd['count']}/{inv['count']}",
+            f"{report.fmt_size(fwd['bytes'])}/{report.fmt_size(inv['bytes'])}",
+            report.fmt_ratio(speedup(run, runs)),
+            Text("yes", style="green") if run["verified"] else Text("NO", style="bold red"),
+        )
+    failures = [Text(f"{r['algorithm']}: {r['error']}", style="red") for r in runs if "error" in r]
+    return Group(table, *failures)
+
+
+def stacked_chart(document: dict[str, Any], path: Path) -> Path:
+    """A PNG with one horizontal bar per algorithm: compute, then exposed
+    communication, stacked."""
+    runs = [r for r in document["runs"] if "error" not in r]
+    labels = [r["algorithm"] for r in runs]
+    comm = np.array([exposed(r) for r in runs])
+    compute = np.array([r["time_s"] for r in runs]) - comm
+    figure = Figure(figsize=(8, 1.5 + 0.5 * len(runs)), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    positions = np.arange(len(runs))
+    axes.barh(positions, compute, label="compute")
+    axes.barh(positions, comm, left=compute, label="exposed communication")
+    axes.set_yticks(positions, labels)
+    axes.invert_yaxis()
+    axes.set_xlabel("time (s)")
+    meta = document["metadata"]
+    axes.set_title(f"NAS FT class {document['class']}, {meta['ranks']} ranks on {meta['hostname']} ({meta['date'][:10]})")
+    axes.grid(axis="x", alpha=0.3)
+    figure.legend(loc="outside lower center", ncols=2, fontsize="small")
+    figure.savefig(path, dpi=120)
+    return path
+
+
+def command(args: argparse.Namespace) -> None:
+    if args.last:
+        latest = results.latest_path(BENCHMARK)
+        if not latest.exists():
+            raise WeftError(f"no saved results ({latest}): run `weft bench ft` first")
+        document = results.load(latest)
+    else:
+        if args.np < 1:
+            raise WeftError(f"--np must be at least 1, not {args.np}")
+        program = runner.executable(PROGRAM)
+        extra = ["--pad", str(args.pad), "--fftw", args.fftw]
+        runs = [
+            measure(program, args.cls, alg, args.np, extra, args.timeout)
+            for alg in runner.steps(args.algs, lambda alg: f"FT class {args.cls} {alg}")
+        ]
+        fields = {"class": args.cls, "pad": args.pad, "fftw": args.fftw, "runs": runs}
+        path = results.save(BENCHMARK, fields, transport="shm", ranks=args.np)
+        document = results.load(path)
+    if args.json_only:
+        print(json.dumps(document, indent=2))
+    else:
+        report.console.print(run_table(document))
+        report.console.print(Text(NOTES, style="dim"))
+        if not args.last:
+            png = stacked_chart(document, path.with_suffix(".png"))
+            report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+    failed = [r["algorithm"] for r in document["runs"] if "error" in r or not r["verified"]]
+    if failed and not args.last:
+        raise WeftError(f"not verified or failed: {', '.join(failed)}")
+
+
+def algorithm_list(text: str) -> list[str]:
+    algs = [a.strip() for a in text.split(",") if a.strip()]
+    unknown = [a for a in algs if a not in ALGORITHMS]
+    if unknown or not algs:
+        raise argparse.ArgumentTypeError(
+            f"unknown algorithm {', '.join(unknown) or '(none)'}; choose from {', '.join(ALGORITHMS)}"
+        )
+    return algs
+
+
+def register(bench_subparsers: argparse._SubParsersAction) -> None:
+    parser = bench_subparsers.add_parser(
+        "ft",
+        help="NAS FT: exchange, slabs and pencils over MPI and weft",
+        description="Run apps/ft/ft with each algorithm on this machine and compare them in one "
+        "run: time, Mop/s, compute vs exposed communication, messages. Results are saved under "
+        "bench/results/ (JSON and a PNG of compute and exposed communication).",
+    )
+    parser.add_argument("--class", dest="cls", choices=CLASSES, default="A", help="NPB class (default: A)")
+    parser.add_argument("--np", type=int, default=2, metavar="N", help="number of ranks (default: 2)")
+    parser.add_argument(
+        "--algs", type=algorithm_list, default=list(ALGORITHMS), metavar="A,B",
+        help="comma-separated algorithms (default: all six)",
+    )
+    parser.add_argument("--pad", type=int, default=0, metavar="N", help="row padding passed to ft (default: 0)")
+    parser.add_argument("--fftw", choices=("estimate", "measure"), default="estimate", help="FFTW planning (default: estimate)")
+    parser.add_argument("--timeout", type=float, default=600, metavar="S", help="seconds allowed per run (default: 600)")
+    parser.add_argument(
+        "--json-only", action="store_true", help="save the results and print them as JSON, without table or plot"
+    )
+    parser.add_argument("--last", action="store_true", help="show the last saved results instead of measuring")
+    parser.set_defaults(func=command)
