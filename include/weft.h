@@ -311,6 +311,65 @@ weft_status_t weft_am_send(weft_ep_t ep, int rank, int id,
 weft_status_t weft_progress(weft_ep_t ep, unsigned *count);
 
 /* ---- Teams (team layer) ---------------------------------------------- */
+
+/**
+ * Teams: groups of ranks of a context that follow the machine's hierarchy
+ * (the hierarchical-communicators paper, at weft level; docs/topology.md).
+ * A team wraps an MPI communicator (WEFT_Team_comm() in weft_mpi.h) and
+ * shares its split with WEFT_Comm_hsplit_with_roots().  The machine is
+ * described by the WEFT_TOPO_* variables, or is this machine.
+ */
+typedef struct weft__team *weft_team_t;
+
+/** The "no team" value: what a split returns below the bottom level. */
+#define WEFT_TEAM_NULL ((weft_team_t)0)
+
+/**
+ * The team of every rank of the context, in context rank order.  Collective.
+ * \param ctx   a live context
+ * \param team  [out] the new team; free it with weft_team_free()
+ */
+weft_status_t weft_team_world(weft_ctx_t ctx, weft_team_t *team);
+
+/**
+ * Split a team at the next hardware level.  Collective over parent.
+ *
+ * *child is the highest level of the machine's tree that is a strict subset
+ * of parent (equal levels collapse; the level is named after the highest of
+ * them), or WEFT_TEAM_NULL when the caller's binding goes no deeper.  When
+ * roots is not NULL, *roots is the team of the rank 0s of every child made
+ * from parent, on those ranks, and WEFT_TEAM_NULL elsewhere.  Ranks keep
+ * parent's order.  On error (a malformed WEFT_TOPO_* setting, a binding
+ * outside the machine, settings that differ across ranks) every rank
+ * returns the same status and weft_last_error() message, and no team is
+ * made.
+ * \param parent  a team
+ * \param child   [out] the level, or WEFT_TEAM_NULL
+ * \param roots   [out] the roots team, or WEFT_TEAM_NULL; may be NULL
+ */
+weft_status_t weft_team_split_topology(weft_team_t parent, weft_team_t *child,
+                                       weft_team_t *roots);
+
+/**
+ * What a level made by weft_team_split_topology() knows of itself.  Local.
+ * \param team   a child team (WEFT_ERR_INVALID_ARG for any other team)
+ * \param num    [out] number of teams its parent was split into
+ * \param index  [out] its position among them, from 0, in hardware order
+ * \param type   [out] level name ("Machine", "NUMANode", "L2Cache", "Core",
+ *               "Switch1", ...), owned by weft
+ */
+weft_status_t weft_team_level_info(weft_team_t team, int *num, int *index, const char **type);
+
+/** This rank's rank in the team, and the team's size. */
+weft_status_t weft_team_rank(weft_team_t team, int *rank);
+weft_status_t weft_team_nranks(weft_team_t team, int *nranks);
+
+/** The context rank of a team member (for RMA to a team peer). */
+weft_status_t weft_team_ctx_rank(weft_team_t team, int team_rank, int *ctx_rank);
+
+/** Free a team and set *team to WEFT_TEAM_NULL.  Collective over the team;
+ *  freeing WEFT_TEAM_NULL does nothing. */
+weft_status_t weft_team_free(weft_team_t *team);
 /* ---- end of Teams ------------------------------------------------------ */
 
 #ifdef __cplusplus
