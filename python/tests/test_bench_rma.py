@@ -28,20 +28,31 @@ for rank in range(nranks):
 """
 
 # A stand-in for weft_bench_rma: rank 0 writes the results, naming the
-# transport after UCX_TLS and recording its arguments.
+# transport after UCX_TLS and OMPI_MCA_btl and recording its arguments; with
+# --busy-target, gets from a computing target are slow without the progress
+# thread.
 FAKE_BENCH = """
 import json, os, sys
 args = sys.argv[1:]
 if os.environ["RANK"] == "0":
     tls = os.environ.get("UCX_TLS", "default")
     btl = os.environ.get("OMPI_MCA_btl", "default")
-    results = [
-        {"impl": "weft", "op": "put_rate", "size": 8, "value": 20.0, "unit": "Mmsg/s"},
-        {"impl": "ucx", "op": "put_rate", "size": 8, "value": 25.0, "unit": "Mmsg/s"},
-        {"impl": "weft", "op": "put_lat", "size": 8, "value": 0.5, "unit": "us"},
-        {"impl": "mpi-rma", "op": "put_lat", "size": 8, "value": 1.0, "unit": "us"},
-    ]
-    doc = {"benchmark": "rma", "nranks": 2, "transport": f"tls={tls} btl={btl} args={' '.join(args[2:])}", "results": results}
+    if "--busy-target" in args:
+        thread = os.environ["WEFT_PROGRESS_THREAD"] == "1"
+        impl = "weft+progress-thread" if thread else "weft"
+        results = [
+            {"impl": impl, "op": "get_lat_busy", "size": 8, "value": 30.0 if thread else 1100.0, "unit": "us"},
+            {"impl": impl, "op": "get_max_busy", "size": 8, "value": 60.0 if thread else 500000.0, "unit": "us"},
+        ]
+    else:
+        results = [
+            {"impl": "weft", "op": "put_rate", "size": 8, "value": 20.0, "unit": "Mmsg/s"},
+            {"impl": "ucx", "op": "put_rate", "size": 8, "value": 25.0, "unit": "Mmsg/s"},
+            {"impl": "weft", "op": "put_lat", "size": 8, "value": 0.5, "unit": "us"},
+            {"impl": "mpi-rma", "op": "put_lat", "size": 8, "value": 1.0, "unit": "us"},
+        ]
+    transport = f"tls={tls} btl={btl} args={' '.join(args[2:])}"
+    doc = {"benchmark": "rma", "nranks": 2, "transport": transport, "results": results}
     with open(args[args.index("--json") + 1], "w") as out:
         json.dump(doc, out)
 """
@@ -139,15 +150,23 @@ def test_bench_rma_both_transports_end_to_end(fake_rma: Path, capsys: pytest.Cap
     document = results.load(dated)
     assert document["metadata"]["transport"] == "shm+tcp"
     assert document["metadata"]["ranks"] == 2
-    transports = {run["tls"]: run["transport"] for run in document["runs"]}
+    comparisons = [run for run in document["runs"] if run.get("kind") != "busy-target"]
+    transports = {run["tls"]: run["transport"] for run in comparisons}
     assert transports == {"shm": "tls=default btl=default args=--iters 7",
                           "tcp": "tls=tcp,self btl=tcp,self args=--iters 7"}
-    assert all(run["benchmark"] == "rma" and run["nranks"] == 2 for run in document["runs"])
+    assert all(run["benchmark"] == "rma" and run["nranks"] == 2 for run in comparisons)
     assert out.count("not like for like") == 1
+
+    busy = next(run for run in document["runs"] if run.get("kind") == "busy-target")
+    assert {(r["impl"], r["op"]) for r in busy["results"]} == {
+        (impl, op) for impl in ("weft", "weft+progress-thread") for op in ("get_lat_busy", "get_max_busy")
+    }
+    mean = next(line for line in out.splitlines() if "get latency, mean" in line)
+    assert mean.split()[-3:] == ["1100", "30.0", "36.67×"]
 
 
 def test_bench_rma_last_and_json_only(fake_rma: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["bench", "rma", "--json-only"]) == 0
+    assert cli.main(["bench", "rma", "--no-busy", "--json-only"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == results.load(fake_rma / "rma-latest.json")
     assert not list(fake_rma.glob("*.png"))
