@@ -14,11 +14,14 @@
 
 weft_status_t weft__topo_fail(weft__topo_err_t *err, weft_status_t st, const char *fmt, ...)
 {
+    char    msg[sizeof(err->msg)];
     va_list ap;
 
+    /* Formatted apart: callers often wrap the previous message. */
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    memcpy(err->msg, msg, sizeof(msg));
     return st;
 }
 

@@ -53,12 +53,14 @@ static int find_switch(const weft__topo_net_t *net, const char *name)
     return -1;
 }
 
-/* Read one "SwitchName=... [Switches=...] [Nodes=...]" line into slot i. */
-static weft_status_t parse_line(char *line, int lineno, weft__topo_net_t *net, pending_t *p,
+/* Read one "SwitchName=... [Switches=...] [Nodes=...]" line into the next
+ * switch slot of net and of pending. */
+static weft_status_t parse_line(char *line, int lineno, weft__topo_net_t *net, pending_t *pending,
                                 weft__topo_err_t *err)
 {
-    int  have_name = 0;
-    char *save = NULL;
+    pending_t *p = &pending[net->nswitches];
+    int        have_name = 0;
+    char      *save = NULL;
 
     for (char *tok = strtok_r(line, " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save)) {
         char *eq = strchr(tok, '=');
@@ -82,7 +84,7 @@ static weft_status_t parse_line(char *line, int lineno, weft__topo_net_t *net, p
             if (other >= 0)
                 return weft__topo_fail(err, WEFT_ERR_CONFIG,
                                        "topology.conf line %d: switch '%s' already defined on "
-                                       "line %d", lineno, value, p[other].line);
+                                       "line %d", lineno, value, pending[other].line);
             snprintf(net->switches[net->nswitches].name, WEFT__TOPO_NAME_MAX, "%s", value);
             have_name = 1;
         } else if (strcasecmp(tok, "Switches") == 0) {
@@ -222,7 +224,7 @@ weft_status_t weft__topo_slurm_parse(const char *text, weft__topo_net_t *net,
         while (isspace((unsigned char)*s))
             s++;
         if (*s)
-            st = parse_line(s, lineno, &t, &p[t.nswitches], err);
+            st = parse_line(s, lineno, &t, p, err);
     }
     if (st == WEFT_OK && t.nswitches == 0)
         st = weft__topo_fail(err, WEFT_ERR_CONFIG, "topology.conf: no switch defined");
