@@ -3,7 +3,6 @@
 #define _GNU_SOURCE  /* ppoll */
 #include "runtime.h"
 #include <weft_ucx.h>
-#include "prof/clock.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -349,38 +348,39 @@ weft_status_t weft_finalize(weft_ctx_t ctx)
     return first;
 }
 
+/* Checks shared by the accessors: a live context and an output pointer. */
+static weft_status_t accessor(weft_ctx_t ctx, const void *out, const char *fn, const char *name)
+{
+    weft_status_t st = weft__ctx_check(ctx, fn);
+
+    if (st == WEFT_OK && out == NULL)
+        st = weft__error(WEFT_ERR_INVALID_ARG, fn, "%s is NULL", name);
+    return st;
+}
+
 weft_status_t weft_rank(weft_ctx_t ctx, int *rank)
 {
-    weft_status_t st = weft__ctx_check(ctx, __func__);
+    weft_status_t st = accessor(ctx, rank, __func__, "rank");
 
-    if (st != WEFT_OK)
-        return st;
-    if (rank == NULL)
-        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "rank is NULL");
-    *rank = ctx->rank;
-    return WEFT_OK;
+    if (st == WEFT_OK)
+        *rank = ctx->rank;
+    return st;
 }
 
 weft_status_t weft_nranks(weft_ctx_t ctx, int *nranks)
 {
-    weft_status_t st = weft__ctx_check(ctx, __func__);
+    weft_status_t st = accessor(ctx, nranks, __func__, "nranks");
 
-    if (st != WEFT_OK)
-        return st;
-    if (nranks == NULL)
-        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "nranks is NULL");
-    *nranks = ctx->nranks;
-    return WEFT_OK;
+    if (st == WEFT_OK)
+        *nranks = ctx->nranks;
+    return st;
 }
 
 weft_status_t weft_ucx_context(weft_ctx_t ctx, ucp_context_h *ucp)
 {
-    weft_status_t st = weft__ctx_check(ctx, __func__);
+    weft_status_t st = accessor(ctx, ucp, __func__, "ucp");
 
-    if (st != WEFT_OK)
-        return st;
-    if (ucp == NULL)
-        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "ucp is NULL");
-    *ucp = ctx->ucp;
-    return WEFT_OK;
+    if (st == WEFT_OK)
+        *ucp = ctx->ucp;
+    return st;
 }

@@ -4,7 +4,7 @@
  * Owns the process-wide state of a context: the MPI communicator, the UCX
  * context, the "home" worker whose address peers connect to (incoming
  * operations and active messages are served there), the address table and
- * the optional progress thread.  May call prof only.  Upper layers attach
+ * the optional progress thread.  Calls no other layer.  Upper layers attach
  * their cleanup to the context with weft__ctx_on_teardown().
  */
 #ifndef WEFT_RUNTIME_H
