@@ -97,6 +97,13 @@ def test_speedup_needs_the_npb_baseline(document: dict[str, Any]) -> None:
     assert bench_ft.speedup(runs[0], runs) is None
 
 
+def test_best_trial_is_the_fastest_verified_one() -> None:
+    trials = [run("slabs-mpi", 1.5, 0.1), {"algorithm": "slabs-mpi", "error": "timed out"}, run("slabs-mpi", 1.2, 0.2)]
+    chosen = bench_ft.best(trials)
+    assert chosen["time_s"] == 1.2 and chosen["trial_times_s"] == [1.5, None, 1.2]
+    assert bench_ft.best(trials[1:2])["error"] == "timed out"
+
+
 def test_chart_is_a_png(document: dict[str, Any], tmp_path: Path) -> None:
     path = bench_ft.stacked_chart(document, tmp_path / "ft.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -140,9 +147,10 @@ def test_bench_ft_end_to_end_keeps_results_of_a_failed_algorithm(
 
 
 def test_bench_ft_selected_algorithms_last_and_json_only(fake_ft: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["bench", "ft", "--algs", "exchange-mpi,pencils-weft", "--json-only"]) == 0
+    assert cli.main(["bench", "ft", "--algs", "exchange-mpi,pencils-weft", "--trials", "2", "--json-only"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert [r["algorithm"] for r in printed["runs"]] == ["exchange-mpi", "pencils-weft"]
+    assert printed["trials"] == 2 and printed["runs"][1]["trial_times_s"] == [1.5, 1.5]
     assert not list(fake_ft.glob("*.png"))
 
     assert cli.main(["bench", "ft", "--last"]) == 0
