@@ -50,12 +50,31 @@ void weft__spin_pause(unsigned *spins)
     }
 }
 
+weft_status_t weft__mpi_wait(weft_ctx_t ctx, MPI_Request *req, const char *fn)
+{
+    int done = 0;
+    unsigned spins = 0;
+
+    while (!done) {
+        if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return weft__error(WEFT_ERR_MPI, fn, "MPI_Test failed");
+        weft__ctx_progress_home(ctx);
+        if (!done)
+            weft__spin_pause(&spins);
+    }
+    return WEFT_OK;
+}
+
 weft_status_t weft__agree(weft_ctx_t ctx, weft_status_t st)
 {
     int local = (int)st, global;
+    MPI_Request req;
+    weft_status_t err;
 
-    if (MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS)
-        return weft__error(WEFT_ERR_MPI, __func__, "MPI_Allreduce failed");
+    if (MPI_Iallreduce(&local, &global, 1, MPI_INT, MPI_MIN, ctx->comm, &req) != MPI_SUCCESS)
+        return weft__error(WEFT_ERR_MPI, __func__, "MPI_Iallreduce failed");
+    if ((err = weft__mpi_wait(ctx, &req, __func__)) != WEFT_OK)
+        return err;
     if (global != WEFT_OK && local == WEFT_OK)
         return weft__error((weft_status_t)global, __func__,
                            "another rank failed: %s", weft_strerror((weft_status_t)global));
@@ -298,22 +317,13 @@ err_free_ctx:
 weft_status_t weft_barrier(weft_ctx_t ctx)
 {
     MPI_Request req;
-    int done = 0;
-    unsigned spins = 0;
     weft_status_t st;
 
     if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
         return st;
     if (MPI_Ibarrier(ctx->comm, &req) != MPI_SUCCESS)
         return weft__error(WEFT_ERR_MPI, __func__, "MPI_Ibarrier failed");
-    while (!done) {
-        if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            return weft__error(WEFT_ERR_MPI, __func__, "MPI_Test failed");
-        weft__ctx_progress_home(ctx);
-        if (!done)
-            weft__spin_pause(&spins);
-    }
-    return WEFT_OK;
+    return weft__mpi_wait(ctx, &req, __func__);
 }
 
 weft_status_t weft_finalize(weft_ctx_t ctx)

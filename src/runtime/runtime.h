@@ -78,6 +78,12 @@ void weft__spin_pause(unsigned *spins);
 /* Progress the home worker if no progress thread serves it. */
 void weft__ctx_progress_home(weft_ctx_t ctx);
 
+/* Wait for a non-blocking MPI operation while serving incoming operations.
+ * Every MPI wait inside a weft call that peers may reach while they still
+ * wait for their operations to this rank must use it, or both would wait
+ * on each other (e.g. gets over TCP need this rank's progress). */
+weft_status_t weft__mpi_wait(weft_ctx_t ctx, MPI_Request *req, const char *fn);
+
 /* MPI_Allreduce(MIN) of a local status, so that every rank returns the same
  * error from a collective call and none is left waiting. */
 weft_status_t weft__agree(weft_ctx_t ctx, weft_status_t st);

@@ -170,20 +170,25 @@ weft_status_t weft_seg_alloc(weft_ctx_t ctx, size_t bytes, weft_seg_t *out, void
     struct seg_layer *L = NULL;
     struct weft__seg *seg;
     unsigned long long mine = bytes, lo, hi;
+    MPI_Request req[2];
     weft_status_t st;
 
     if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
         return st;
-    /* Every rank must reach the same verdict on the arguments, or some
-     * would enter the exchange while others returned. */
+    /* The first exchange of the call serves peers while it waits (some may
+     * still be completing operations that need this rank); then every rank
+     * reaches the same verdict on the arguments, so none is left waiting. */
+    if (MPI_Iallreduce(&mine, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, ctx->comm, &req[0]) != MPI_SUCCESS ||
+        MPI_Iallreduce(&mine, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, ctx->comm, &req[1]) != MPI_SUCCESS)
+        return weft__error(WEFT_ERR_MPI, __func__, "MPI_Iallreduce failed");
+    if ((st = weft__mpi_wait(ctx, &req[0], __func__)) != WEFT_OK ||
+        (st = weft__mpi_wait(ctx, &req[1], __func__)) != WEFT_OK)
+        return st;
     st = WEFT_OK;
     if (out == NULL)
         st = weft__error(WEFT_ERR_INVALID_ARG, __func__, "seg is NULL");
     else if (bytes == 0)
         st = weft__error(WEFT_ERR_INVALID_ARG, __func__, "size is 0");
-    if (MPI_Allreduce(&mine, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, ctx->comm) != MPI_SUCCESS ||
-        MPI_Allreduce(&mine, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, ctx->comm) != MPI_SUCCESS)
-        return weft__error(WEFT_ERR_MPI, __func__, "MPI_Allreduce failed");
     if (st == WEFT_OK && lo != hi)
         st = weft__error(WEFT_ERR_INVALID_ARG, __func__,
                          "ranks passed different sizes (%llu to %llu bytes); segments are symmetric",
