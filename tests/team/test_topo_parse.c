@@ -297,6 +297,29 @@ static void test_rule_binding(void)
     hwloc_bitmap_free(set);
 }
 
+/* An XML description, one file per node through "{node}". */
+static void test_xml_per_node(void)
+{
+    hwloc_topology_t  t, loaded;
+    char              path[128];
+    weft__topo_settings_t s = {.xml = "/tmp/weft-test-xml-{node}.xml"};
+
+    snprintf(path, sizeof(path), "/tmp/weft-test-xml-nodeA.xml");
+    hwloc_topology_init(&t);
+    hwloc_topology_set_synthetic(t, FIG1);
+    hwloc_topology_load(t);
+    CHECK(hwloc_topology_export_xml(t, path, 0) == 0, "export %s", path);
+    hwloc_topology_destroy(t);
+    CHECK(weft__topo_load(&s, "nodeA", &loaded, &err) == WEFT_OK, "%s", err.msg);
+    if (!check_failures) {
+        CHECK(hwloc_get_nbobjs_by_type(loaded, HWLOC_OBJ_CORE) == 8, "8 cores from the XML");
+        hwloc_topology_destroy(loaded);
+    }
+    CHECK(weft__topo_load(&s, "nodeB", &loaded, &err) == WEFT_ERR_CONFIG, "no XML for nodeB");
+    CHECK_MSG(err.msg, "'/tmp/weft-test-xml-nodeB.xml' cannot be read");
+    remove(path);
+}
+
 int main(void)
 {
     test_parse_bind_lists();
@@ -306,6 +329,7 @@ int main(void)
     test_slurm_conf();
     test_paths();
     test_rule_binding();
+    test_xml_per_node();
     if (check_failures)
         fprintf(stderr, "%d check(s) failed\n", check_failures);
     return check_failures != 0;
