@@ -21,9 +21,12 @@ typedef fftw_complex ft_cplx;
 
 /* ---- problem classes (ft_classes.c) ----------------------------------- */
 
+/** Iterations of the longest class (B and C). */
+#define FT_MAX_NITER 20
+
 typedef struct {
     const char   *name;
-    int           nx, ny, nz, niter;
+    int           nx, ny, nz, niter;   /* niter <= FT_MAX_NITER */
     const double (*ref)[2];   /* niter reference checksums (real, imaginary) */
 } ft_class_t;
 

@@ -229,6 +229,7 @@ void ft_fft3d(ft_t *ft, ft_phase_t *ph, const ft_cplx *src)
     for (int pl = 0; pl < npl; pl++) {
         const int p = ph->src.plane0 + pl;
 
+        /* FFTW's new-array call takes no const input; the plan preserves it. */
         fftw_execute_dft(ph->plane_fft, (ft_cplx *)src + pl * ph->src.plane_stride, ft->work);
         /* Next rank first and this rank last, so that peers do not all
          * target the same rank at the same time. */

@@ -131,7 +131,7 @@ static double mflops(const ft_class_t *c, double seconds)
 }
 
 typedef struct {
-    double complex sums[64];
+    double complex sums[FT_MAX_NITER];
     double         max_err;
     int            verified;
     double         time, comm_max, comm_mean;
