@@ -188,3 +188,30 @@ def test_bench_failure_shows_its_stderr(fake_rma: Path, fake_build: Path, write_
     assert "failed with exit status" in err and "ucp_init failed: no device" in err
     assert "Traceback" not in err
     assert not fake_rma.exists()
+
+
+def test_ratio_pairs_rounds_measured_side_by_side():
+    # a burst of load halves one round of each side, in different rounds: the
+    # ratio of medians would be thrown off, the median of paired ratios is not
+    entries = [
+        {"impl": "weft", "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": 90.0,
+         "rounds": [90.0, 45.0, 92.0, 88.0, 91.0]},
+        {"impl": "ucx", "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": 100.0,
+         "rounds": [100.0, 50.0, 100.0, 100.0, 50.0]},
+    ]
+    (row,) = bench_rma.parse_rows(entries)
+    assert row.rounds["weft"][1] == 45.0
+    assert row.ratio("ucx") == pytest.approx(0.90)
+    # without rounds (or with unequal counts) the medians are compared
+    del entries[0]["rounds"]
+    (row,) = bench_rma.parse_rows(entries)
+    assert row.ratio("ucx") == pytest.approx(0.90)
+
+
+def test_ratio_pairs_latency_rounds_other_over_weft():
+    entries = [
+        {"impl": "weft", "op": "put_lat", "size": 8, "unit": "us", "value": 0.5, "rounds": [0.5, 1.0, 0.5]},
+        {"impl": "mpi-rma", "op": "put_lat", "size": 8, "unit": "us", "value": 1.0, "rounds": [1.0, 2.0, 2.0]},
+    ]
+    (row,) = bench_rma.parse_rows(entries)
+    assert row.ratio("mpi-rma") == pytest.approx(2.0)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,12 +56,14 @@ OP_NAMES = {
 
 @dataclass(frozen=True)
 class Row:
-    """One operation at one size, with the value each implementation measured."""
+    """One operation at one size, with the value each implementation measured
+    (the median of its rounds) and, when the program kept them, the rounds."""
 
     op: str
     size: int
     unit: str
     values: dict[str, float]
+    rounds: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -74,10 +77,17 @@ class Row:
         return f"{what} {report.fmt_size(self.size)}"
 
     def ratio(self, peer: str) -> float | None:
-        """weft's advantage over peer (> 1: weft is faster)."""
-        return report.advantage(
-            self.values.get("weft"), self.values.get(peer), lower_is_better=report.is_latency(self.unit)
-        )
+        """weft's advantage over peer (> 1: weft is faster).  With rounds on
+        both sides, the median of the ratios of rounds measured next to each
+        other, which a burst of load on the shared machine disturbs less than
+        the ratio of the two medians."""
+        lower = report.is_latency(self.unit)
+        mine, theirs = self.rounds.get("weft"), self.rounds.get(peer)
+        if mine and theirs and len(mine) == len(theirs):
+            pairs = [report.advantage(w, o, lower_is_better=lower) for w, o in zip(mine, theirs)]
+            if all(p is not None for p in pairs):
+                return statistics.median(p for p in pairs if p is not None)
+        return report.advantage(self.values.get("weft"), self.values.get(peer), lower_is_better=lower)
 
 
 def parse_rows(entries: Any) -> list[Row]:
@@ -91,6 +101,8 @@ def parse_rows(entries: Any) -> list[Row]:
             key = (str(entry["op"]), int(entry["size"]))
             row = grouped.setdefault(key, Row(key[0], key[1], str(entry["unit"]), {}))
             row.values[str(entry["impl"])] = float(entry["value"])
+            if "rounds" in entry:
+                row.rounds[str(entry["impl"])] = [float(v) for v in entry["rounds"]]
         except (KeyError, TypeError, ValueError):
             raise WeftError(f"weft_bench_rma wrote a malformed result entry: {entry!r}") from None
     order = list(OP_NAMES)

@@ -130,9 +130,9 @@ static void destroy_ep(struct weft__ep *ep)
         weft__ep_wait_req(ep, ucp_ep_close_nbx(ep->peers[r], &p), "weft_finalize",
                           "ucp_ep_close_nbx");
     }
-    for (unsigned i = 0; i < ep->nrkeys; i++)
-        free(ep->rkeys[i]);
-    free(ep->rkeys);
+    for (unsigned i = 0; i < ep->ntgts; i++)
+        free(ep->tgts[i]);
+    free(ep->tgts);
     free(ep->peers);
     if (ep->owns_worker)
         ucp_worker_destroy(ep->worker);

@@ -9,6 +9,14 @@
 
 #include "runtime/runtime.h"
 
+/* Everything a one-sided operation needs about (rank, segment), in one
+ * place, so the fast path reads a single entry. */
+struct weft__tgt {
+    ucp_ep_h   ep;     /* this endpoint's connection to rank */
+    ucp_rkey_h rkey;   /* NULL until unpacked: the entry is then unused */
+    uint64_t   base;   /* the segment's base address at rank */
+};
+
 struct weft__ep {
     uint32_t            state;        /* WEFT__ALIVE while usable */
     int                 nranks;
@@ -16,8 +24,8 @@ struct weft__ep {
     ucp_worker_h        worker;
     int                 owns_worker;  /* 0 when it is the context's home worker */
     ucp_ep_h           *peers;        /* [nranks], connected on first use */
-    ucp_rkey_h        **rkeys;        /* [segment id][rank], unpacked on first use */
-    unsigned            nrkeys;       /* length of rkeys */
+    struct weft__tgt  **tgts;         /* [segment id][rank], filled on first use */
+    unsigned            ntgts;        /* length of tgts */
     size_t              inflight;     /* implicit operations not yet completed */
     size_t              max_inflight; /* above this, progress before issuing */
     weft_status_t       nbi_error;    /* first failure of an implicit operation */

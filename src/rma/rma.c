@@ -24,7 +24,7 @@ resolve_slow(weft_ep_t ep, int rank, weft_seg_t seg, const char *fn)
 
     if (ep->peers[rank] == NULL && (st = weft__ep_connect(ep, rank, fn)) != WEFT_OK)
         return st;
-    if (seg->id >= ep->nrkeys || ep->rkeys[seg->id] == NULL || ep->rkeys[seg->id][rank] == NULL)
+    if (seg->id >= ep->ntgts || ep->tgts[seg->id] == NULL || ep->tgts[seg->id][rank].rkey == NULL)
         return weft__seg_unpack_rkey(ep, seg, rank, fn);
     return WEFT_OK;
 }
@@ -61,9 +61,9 @@ resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void
     if ((st = check_slow(ep, rank, seg, off, n, buf, fn)) != WEFT_OK ||
         (st = resolve_slow(ep, rank, seg, fn)) != WEFT_OK)
         return st;
-    t->ep = ep->peers[rank];
-    t->rkey = ep->rkeys[seg->id][rank];
-    t->addr = seg->bases[rank] + off;
+    t->ep = ep->tgts[seg->id][rank].ep;
+    t->rkey = ep->tgts[seg->id][rank].rkey;
+    t->addr = ep->tgts[seg->id][rank].base + off;
     return WEFT_OK;
 }
 
@@ -74,18 +74,18 @@ resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void
 static inline int fast_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n,
                               const void *buf, struct target *t)
 {
-    ucp_rkey_h *keys;
+    const struct weft__tgt *tg;
 
-    if (WEFT__UNLIKELY(ep == NULL || ep->state != WEFT__ALIVE ||
-                       (unsigned)rank >= (unsigned)ep->nranks || seg == NULL ||
-                       seg->ctx != ep->ctx || seg->state != WEFT__ALIVE || off > seg->size ||
-                       n > seg->size - off || (buf == NULL && n > 0) ||
-                       seg->id >= ep->nrkeys || (keys = ep->rkeys[seg->id]) == NULL ||
-                       keys[rank] == NULL || ep->peers[rank] == NULL))
+    /* A finalised context has no live segment, so seg->live_ctx == ep->ctx
+     * also says that ep is usable. */
+    if (WEFT__UNLIKELY(ep == NULL || seg == NULL || seg->live_ctx != ep->ctx ||
+                       (unsigned)rank >= (unsigned)ep->nranks || off > seg->size ||
+                       n > seg->size - off || (buf == NULL && n > 0) || seg->id >= ep->ntgts ||
+                       (tg = ep->tgts[seg->id]) == NULL || tg[rank].rkey == NULL))
         return 0;
-    t->ep = ep->peers[rank];
-    t->rkey = keys[rank];
-    t->addr = seg->bases[rank] + off;
+    t->ep = tg[rank].ep;
+    t->rkey = tg[rank].rkey;
+    t->addr = tg[rank].base + off;
     return 1;
 }
 

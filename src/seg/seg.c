@@ -14,13 +14,13 @@ static void release_keys(weft_ctx_t ctx, struct weft__seg *seg)
     struct weft__ep_layer *L = weft__ep_layer(ctx);
 
     for (struct weft__ep *ep = L ? L->eps : NULL; ep; ep = ep->next) {
-        if (seg->id >= ep->nrkeys || ep->rkeys[seg->id] == NULL)
+        if (seg->id >= ep->ntgts || ep->tgts[seg->id] == NULL)
             continue;
         for (int r = 0; r < ep->nranks; r++)
-            if (ep->rkeys[seg->id][r])
-                ucp_rkey_destroy(ep->rkeys[seg->id][r]);
-        free(ep->rkeys[seg->id]);
-        ep->rkeys[seg->id] = NULL;
+            if (ep->tgts[seg->id][r].rkey)
+                ucp_rkey_destroy(ep->tgts[seg->id][r].rkey);
+        free(ep->tgts[seg->id]);
+        ep->tgts[seg->id] = NULL;
     }
 }
 
@@ -35,6 +35,7 @@ static void release_seg(weft_ctx_t ctx, struct weft__seg *seg)
     seg->keys = NULL;
     seg->key_off = NULL;
     seg->state = WEFT__DEAD;
+    seg->live_ctx = NULL;
 }
 
 static void teardown(weft_ctx_t ctx)
@@ -50,24 +51,28 @@ weft_status_t weft__seg_unpack_rkey(weft_ep_t ep, weft_seg_t seg, int rank, cons
 {
     ucs_status_t s;
 
-    if (seg->id >= ep->nrkeys) {
+    struct weft__tgt *t;
+
+    if (seg->id >= ep->ntgts) {
         unsigned n = seg->id + 8;
-        ucp_rkey_h **t = realloc(ep->rkeys, n * sizeof(*t));
-        if (t == NULL)
-            return weft__error(WEFT_ERR_NO_MEMORY, fn, "rkey table");
-        memset(t + ep->nrkeys, 0, (n - ep->nrkeys) * sizeof(*t));
-        ep->rkeys = t;
-        ep->nrkeys = n;
+        struct weft__tgt **tab = realloc(ep->tgts, n * sizeof(*tab));
+        if (tab == NULL)
+            return weft__error(WEFT_ERR_NO_MEMORY, fn, "target table");
+        memset(tab + ep->ntgts, 0, (n - ep->ntgts) * sizeof(*tab));
+        ep->tgts = tab;
+        ep->ntgts = n;
     }
-    if (ep->rkeys[seg->id] == NULL) {
-        ep->rkeys[seg->id] = calloc((size_t)ep->nranks, sizeof(ucp_rkey_h));
-        if (ep->rkeys[seg->id] == NULL)
-            return weft__error(WEFT_ERR_NO_MEMORY, fn, "rkey table");
+    if (ep->tgts[seg->id] == NULL) {
+        ep->tgts[seg->id] = calloc((size_t)ep->nranks, sizeof(struct weft__tgt));
+        if (ep->tgts[seg->id] == NULL)
+            return weft__error(WEFT_ERR_NO_MEMORY, fn, "target table");
     }
-    s = ucp_ep_rkey_unpack(ep->peers[rank], seg->keys + seg->key_off[rank],
-                           &ep->rkeys[seg->id][rank]);
+    t = &ep->tgts[seg->id][rank];
+    s = ucp_ep_rkey_unpack(ep->peers[rank], seg->keys + seg->key_off[rank], &t->rkey);
     if (s != UCS_OK)
         return weft__ucs_error(s, fn, "ucp_ep_rkey_unpack");
+    t->ep = ep->peers[rank];
+    t->base = seg->bases[rank];
     return WEFT_OK;
 }
 
@@ -215,6 +220,7 @@ weft_status_t weft_seg_alloc(weft_ctx_t ctx, size_t bytes, weft_seg_t *out, void
     pthread_mutex_lock(&ctx->lock);
     seg->id = L->next_id++;
     seg->state = WEFT__ALIVE;
+    seg->live_ctx = ctx;
     seg->next = L->segs;
     L->segs = seg;
     pthread_mutex_unlock(&ctx->lock);

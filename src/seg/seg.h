@@ -10,6 +10,8 @@
 
 struct weft__seg {
     uint32_t     state;        /* WEFT__ALIVE until weft_seg_free */
+    weft_ctx_t   live_ctx;     /* the context while alive, NULL after: one
+                                * compare on the fast path checks both */
     unsigned     id;           /* index into each endpoint's rkey table */
     weft_ctx_t   ctx;
     size_t       size;         /* bytes per rank */
@@ -21,7 +23,8 @@ struct weft__seg {
     struct weft__seg *next;    /* the context's list, live and freed */
 };
 
-/* Slow path of the rkey lookup: unpack rank's key of seg for ep. */
+/* Slow path of the target lookup: unpack rank's key of seg for ep and
+ * fill ep's target entry (ep must be connected to rank). */
 weft_status_t weft__seg_unpack_rkey(weft_ep_t ep, weft_seg_t seg, int rank, const char *fn);
 
 /* Check that seg is a live segment of ep's context; fn names the caller. */
