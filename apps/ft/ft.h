@@ -73,7 +73,6 @@ typedef enum {
  * destination planes are the rows a, cut over the ranks, and hold rows p.
  */
 typedef struct {
-    int          sign;            /* FFTW_FORWARD or FFTW_BACKWARD */
     ft_layout_t  src, dst;
     int          unit_rows;       /* rows per message */
     fftw_plan    plane_fft;       /* along a, one source plane -> work */

@@ -66,10 +66,12 @@ static int make_phase(ft_t *ft, ft_phase_t *ph, int sign, ft_layout_t src,
 {
     const int pitch = ft->nx_pad, np = src.nplanes * ft->nranks, na = src.nrows;
     const int nal = na / ft->nranks;
+    /* Pencils: each destination plane in one piece, so that the last FFTs
+     * stride by one row.  Exchange and slabs: the rows of a slab together,
+     * so that a slab (and a whole exchange block) is one message. */
     const int plane_major = ft->opt.grain == FT_GRAIN_PENCILS;
     const unsigned flags = ft->opt.fftw_flags;
 
-    ph->sign = sign;
     ph->src = src;
     ph->dst = make_layout(nal, ft->rank * nal, np, pitch, plane_major);
     ph->unit_rows = ft->opt.grain == FT_GRAIN_PENCILS ? 1 : nal;
