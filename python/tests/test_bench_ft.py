@@ -104,7 +104,10 @@ def test_best_trial_is_the_fastest_verified_one() -> None:
     assert bench_ft.best(trials[1:2])["error"] == "timed out"
 
 
-def test_chart_is_a_png(document: dict[str, Any], tmp_path: Path) -> None:
+@pytest.mark.parametrize("slow", [1.2, 40.0])
+def test_chart_is_a_png_even_with_one_pathological_algorithm(document: dict[str, Any], tmp_path: Path,
+                                                             slow: float) -> None:
+    document["runs"] += [run("slabs-mpi", 1.1, 0.1), run("pencils-mpi", slow, slow - 1.0)]
     path = bench_ft.stacked_chart(document, tmp_path / "ft.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
