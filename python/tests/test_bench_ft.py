@@ -28,7 +28,8 @@ sys.exit(subprocess.run(args, env=env).returncode)
 """
 
 # A stand-in for apps/ft/ft: the report of its --alg, in its --json file;
-# pencils take longer to communicate and slabs-weft fails.
+# pencils take longer to communicate, slabs-mpi is not verified (its report
+# says so, and it exits 1) and slabs-weft fails without a report.
 FAKE_FT = """
 import json, sys
 args = sys.argv[1:]
@@ -42,9 +43,10 @@ doc = {"benchmark": "ft", "class": value("--class"), "nranks": 2, "algorithm": a
        "comm_time_s": {"max": comm, "mean": comm}, "compute_time_s": 1.0,
        "messages": {"forward": {"count": 2, "bytes": 4096}, "inverse": {"count": 2, "bytes": 4096},
                     "total_per_rank": 14},
-       "verified": True, "args": args}
+       "verified": alg != "slabs-mpi", "args": args}
 with open(value("--json"), "w") as out:
     json.dump(doc, out)
+sys.exit(0 if doc["verified"] else 1)
 """
 
 
@@ -135,8 +137,9 @@ def test_bench_ft_end_to_end_keeps_results_of_a_failed_algorithm(
 ) -> None:
     assert cli.main(["bench", "ft", "--class", "W", "--pad", "2"]) == 1
     captured = capsys.readouterr()
-    assert "not verified or failed: slabs-weft" in captured.err
+    assert "not verified or failed: slabs-mpi, slabs-weft" in captured.err
     assert "pencils-mpi" in captured.out and "failed" in captured.out
+    assert next(line for line in captured.out.splitlines() if "slabs-mpi" in line).split()[-1] == "NO"
 
     document = results.load(fake_ft / "ft-latest.json")
     assert document["class"] == "W" and document["metadata"]["ranks"] == 2
@@ -146,6 +149,8 @@ def test_bench_ft_end_to_end_keeps_results_of_a_failed_algorithm(
     assert exchange["args"][-4:] == ["--pad", "2", "--fftw", "estimate"]
     failed = next(r for r in document["runs"] if r["algorithm"] == "slabs-weft")
     assert "WEFT_ERR_TRANSPORT" in failed["error"]
+    not_verified = next(r for r in document["runs"] if r["algorithm"] == "slabs-mpi")
+    assert not_verified["verified"] is False and "error" not in not_verified
     assert len(list(fake_ft.glob("ft-2*.png"))) == 1
 
 
