@@ -98,14 +98,31 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t header_length,
     return UCS_OK;
 }
 
+/* The free list is touched by the sender and by whoever completes its sends:
+ * the progress thread, when there is one, and then it needs the lock. */
+static void slots_lock(struct weft__ep *ep)
+{
+    if (ep->ctx->pthread_running)
+        pthread_mutex_lock(&ep->am_lock);
+}
+
+static void slots_unlock(struct weft__ep *ep)
+{
+    if (ep->ctx->pthread_running)
+        pthread_mutex_unlock(&ep->am_lock);
+}
+
 static void send_done(void *request, ucs_status_t status, void *user_data)
 {
     struct weft__am_slot *slot = user_data;
+    struct weft__ep *ep = slot->ep;
 
     (void)request;
     (void)status;
-    slot->next = slot->ep->am_slots;
-    slot->ep->am_slots = slot;
+    slots_lock(ep);
+    slot->next = ep->am_slots;
+    ep->am_slots = slot;
+    slots_unlock(ep);
 }
 
 static weft_status_t set_ucx_handler(struct am_layer *L, int id, int on)
@@ -203,10 +220,12 @@ weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, s
     if (ep->peers[rank] == NULL && (st = weft__ep_connect(ep, rank, __func__)) != WEFT_OK)
         return st;
 
+    slots_lock(ep);
     slot = ep->am_slots;
-    if (slot != NULL) {
+    if (slot != NULL)
         ep->am_slots = slot->next;
-    } else if ((slot = malloc(sizeof(*slot))) == NULL) {
+    slots_unlock(ep);
+    if (slot == NULL && (slot = malloc(sizeof(*slot))) == NULL) {
         return weft__error(WEFT_ERR_NO_MEMORY, __func__, "header buffer");
     }
     slot->ep = ep;

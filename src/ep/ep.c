@@ -11,9 +11,12 @@ static void nbi_done(void *request, ucs_status_t status, void *user_data)
 {
     struct weft__ep *ep = user_data;
 
-    ep->inflight--;
-    if (status != UCS_OK && ep->nbi_error == WEFT_OK)
-        ep->nbi_error = weft__ucs_error(status, "implicit operation", "completion");
+    /* may run on the progress thread while the owner issues more */
+    __atomic_sub_fetch(&ep->inflight, 1, __ATOMIC_RELAXED);
+    if (status != UCS_OK) {
+        weft_status_t none = WEFT_OK, st = weft__ucs_error(status, "implicit operation", "completion");
+        __atomic_compare_exchange_n(&ep->nbi_error, &none, st, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    }
     ucp_request_free(request);
 }
 
@@ -70,7 +73,7 @@ void weft__ep_backpressure(weft_ep_t ep)
 {
     unsigned spins = 0;
 
-    while (ep->inflight >= ep->max_inflight / 2)
+    while (__atomic_load_n(&ep->inflight, __ATOMIC_RELAXED) >= ep->max_inflight / 2)
         if (weft__ep_progress(ep) == 0)
             weft__spin_pause(&spins);
 }
@@ -136,6 +139,7 @@ static void destroy_ep(struct weft__ep *ep)
     free(ep->peers);
     if (ep->owns_worker)
         ucp_worker_destroy(ep->worker);
+    pthread_mutex_destroy(&ep->am_lock);
     ep->state = WEFT__DEAD;
 }
 
@@ -208,6 +212,7 @@ static weft_status_t ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft_
     ep->nranks = ctx->nranks;
     ep->worker = worker;
     ep->max_inflight = 4096;
+    pthread_mutex_init(&ep->am_lock, NULL);
     ep->prm_nbi.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     ep->prm_nbi.cb.send = nbi_done;
     ep->prm_nbi.user_data = ep;
@@ -249,9 +254,11 @@ weft_status_t weft_ep_default(weft_ctx_t ctx, weft_ep_t *out)
     if (L != NULL && L->dflt != NULL) {
         ep = L->dflt;
     } else {
-        /* With a progress thread serving the home worker, the application
-         * initiates on a worker of its own so the two never contend. */
-        st = ep_create(ctx, ctx->pthread_running ? NULL : ctx->home, &ep);
+        /* With a progress thread, both threads drive the home worker, which
+         * UCX then locks.  (A second worker for the application would avoid
+         * the lock, but UCX 1.13's TCP transport crashes with one worker
+         * per thread in this pattern.) */
+        st = ep_create(ctx, ctx->home, &ep);
         if (st == WEFT_OK)
             weft__ep_layer(ctx)->dflt = ep;
     }

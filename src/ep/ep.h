@@ -29,6 +29,7 @@ struct weft__ep {
     size_t              inflight;     /* implicit operations not yet completed */
     size_t              max_inflight; /* above this, progress before issuing */
     weft_status_t       nbi_error;    /* first failure of an implicit operation */
+    pthread_mutex_t     am_lock;      /* am_slots, when a progress thread completes sends */
     ucp_request_param_t prm_nbi;      /* implicit ops: completion callback */
     ucp_request_param_t prm_nb;       /* explicit ops: completion via event */
     struct weft__am_slot *am_slots;   /* free send-header buffers of the am layer */
@@ -71,7 +72,7 @@ static inline weft_status_t weft__ep_track(weft_ep_t ep, ucs_status_ptr_t sp, co
         return WEFT_OK;
     if (WEFT__UNLIKELY(UCS_PTR_IS_ERR(sp)))
         return weft__ucs_error(UCS_PTR_STATUS(sp), fn, what);
-    if (WEFT__UNLIKELY(++ep->inflight >= ep->max_inflight))
+    if (WEFT__UNLIKELY(__atomic_add_fetch(&ep->inflight, 1, __ATOMIC_RELAXED) >= ep->max_inflight))
         weft__ep_backpressure(ep);
     return WEFT_OK;
 }
