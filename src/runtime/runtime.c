@@ -97,16 +97,20 @@ static void *progress_main(void *arg)
     fds[1].events = POLLIN;
 
     while (!ctx->pthread_stop) {
-        while (ucp_worker_progress(ctx->home) != 0)
-            ;
-        /* Sleep until the transport signals an event, or the interval
-         * passes (transports without wake-up support still get served). */
-        if (efd >= 0) {
-            ucs_status_t s = ucp_worker_arm(ctx->home);
-            if (s == UCS_ERR_BUSY)
-                continue;
-        }
-        if (ppoll(fds, efd >= 0 ? 2 : 1, &tmo, NULL) > 0 && (fds[0].revents & POLLIN))
+        unsigned done = 0, n;
+        int armed;
+
+        while ((n = ucp_worker_progress(ctx->home)) != 0)
+            done += n;
+        if (done > 0)
+            continue;
+        /* Nothing to do: sleep until the transport signals an event, or
+         * the interval passes (transports without wake-up still get
+         * served).  If arming finds events pending that this thread did
+         * not get, the application is progressing the worker itself: poll
+         * at the interval rather than spin against it for the lock. */
+        armed = efd >= 0 && ucp_worker_arm(ctx->home) == UCS_OK;
+        if (ppoll(fds, armed ? 2 : 1, &tmo, NULL) > 0 && (fds[0].revents & POLLIN))
             (void)!read(ctx->pthread_wake, &drain, sizeof(drain));
     }
     return NULL;
