@@ -169,17 +169,12 @@ weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler
     if (id < 0 || id >= WEFT_AM_MAX_ID)
         return weft__error(WEFT_ERR_AM_ID, __func__, "id %d is outside [0, %d)", id, WEFT_AM_MAX_ID);
     pthread_mutex_lock(&ctx->lock);
-    L = ctx->layer[WEFT__LAYER_AM];
+    L = weft__ctx_layer(ctx, WEFT__LAYER_AM, sizeof(*L), NULL, teardown, __func__);
     if (L == NULL) {
-        L = calloc(1, sizeof(*L));
-        if (L == NULL) {
-            st = weft__error(WEFT_ERR_NO_MEMORY, __func__, "handler table");
-            goto out;
-        }
-        L->ctx = ctx;
-        ctx->layer[WEFT__LAYER_AM] = L;
-        weft__ctx_on_teardown(ctx, WEFT__LAYER_AM, NULL, teardown);
+        st = WEFT_ERR_NO_MEMORY;
+        goto out;
     }
+    L->ctx = ctx;
     if (handler != NULL && L->h[id].fn != NULL) {
         st = weft__error(WEFT_ERR_BUSY, __func__, "id %d already has a handler", id);
         goto out;

@@ -162,21 +162,6 @@ static void teardown(weft_ctx_t ctx)
         L->dflt->next = NULL;
 }
 
-static weft_status_t layer_get(weft_ctx_t ctx, struct weft__ep_layer **out)
-{
-    struct weft__ep_layer *L = weft__ep_layer(ctx);
-
-    if (L == NULL) {
-        L = calloc(1, sizeof(*L));
-        if (L == NULL)
-            return weft__error(WEFT_ERR_NO_MEMORY, "weft_ep", "endpoint layer");
-        ctx->layer[WEFT__LAYER_EP] = L;
-        weft__ctx_on_teardown(ctx, WEFT__LAYER_EP, quiesce, teardown);
-    }
-    *out = L;
-    return WEFT_OK;
-}
-
 /* Create an endpoint; worker NULL creates one of its own.  Caller holds
  * ctx->lock. */
 static weft_status_t ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__ep **out)
@@ -187,8 +172,9 @@ static weft_status_t ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft_
     ucs_status_t s;
     weft_status_t st;
 
-    if ((st = layer_get(ctx, &L)) != WEFT_OK)
-        return st;
+    L = weft__ctx_layer(ctx, WEFT__LAYER_EP, sizeof(*L), quiesce, teardown, "weft_ep");
+    if (L == NULL)
+        return WEFT_ERR_NO_MEMORY;
     ep = calloc(1, sizeof(*ep));
     if (ep == NULL)
         return weft__error(WEFT_ERR_NO_MEMORY, "weft_ep", "endpoint");

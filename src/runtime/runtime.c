@@ -27,11 +27,21 @@ weft_status_t weft__ctx_check(weft_ctx_t ctx, const char *fn)
     return WEFT_OK;
 }
 
-void weft__ctx_on_teardown(weft_ctx_t ctx, int layer, weft__quiesce_fn quiesce,
-                           weft__teardown_fn teardown)
+void *weft__ctx_layer(weft_ctx_t ctx, int layer, size_t size, weft__quiesce_fn quiesce,
+                      weft__teardown_fn teardown, const char *fn)
 {
-    ctx->quiesce[layer] = quiesce;
-    ctx->teardown[layer] = teardown;
+    if (ctx->layer[layer] == NULL) {
+        void *state = calloc(1, size);
+
+        if (state == NULL) {
+            weft__error(WEFT_ERR_NO_MEMORY, fn, "state of a layer");
+            return NULL;
+        }
+        ctx->layer[layer] = state;
+        ctx->quiesce[layer] = quiesce;
+        ctx->teardown[layer] = teardown;
+    }
+    return ctx->layer[layer];
 }
 
 void weft__ctx_progress_home(weft_ctx_t ctx)

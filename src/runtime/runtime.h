@@ -5,7 +5,7 @@
  * context, the "home" worker whose address peers connect to (incoming
  * operations and active messages are served there), the address table and
  * the optional progress thread.  Calls no other layer.  Upper layers attach
- * their cleanup to the context with weft__ctx_on_teardown().
+ * their state and cleanup to the context with weft__ctx_layer().
  */
 #ifndef WEFT_RUNTIME_H
 #define WEFT_RUNTIME_H
@@ -66,10 +66,12 @@ weft_status_t weft__ctx_check(weft_ctx_t ctx, const char *fn);
 
 static inline MPI_Comm weft__ctx_comm(weft_ctx_t ctx) { return ctx->comm; }
 
-/* Register the cleanup of a layer, run by weft_finalize (top layer first);
- * either function may be NULL. */
-void weft__ctx_on_teardown(weft_ctx_t ctx, int layer, weft__quiesce_fn quiesce,
-                           weft__teardown_fn teardown);
+/* The state of a layer in ctx: created zeroed on first use, with the
+ * cleanup weft_finalize runs (top layer first; either function may be
+ * NULL).  Caller holds ctx->lock.  NULL, with the error recorded for fn,
+ * when memory runs out. */
+void *weft__ctx_layer(weft_ctx_t ctx, int layer, size_t size, weft__quiesce_fn quiesce,
+                      weft__teardown_fn teardown, const char *fn);
 
 /* Call in every wait loop: yields the core after a short spin, since ranks
  * may outnumber cores. */

@@ -76,21 +76,6 @@ weft_status_t weft__seg_unpack_rkey(weft_ep_t ep, weft_seg_t seg, int rank, cons
     return WEFT_OK;
 }
 
-static weft_status_t layer_get(weft_ctx_t ctx, struct seg_layer **out)
-{
-    struct seg_layer *L = ctx->layer[WEFT__LAYER_SEG];
-
-    if (L == NULL) {
-        L = calloc(1, sizeof(*L));
-        if (L == NULL)
-            return weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc", "segment layer");
-        ctx->layer[WEFT__LAYER_SEG] = L;
-        weft__ctx_on_teardown(ctx, WEFT__LAYER_SEG, NULL, teardown);
-    }
-    *out = L;
-    return WEFT_OK;
-}
-
 /* Map and register this rank's part; local only. */
 static weft_status_t map_local(weft_ctx_t ctx, struct weft__seg *seg)
 {
@@ -202,8 +187,9 @@ weft_status_t weft_seg_alloc(weft_ctx_t ctx, size_t bytes, weft_seg_t *out, void
         return st;
 
     pthread_mutex_lock(&ctx->lock);
-    st = layer_get(ctx, &L);
+    L = weft__ctx_layer(ctx, WEFT__LAYER_SEG, sizeof(*L), NULL, teardown, __func__);
     pthread_mutex_unlock(&ctx->lock);
+    st = L ? WEFT_OK : WEFT_ERR_NO_MEMORY;
     seg = st == WEFT_OK ? calloc(1, sizeof(*seg)) : NULL;
     if (st == WEFT_OK && seg == NULL)
         st = weft__error(WEFT_ERR_NO_MEMORY, __func__, "segment");
