@@ -18,6 +18,7 @@
  * target computes without calling weft while rank 0 gets from it (run it
  * with WEFT_PROGRESS_THREAD=0 and =1 to see what the progress thread buys).
  */
+#include "common.h"
 #include <weft.h>
 #include <weft_ucx.h>
 
@@ -46,13 +47,6 @@ struct sample {
 static struct sample samples[32];
 static int nsamples;
 static int rank, nranks;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void die(const char *what, weft_status_t st)
 {
@@ -104,21 +98,21 @@ static void weft_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const struc
     double t0;
 
     if (rank == 0) {
-        t0 = now();
+        t0 = bench_now();
         for (long i = 0; i < o->iters; i++)
             OK(weft_put(ep, 1, seg, 0, &src, 8));
-        record("weft", "put_lat", 8, "us", 1e6 * (now() - t0) / (double)o->iters);
-        t0 = now();
+        record("weft", "put_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        t0 = bench_now();
         for (long i = 0; i < o->iters; i++)
             OK(weft_get(ep, &dst, 1, seg, 0, 8));
-        record("weft", "get_lat", 8, "us", 1e6 * (now() - t0) / (double)o->iters);
-        t0 = now();
+        record("weft", "get_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        t0 = bench_now();
         for (long i = 0; i < o->iters; i += o->window) {
             for (long w = 0; w < o->window; w++)
                 OK(weft_put_nbi(ep, 1, seg, (size_t)(w & 63) * 8, &src, 8));
             OK(weft_flush(ep));
         }
-        record("weft", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (now() - t0));
+        record("weft", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
     }
     OK(weft_barrier(ctx));
 }
@@ -151,17 +145,17 @@ static void ucx_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const struct
     if (rank == 0) {
         OK(weft_ucx_worker(ep, &w));
         OK(weft_ucx_target(ep, 1, seg, 0, &uep, &rkey, &raddr));
-        t0 = now();
+        t0 = bench_now();
         for (long i = 0; i < o->iters; i++) {
             ucx_wait(w, ucp_put_nbx(uep, &src, 8, raddr, rkey, &p));
             ucx_wait(w, ucp_ep_flush_nbx(uep, &p));
         }
-        record("ucx", "put_lat", 8, "us", 1e6 * (now() - t0) / (double)o->iters);
-        t0 = now();
+        record("ucx", "put_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        t0 = bench_now();
         for (long i = 0; i < o->iters; i++)
             ucx_wait(w, ucp_get_nbx(uep, &dst, 8, raddr, rkey, &p));
-        record("ucx", "get_lat", 8, "us", 1e6 * (now() - t0) / (double)o->iters);
-        t0 = now();
+        record("ucx", "get_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        t0 = bench_now();
         for (long i = 0; i < o->iters; i += o->window) {
             for (long k = 0; k < o->window; k++) {
                 ucs_status_ptr_t r = ucp_put_nbx(uep, &src, 8, raddr + (uint64_t)(k & 63) * 8, rkey, &p);
@@ -170,7 +164,7 @@ static void ucx_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const struct
             }
             ucx_wait(w, ucp_worker_flush_nbx(w, &p));
         }
-        record("ucx", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (now() - t0));
+        record("ucx", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
     }
     OK(weft_barrier(ctx));
 }
@@ -183,25 +177,25 @@ static void mpi_rma_round(MPI_Win win, const struct opts *o)
     double t0;
 
     if (rank == 0) {
-        t0 = now();
+        t0 = bench_now();
         for (long i = 0; i < o->iters; i++) {
             MPI_Put(&src, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
             MPI_Win_flush(1, win);
         }
-        record("mpi-rma", "put_lat", 8, "us", 1e6 * (now() - t0) / (double)o->iters);
-        t0 = now();
+        record("mpi-rma", "put_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        t0 = bench_now();
         for (long i = 0; i < o->iters; i++) {
             MPI_Get(&dst, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
             MPI_Win_flush(1, win);
         }
-        record("mpi-rma", "get_lat", 8, "us", 1e6 * (now() - t0) / (double)o->iters);
-        t0 = now();
+        record("mpi-rma", "get_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        t0 = bench_now();
         for (long i = 0; i < o->iters; i += o->window) {
             for (long w = 0; w < o->window; w++)
                 MPI_Put(&src, 8, MPI_BYTE, 1, (MPI_Aint)(w & 63) * 8, 8, MPI_BYTE, win);
             MPI_Win_flush(1, win);
         }
-        record("mpi-rma", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (now() - t0));
+        record("mpi-rma", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
     }
     MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -211,7 +205,7 @@ static void mpi_2sided_round(const struct opts *o)
     uint64_t buf = 42;
     MPI_Request reqs[1024];
     long win = o->window > 1024 ? 1024 : o->window;
-    double t0 = now();
+    double t0 = bench_now();
 
     /* ping-pong: 8 bytes there, 0 bytes back */
     for (long i = 0; i < o->iters; i++) {
@@ -223,11 +217,11 @@ static void mpi_2sided_round(const struct opts *o)
             MPI_Send(NULL, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
         }
     }
-    record("mpi-2sided", "put_lat", 8, "us", 1e6 * (now() - t0) / (double)o->iters);
+    record("mpi-2sided", "put_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
 
     /* message rate: windows of Isend matched by pre-posted Irecv, then an ack */
     MPI_Barrier(MPI_COMM_WORLD);
-    t0 = now();
+    t0 = bench_now();
     for (long i = 0; i < o->iters; i += win) {
         if (rank == 0) {
             for (long w = 0; w < win; w++)
@@ -242,7 +236,7 @@ static void mpi_2sided_round(const struct opts *o)
             MPI_Send(NULL, 0, MPI_BYTE, 0, 4, MPI_COMM_WORLD);
         }
     }
-    record("mpi-2sided", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (now() - t0));
+    record("mpi-2sided", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -260,14 +254,14 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
     OK(weft_barrier(ctx));
     if (rank == 0) {
         long n = o->iters < 2000 ? o->iters : 2000;
-        t0 = now();
+        t0 = bench_now();
         for (long i = 0; i < n; i++) {
-            t = now();
+            t = bench_now();
             OK(weft_get(ep, &dst, 1, seg, 0, 8));
-            if (now() - t > worst)
-                worst = now() - t;
+            if (bench_now() - t > worst)
+                worst = bench_now() - t;
         }
-        record(impl, "get_lat_busy", 8, "us", 1e6 * (now() - t0) / (double)n);
+        record(impl, "get_lat_busy", 8, "us", 1e6 * (bench_now() - t0) / (double)n);
         record(impl, "get_max_busy", 8, "us", 1e6 * worst);
         OK(weft_put_nbi(ep, 1, seg, 64, &one, 8));
         OK(weft_flush(ep));
@@ -275,8 +269,8 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
         /* compute without calling weft until rank 0 is done, or for at
          * most a second: without a progress thread, rank 0's gets wait
          * for that second to end */
-        t0 = now();
-        while (atomic_load_explicit(flag, memory_order_acquire) == 0 && now() - t0 < 1.0)
+        t0 = bench_now();
+        while (atomic_load_explicit(flag, memory_order_acquire) == 0 && bench_now() - t0 < 1.0)
             for (int k = 0; k < 1000; k++)
                 sink += k * 0.5;
     }
@@ -286,36 +280,6 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
 }
 
 /* ---- output --------------------------------------------------------- */
-
-static void transport_of(weft_ep_t ep, weft_seg_t seg, char *out, size_t len)
-{
-    ucp_ep_h uep;
-    ucp_rkey_h rkey;
-    uint64_t raddr;
-    char *text = NULL, *line, *save = NULL;
-    size_t tlen = 0, used = 0;
-    FILE *f;
-
-    snprintf(out, len, "unknown");
-    if (weft_ucx_target(ep, 1, seg, 0, &uep, &rkey, &raddr) != WEFT_OK ||
-        (f = open_memstream(&text, &tlen)) == NULL)
-        return;
-    ucp_ep_print_info(uep, f);
-    fclose(f);
-    /* lines look like "lane[0]:  3:sysv/memory.0 md[2] -> ... amo#0 am" */
-    out[0] = '\0';
-    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char tl[64], *p = strstr(line, "lane[");
-        /* the transport/device follows the second colon, up to a dot */
-        if (p == NULL || (p = strchr(p, ':')) == NULL || (p = strchr(p + 1, ':')) == NULL ||
-            sscanf(p + 1, "%63[^. ]", tl) != 1 || strstr(out, tl) != NULL)
-            continue;
-        used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "," : "", tl);
-        if (used >= len)
-            break;
-    }
-    free(text);
-}
 
 static void write_json(const struct opts *o, const char *transport, int progress_thread)
 {
@@ -409,7 +373,7 @@ int main(int argc, char **argv)
     OK(weft_init(&cfg, &ctx));
     OK(weft_ep_default(ctx, &ep));
     OK(weft_seg_alloc(ctx, 1 << 20, &seg, &local));
-    transport_of(ep, seg, transport, sizeof(transport));
+    bench_transport_of(ep, 1, seg, transport, sizeof(transport));
 
     if (o.busy_target) {
         for (long r = 0; r < o.rounds; r++)
