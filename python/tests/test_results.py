@@ -99,3 +99,10 @@ def test_load_rejects_bad_files(tmp_path: Path, content: str, message: str) -> N
 def test_load_of_a_missing_file(tmp_path: Path) -> None:
     with pytest.raises(WeftError, match="does not exist"):
         results.load(tmp_path / "rma-latest.json")
+
+
+def test_load_latest_reads_the_stable_copy_or_says_what_to_run(tmp_path):
+    with pytest.raises(WeftError, match=r"run `weft bench rma` first"):
+        results.load_latest("rma", tmp_path)
+    results.latest_path("rma", tmp_path).write_text('{"benchmark": "rma", "metadata": {}, "runs": []}')
+    assert results.load_latest("rma", tmp_path)["benchmark"] == "rma"

@@ -163,10 +163,7 @@ def stacked_chart(document: dict[str, Any], path: Path) -> Path:
 
 def command(args: argparse.Namespace) -> None:
     if args.last:
-        latest = results.latest_path(BENCHMARK)
-        if not latest.exists():
-            raise WeftError(f"no saved results ({latest}): run `weft bench ft` first")
-        document = results.load(latest)
+        document = results.load_latest(BENCHMARK)
     else:
         if args.np < 1:
             raise WeftError(f"--np must be at least 1, not {args.np}")

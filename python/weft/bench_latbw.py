@@ -214,10 +214,7 @@ def bandwidth_chart(document: dict[str, Any], path: Path) -> Path:
 
 def command(args: argparse.Namespace) -> None:
     if args.last:
-        path = results.latest_path(BENCHMARK)
-        if not path.exists():
-            raise WeftError(f"no saved results ({path}): run `weft bench latbw` first")
-        document = results.load(path)
+        document = results.load_latest(BENCHMARK)
     else:
         program = runner.executable(BENCH)
         transports = list(TRANSPORT_ENV) if args.tls == "both" else [args.tls]

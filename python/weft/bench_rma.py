@@ -260,10 +260,7 @@ def ratio_chart(document: dict[str, Any], path: Path) -> Path:
 
 def command(args: argparse.Namespace) -> None:
     if args.last:
-        latest = results.latest_path(BENCHMARK)
-        if not latest.exists():
-            raise WeftError(f"no saved results ({latest}): run `weft bench rma` first")
-        document = results.load(latest)
+        document = results.load_latest(BENCHMARK)
     else:
         program = runner.executable(BENCH)
         transports = list(TRANSPORT_ENV) if args.tls == "both" else [args.tls]

@@ -63,6 +63,14 @@ def latest_path(benchmark: str, directory: Path | None = None) -> Path:
     return (directory or RESULTS_DIR) / f"{benchmark}-latest.json"
 
 
+def load_latest(benchmark: str, directory: Path | None = None) -> dict[str, Any]:
+    """The last saved results of a benchmark (what `weft bench X --last` shows)."""
+    path = latest_path(benchmark, directory)
+    if not path.exists():
+        raise WeftError(f"no saved results ({path}): run `weft bench {benchmark}` first")
+    return load(path)
+
+
 def save(
     benchmark: str,
     fields: dict[str, Any],
