@@ -87,7 +87,7 @@ typedef void               *weft_event_t; /**< an outstanding operation */
 /** How peers are connected. */
 typedef enum {
     WEFT_CONNECT_LAZY  = 0,  /**< on first use of a peer (default) */
-    WEFT_CONNECT_EAGER = 1   /**< all peers during weft_init */
+    WEFT_CONNECT_EAGER = 1   /**< all peers when an endpoint is created */
 } weft_connect_t;
 
 /**
@@ -103,7 +103,10 @@ typedef struct {
     weft_connect_t  connect;
     /** WEFT_PROGRESS_THREAD=0|1: a thread that serves incoming operations
      *  (software-emulated RMA, active messages) while the application
-     *  computes.  Active-message handlers then run on that thread. */
+     *  computes.  Active-message handlers then run on that thread or on
+     *  the application's thread inside a weft call, whichever progresses
+     *  first; the application and the thread share one UCX worker, which
+     *  UCX then locks. */
     int             progress_thread;
     /** WEFT_PROGRESS_INTERVAL_US: how long the progress thread sleeps when
      *  the transport cannot wake it up (default 50). */
@@ -279,10 +282,12 @@ weft_status_t weft_flush(weft_ep_t ep);
 #define WEFT_AM_MAX_HDR  128
 
 /**
- * An active-message handler.  Runs on the target inside weft_progress (or
- * on the progress thread when there is one), once per message.  hdr and
- * payload are valid only during the call.  It must not block waiting for
- * other active messages.
+ * An active-message handler.  Runs on the target, once per message, when
+ * its home worker is progressed: inside weft_progress or any weft call that
+ * waits, or on the progress thread when there is one.  hdr and payload are
+ * valid only during the call.  It may issue non-blocking weft operations
+ * but must not wait (no blocking calls, weft_wait, weft_flush or
+ * weft_progress inside it).
  */
 typedef void (*weft_am_handler_t)(weft_ctx_t ctx, int src_rank,
                                   const void *hdr, size_t hdr_len,
