@@ -131,6 +131,48 @@ static int split_repeat(const char *s, size_t len, size_t *item_len, unsigned lo
     return 0;
 }
 
+/* Check one item of a per-rank list; offset is its place in the list. */
+typedef weft_status_t (*item_check_fn)(const char *item, size_t len, long offset,
+                                       weft__topo_err_t *err);
+
+/* Walk a per-rank list "ITEM[*N],ITEM[*N],..." of the variable var: check
+ * every item, find the one that covers rank (*mine, *mine_len), and require
+ * the list to cover exactly nranks ranks (what says so is `expected`). */
+static weft_status_t walk_rank_list(const char *var, const char *spec, int rank, int nranks,
+                                    item_check_fn check, const char *what,
+                                    const char *expected, const char **mine, size_t *mine_len,
+                                    weft__topo_err_t *err)
+{
+    long seen = 0;
+
+    *mine = NULL;
+    for (const char *s = spec;; s++) {
+        size_t        len = entry_len(s), item_len;
+        unsigned long count;
+        weft_status_t st;
+
+        if (split_repeat(s, len, &item_len, &count))
+            return weft__topo_fail(err, WEFT_ERR_CONFIG, "%s entry '%.*s': bad repeat count after '*'",
+                                   var, (int)(len > 60 ? 60 : len), s);
+        if ((st = check(s, item_len, (long)(s - spec), err)) != WEFT_OK)
+            return st;
+        if (*mine == NULL && rank < seen + (long)count) {
+            *mine = s;
+            *mine_len = item_len;
+        }
+        seen += (long)count;
+        if (seen > INT_MAX)
+            break;
+        s += len;
+        if (*s == '\0')
+            break;
+    }
+    if (seen != nranks)
+        return weft__topo_fail(err, WEFT_ERR_CONFIG, "%s lists %ld %s%s for %d ranks (%s)", var, seen,
+                               what, seen == 1 ? "" : "s", nranks, expected);
+    return WEFT_OK;
+}
+
 /* ---- WEFT_TOPO_BIND ------------------------------------------------------ */
 
 static weft_status_t parse_type(const char *s, size_t len, hwloc_obj_type_t *type,
@@ -207,12 +249,23 @@ static weft_status_t parse_bind_item(const char *s, size_t len, weft__topo_bind_
     return WEFT_OK;
 }
 
+static weft_status_t check_bind_item(const char *item, size_t len, long offset,
+                                     weft__topo_err_t *err)
+{
+    weft__topo_bind_t b;
+    weft_status_t     st = parse_bind_item(item, len, &b, err);
+
+    (void)offset;
+    return st == WEFT_OK ? st : weft__topo_fail(err, st, "WEFT_TOPO_BIND: %.260s", err->msg);
+}
+
 weft_status_t weft__topo_parse_bind(const char *spec, int rank, int nranks,
                                     weft__topo_bind_t *out, weft__topo_err_t *err)
 {
-    weft__topo_bind_t mine, item;
-    long              seen = 0;
-    int               found = 0;
+    weft__topo_bind_t item;
+    const char       *mine;
+    size_t            mine_len;
+    weft_status_t     st;
 
     if (rank < 0 || rank >= nranks)
         return weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "rank %d outside [0, %d)", rank, nranks);
@@ -222,7 +275,7 @@ weft_status_t weft__topo_parse_bind(const char *spec, int rank, int nranks,
         return WEFT_OK;
     }
     if (strncmp(spec, "by-", 3) == 0) {
-        weft_status_t st = parse_type(spec + 3, strlen(spec + 3), &item.type, err);
+        st = parse_type(spec + 3, strlen(spec + 3), &item.type, err);
         if (st != WEFT_OK)
             return weft__topo_fail(err, st, "WEFT_TOPO_BIND rule '%.60s': %.200s", spec, err->msg);
         memset(out, 0, sizeof(*out));
@@ -233,34 +286,12 @@ weft_status_t weft__topo_parse_bind(const char *spec, int rank, int nranks,
     }
     if (strcmp(spec, "unbound") == 0)
         return parse_bind_item(spec, 7, out, err);
-    for (const char *s = spec;; s++) {
-        size_t        len = entry_len(s), item_len;
-        unsigned long count;
-        if (split_repeat(s, len, &item_len, &count))
-            return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                   "WEFT_TOPO_BIND entry '%.*s': bad repeat count after '*'",
-                                   (int)(len > 60 ? 60 : len), s);
-        weft_status_t st = parse_bind_item(s, item_len, &item, err);
-        if (st != WEFT_OK)
-            return weft__topo_fail(err, st, "WEFT_TOPO_BIND: %.260s", err->msg);
-        if (!found && rank < seen + (long)count) {
-            mine = item;
-            found = 1;
-        }
-        seen += (long)count;
-        if (seen > INT_MAX)
-            break;
-        s += len;
-        if (*s == '\0')
-            break;
-    }
-    if (seen != nranks)
-        return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                               "WEFT_TOPO_BIND lists %ld binding%s for %d ranks (give one per rank, "
-                               "'ITEM*N' repeats, or a rule: unbound, by-core, by-pu, ...)",
-                               seen, seen == 1 ? "" : "s", nranks);
-    *out = mine;
-    return WEFT_OK;
+    st = walk_rank_list("WEFT_TOPO_BIND", spec, rank, nranks, check_bind_item, "binding",
+                        "give one per rank, 'ITEM*N' repeats, or a rule: unbound, by-core, by-pu, ...",
+                        &mine, &mine_len, err);
+    if (st != WEFT_OK)
+        return st;
+    return parse_bind_item(mine, mine_len, out, err);
 }
 
 /* ---- WEFT_TOPO_NODE ------------------------------------------------------ */
@@ -316,11 +347,26 @@ static weft_status_t parse_node_rule(const char *rule, const char *body, unsigne
     return WEFT_OK;
 }
 
+static weft_status_t check_node_item(const char *item, size_t len, long offset,
+                                     weft__topo_err_t *err)
+{
+    if (len == 0 || len >= WEFT__TOPO_NAME_MAX)
+        return weft__topo_fail(err, WEFT_ERR_CONFIG,
+                               "WEFT_TOPO_NODE: empty or overlong node name at offset %ld", offset);
+    for (size_t i = 0; i < len; i++)
+        if (!is_name_char(item[i]))
+            return weft__topo_fail(err, WEFT_ERR_CONFIG,
+                                   "WEFT_TOPO_NODE entry '%.*s': '%c' is not allowed in a "
+                                   "node name", (int)len, item, item[i]);
+    return WEFT_OK;
+}
+
 weft_status_t weft__topo_parse_node(const char *spec, int rank, int nranks,
                                     char name[WEFT__TOPO_NAME_MAX], weft__topo_err_t *err)
 {
-    char mine[WEFT__TOPO_NAME_MAX] = "";
-    long seen = 0;
+    const char   *mine;
+    size_t        mine_len;
+    weft_status_t st;
 
     if (rank < 0 || rank >= nranks)
         return weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "rank %d outside [0, %d)", rank, nranks);
@@ -330,36 +376,11 @@ weft_status_t weft__topo_parse_node(const char *spec, int rank, int nranks,
         return parse_node_rule(spec, spec + 6, (unsigned long)rank, 1, name, err);
     if (strncmp(spec, "cyclic:", 7) == 0)
         return parse_node_rule(spec, spec + 7, (unsigned long)rank, 0, name, err);
-    for (const char *s = spec;; s++) {
-        size_t        len = entry_len(s), item_len;
-        unsigned long count;
-        if (split_repeat(s, len, &item_len, &count))
-            return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                   "WEFT_TOPO_NODE entry '%.*s': bad repeat count after '*'",
-                                   (int)(len > 60 ? 60 : len), s);
-        if (item_len == 0 || item_len >= WEFT__TOPO_NAME_MAX)
-            return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                   "WEFT_TOPO_NODE: empty or overlong node name at offset %ld",
-                                   (long)(s - spec));
-        for (size_t i = 0; i < item_len; i++)
-            if (!is_name_char(s[i]))
-                return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                       "WEFT_TOPO_NODE entry '%.*s': '%c' is not allowed in a "
-                                       "node name", (int)item_len, s, s[i]);
-        if (!*mine && rank < seen + (long)count)
-            snprintf(mine, sizeof(mine), "%.*s", (int)item_len, s);
-        seen += (long)count;
-        if (seen > INT_MAX)
-            break;
-        s += len;
-        if (*s == '\0')
-            break;
-    }
-    if (seen != nranks)
-        return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                               "WEFT_TOPO_NODE lists %ld node name%s for %d ranks (give one per "
-                               "rank, 'NAME*N' repeats, or block:FMT:K / cyclic:FMT:N)",
-                               seen, seen == 1 ? "" : "s", nranks);
-    memcpy(name, mine, sizeof(mine));
+    st = walk_rank_list("WEFT_TOPO_NODE", spec, rank, nranks, check_node_item, "node name",
+                        "give one per rank, 'NAME*N' repeats, or block:FMT:K / cyclic:FMT:N",
+                        &mine, &mine_len, err);
+    if (st != WEFT_OK)
+        return st;
+    snprintf(name, WEFT__TOPO_NAME_MAX, "%.*s", (int)mine_len, mine);
     return WEFT_OK;
 }
