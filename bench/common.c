@@ -3,10 +3,33 @@
 #include "common.h"
 
 #include <weft_ucx.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+void bench_mpi_start(int *argc, char ***argv, int *rank, int *nranks)
+{
+    int provided;
+
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, nranks);
+}
+
+int bench_need_two(const char *name, int args_ok, int rank, int nranks, void (*usage)(void))
+{
+    if (args_ok && nranks == 2)
+        return 0;
+    if (rank == 0) {
+        usage();
+        if (nranks != 2)
+            fprintf(stderr, "%s: needs exactly 2 ranks, got %d\n", name, nranks);
+    }
+    MPI_Finalize();
+    return 2;
+}
 
 double bench_now(void)
 {

@@ -8,6 +8,14 @@
 #include <weft.h>
 #include <stddef.h>
 
+/* Start MPI (thread-multiple) and learn this rank and the number of ranks. */
+void bench_mpi_start(int *argc, char ***argv, int *rank, int *nranks);
+
+/* Benchmarks run on exactly 2 ranks with valid arguments: when not,
+ * rank 0 prints usage (and the rank count), MPI is finalised and the
+ * exit status (2) is returned; 0 means go on. */
+int bench_need_two(const char *name, int args_ok, int rank, int nranks, void (*usage)(void));
+
 /* Seconds on the monotonic clock. */
 double bench_now(void);
 

@@ -446,22 +446,13 @@ int main(int argc, char **argv)
     char transport[256], *buf, *sink = NULL;
     MPI_Request *reqs;
     const char *tls = getenv("UCX_TLS") ? getenv("UCX_TLS") : "default";
-    int provided, over_tcp = strstr(tls, "tcp") != NULL;
+    int over_tcp = strstr(tls, "tcp") != NULL;
     size_t maxsize, span;
     double peak;
 
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (parse(argc, argv, &o) != 0 || nranks != 2) {
-        if (rank == 0) {
-            usage();
-            if (nranks != 2)
-                fprintf(stderr, "weft_bench_latbw: needs exactly 2 ranks, got %d\n", nranks);
-        }
-        MPI_Finalize();
+    bench_mpi_start(&argc, &argv, &rank, &nranks);
+    if (bench_need_two("weft_bench_latbw", parse(argc, argv, &o) == 0, rank, nranks, usage) != 0)
         return 2;
-    }
     maxsize = (size_t)(o.max_lat > o.max_bw ? o.max_lat : o.max_bw);
     span = (size_t)o.window * (size_t)o.max_bw;
     if (span < maxsize)

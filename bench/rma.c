@@ -355,20 +355,10 @@ int main(int argc, char **argv)
     MPI_Win win;
     void *winbuf;
     char transport[256];
-    int provided;
 
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (parse(argc, argv, &o) != 0 || nranks != 2) {
-        if (rank == 0) {
-            usage();
-            if (nranks != 2)
-                fprintf(stderr, "weft_bench_rma: needs exactly 2 ranks, got %d\n", nranks);
-        }
-        MPI_Finalize();
+    bench_mpi_start(&argc, &argv, &rank, &nranks);
+    if (bench_need_two("weft_bench_rma", parse(argc, argv, &o) == 0, rank, nranks, usage) != 0)
         return 2;
-    }
     OK(weft_config_init(&cfg));
     OK(weft_init(&cfg, &ctx));
     OK(weft_ep_default(ctx, &ep));
