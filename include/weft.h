@@ -113,6 +113,12 @@ typedef struct {
     unsigned        progress_interval_us;
     /** WEFT_VERBOSE=0|1: rank 0 prints the configuration and transports. */
     int             verbose;
+    /** WEFT_SHM=0|1 (default 1): the intra-node direct path.  Segments of
+     *  ranks that share a node (same node name: WEFT_TOPO_NODE, else
+     *  MPI_Get_processor_name) are cross-mapped, and one-sided operations
+     *  between them are loads and stores done by the initiator.  0 sends
+     *  everything through UCX.  Every rank must give the same value. */
+    int             shm;
 } weft_config_t;
 
 /** Fill cfg with defaults, then apply WEFT_* environment variables.
@@ -192,6 +198,32 @@ weft_status_t weft_seg_free(weft_ctx_t ctx, weft_seg_t seg);
 
 /** Size and local base of a segment. */
 weft_status_t weft_seg_query(weft_seg_t seg, size_t *bytes, void **local);
+
+/**
+ * A local pointer to byte `off` of rank's part of seg, like shmem_ptr:
+ * loads and stores through it reach rank's memory directly.  Available for
+ * ranks on this rank's node (same node name) when the direct path is on
+ * (WEFT_SHM=1, the default), and for this rank itself.  Not collective,
+ * no communication.
+ *
+ * Ordering with weft's operations: the pointer sees what weft's one-sided
+ * operations to rank have made visible; stores through it are ordered for
+ * a consumer that waits for a later signal (weft_put_signal_nb, whose add
+ * is a release) with weft_signal_wait_until (an acquire).  Concurrent
+ * plain accesses to the same bytes are data races, as in C; use __atomic
+ * builtins on 8-byte words shared with weft_atomic_* calls.
+ *
+ * \param ctx   a live context
+ * \param rank  a rank of ctx
+ * \param seg   a live segment of ctx
+ * \param off   offset in rank's part, < the segment size
+ * \param ptr   [out] the pointer
+ * \return WEFT_ERR_UNSUPPORTED when rank's part is not mapped here (another
+ *         node, or WEFT_SHM=0; weft_last_error says which); WEFT_ERR_RANK,
+ *         WEFT_ERR_SEG, WEFT_ERR_BOUNDS, WEFT_ERR_INVALID_ARG (ptr NULL),
+ *         WEFT_ERR_NOT_INIT for bad input.
+ */
+weft_status_t weft_ptr(weft_ctx_t ctx, int rank, weft_seg_t seg, size_t off, void **ptr);
 
 /* ------------------------------------------------------------------------ */
 /* One-sided operations                                                     */

@@ -94,6 +94,10 @@ weft_status_t weft_flush(weft_ep_t ep)
 {
     weft_status_t st = weft__ep_check(ep, __func__);
 
+    /* The direct path's stores are complete when issued; the release fence
+     * orders them before whatever the caller does next. */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+
     return st != WEFT_OK ? st : ep_flush(ep, __func__);
 }
 

@@ -12,9 +12,11 @@
 /* Everything a one-sided operation needs about (rank, segment), in one
  * place, so the fast path reads a single entry. */
 struct weft__tgt {
-    ucp_ep_h   ep;     /* this endpoint's connection to rank */
-    ucp_rkey_h rkey;   /* NULL until unpacked: the entry is then unused */
-    uint64_t   base;   /* the segment's base address at rank */
+    ucp_ep_h   ep;     /* this endpoint's connection to rank (UCX path) */
+    ucp_rkey_h rkey;   /* rank's key (UCX path), NULL on the direct path */
+    uint64_t   base;   /* the segment's base address at rank; 0 until the
+                        * entry is filled, which marks it unused */
+    char      *local;  /* rank's part mapped here (direct path), or NULL */
 };
 
 struct weft__ep {

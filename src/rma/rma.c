@@ -2,30 +2,51 @@
  * rma -- one-sided operations: put, get, atomics, put-with-signal, events.
  * May call seg, ep, runtime, prof.
  *
- * Fast path: argument checks are a handful of compares; the peer and the
- * remote key come from per-endpoint tables and are filled on first use by
- * the out-of-line slow paths.  Nothing allocates or locks.
+ * Fast path: argument checks are a handful of compares; the target comes
+ * from a per-endpoint table entry of (segment, rank), filled on first use
+ * by the out-of-line slow paths.  Nothing allocates or locks.
+ *
+ * Two paths, chosen per target by that entry: a rank of this node whose
+ * part is mapped here (seg) is reached by the initiator's own loads and
+ * stores -- the direct path, complete when the call returns -- and any
+ * other rank through UCX.  Each operation tests the entry's mapped pointer
+ * once.  The direct path is ordered for a consumer by release/acquire:
+ * the add of a signal is a release, weft_signal_wait_until an acquire, and
+ * weft_flush a release fence.
  */
 #include "seg/seg.h"
 #include <weft_ucx.h>
 
 #include <stdatomic.h>
+#include <string.h>
 
 struct target {
     ucp_ep_h   ep;
     ucp_rkey_h rkey;
-    uint64_t   addr;
+    uint64_t   addr;    /* at the target (UCX path) */
+    char      *local;   /* the same byte mapped here (direct path), or NULL */
 };
+
+/* The direct path's copy.  An 8-byte access (the common small case) is a
+ * single load and store; anything else is glibc's memcpy, which measured
+ * as fast as the alternatives tried (bench/README: non-temporal stores). */
+static inline void direct_copy(void *dst, const void *src, size_t n)
+{
+    if (WEFT__LIKELY(n == sizeof(uint64_t))) {
+        uint64_t v;
+
+        memcpy(&v, src, sizeof(v));
+        memcpy(dst, &v, sizeof(v));
+        return;
+    }
+    memcpy(dst, src, n);
+}
 
 static __attribute__((noinline)) weft_status_t
 resolve_slow(weft_ep_t ep, int rank, weft_seg_t seg, const char *fn)
 {
-    weft_status_t st;
-
-    if (ep->peers[rank] == NULL && (st = weft__ep_connect(ep, rank, fn)) != WEFT_OK)
-        return st;
-    if (seg->id >= ep->ntgts || ep->tgts[seg->id] == NULL || ep->tgts[seg->id][rank].rkey == NULL)
-        return weft__seg_unpack_rkey(ep, seg, rank, fn);
+    if (seg->id >= ep->ntgts || ep->tgts[seg->id] == NULL || ep->tgts[seg->id][rank].base == 0)
+        return weft__seg_fill_target(ep, seg, rank, 0, fn);
     return WEFT_OK;
 }
 
@@ -52,6 +73,14 @@ check_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const v
 /* Validate an access of n bytes at (rank, seg, off) and find its target:
  * the slow, complete form, which reports what is wrong and fills the
  * connection and key tables on first use. */
+static inline void target_of(const struct weft__tgt *tg, size_t off, struct target *t)
+{
+    t->ep = tg->ep;
+    t->rkey = tg->rkey;
+    t->addr = tg->base + off;
+    t->local = tg->local ? tg->local + off : NULL;
+}
+
 static __attribute__((noinline)) weft_status_t
 resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void *buf,
         const char *fn, struct target *t)
@@ -61,9 +90,7 @@ resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void
     if ((st = check_slow(ep, rank, seg, off, n, buf, fn)) != WEFT_OK ||
         (st = resolve_slow(ep, rank, seg, fn)) != WEFT_OK)
         return st;
-    t->ep = ep->tgts[seg->id][rank].ep;
-    t->rkey = ep->tgts[seg->id][rank].rkey;
-    t->addr = ep->tgts[seg->id][rank].base + off;
+    target_of(&ep->tgts[seg->id][rank], off, t);
     return WEFT_OK;
 }
 
@@ -81,11 +108,9 @@ static inline int fast_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
     if (WEFT__UNLIKELY(ep == NULL || seg == NULL || seg->live_ctx != ep->ctx ||
                        (unsigned)rank >= (unsigned)ep->nranks || off > seg->size ||
                        n > seg->size - off || (buf == NULL && n > 0) || seg->id >= ep->ntgts ||
-                       (tg = ep->tgts[seg->id]) == NULL || tg[rank].rkey == NULL))
+                       (tg = ep->tgts[seg->id]) == NULL || tg[rank].base == 0))
         return 0;
-    t->ep = tg[rank].ep;
-    t->rkey = tg[rank].rkey;
-    t->addr = tg[rank].base + off;
+    target_of(&tg[rank], off, t);
     return 1;
 }
 
@@ -125,6 +150,10 @@ put_nbi_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
 
     if (st != WEFT_OK)
         return st;
+    if (t.local) {
+        direct_copy(t.local, src, n);
+        return WEFT_OK;
+    }
     return weft__ep_track(ep, ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi),
                           "weft_put_nbi", "ucp_put_nbx");
 }
@@ -137,6 +166,10 @@ weft_status_t weft_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
 
     if (WEFT__UNLIKELY(!fast_target(ep, rank, seg, off, n, src, &t)))
         return put_nbi_slow(ep, rank, seg, off, src, n);
+    if (t.local) {
+        direct_copy(t.local, src, n);
+        return WEFT_OK;
+    }
     sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi);
     if (WEFT__LIKELY(sp == NULL))
         return WEFT_OK;
@@ -151,6 +184,10 @@ weft_status_t weft_get_nbi(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, si
 
     if (WEFT__UNLIKELY(st != WEFT_OK))
         return st;
+    if (t.local) {
+        direct_copy(dst, t.local, n);
+        return WEFT_OK;
+    }
     return weft__ep_track(ep, ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nbi),
                           __func__, "ucp_get_nbx");
 }
@@ -164,6 +201,11 @@ weft_status_t weft_put_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
     CHECK_EV(ev, __func__);
     if (WEFT__UNLIKELY((st = get_target(ep, rank, seg, off, n, src, __func__, &t)) != WEFT_OK))
         return st;
+    if (t.local) {
+        direct_copy(t.local, src, n);
+        *ev = WEFT_EVENT_NULL;
+        return WEFT_OK;
+    }
     return to_event(ep, ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nb), ev, __func__,
                     "ucp_put_nbx");
 }
@@ -177,6 +219,11 @@ weft_status_t weft_get_nb(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, siz
     CHECK_EV(ev, __func__);
     if (WEFT__UNLIKELY((st = get_target(ep, rank, seg, off, n, dst, __func__, &t)) != WEFT_OK))
         return st;
+    if (t.local) {
+        direct_copy(dst, t.local, n);
+        *ev = WEFT_EVENT_NULL;
+        return WEFT_OK;
+    }
     return to_event(ep, ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nb), ev, __func__,
                     "ucp_get_nbx");
 }
@@ -189,6 +236,11 @@ weft_status_t weft_put(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const
 
     if ((st = get_target(ep, rank, seg, off, n, src, __func__, &t)) != WEFT_OK)
         return st;
+    if (t.local) {
+        direct_copy(t.local, src, n);
+        atomic_thread_fence(memory_order_release);
+        return WEFT_OK;
+    }
     st = weft__ep_wait_req(ep, ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nb), __func__,
                            "ucp_put_nbx");
     if (st != WEFT_OK)
@@ -204,6 +256,10 @@ weft_status_t weft_get(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t
 
     if ((st = get_target(ep, rank, seg, off, n, dst, __func__, &t)) != WEFT_OK)
         return st;
+    if (t.local) {
+        direct_copy(dst, t.local, n);
+        return WEFT_OK;
+    }
     return weft__ep_wait_req(ep, ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nb), __func__,
                              "ucp_get_nbx");
 }
@@ -232,6 +288,22 @@ static weft_status_t atomic_blocking(weft_ep_t ep, int rank, weft_seg_t seg, siz
         return weft__error(WEFT_ERR_INVALID_ARG, fn, "old is NULL");
     if ((st = atomic_target(ep, rank, seg, off, fn, &t)) != WEFT_OK)
         return st;
+    if (t.local) {
+        uint64_t *word = (uint64_t *)(void *)t.local;
+
+        if (op == UCP_ATOMIC_OP_ADD) {
+            *reply = __atomic_fetch_add(word, operand, __ATOMIC_SEQ_CST);
+        } else {
+            /* CSWAP, with UCX's convention: compare in operand, the new
+             * value in *reply, which receives the old one */
+            uint64_t expected = operand;
+
+            __atomic_compare_exchange_n(word, &expected, *reply, 0, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST);
+            *reply = expected;
+        }
+        return WEFT_OK;
+    }
     p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     p.datatype = ucp_dt_make_contig(sizeof(uint64_t));
     p.reply_buffer = reply;
@@ -269,6 +341,11 @@ static weft_status_t add_nbi(weft_ep_t ep, const struct target *t, uint64_t valu
 {
     ucp_request_param_t p = ep->prm_nbi;
 
+    if (t->local) {
+        __atomic_fetch_add((uint64_t *)(void *)t->local, value, __ATOMIC_SEQ_CST);
+        return WEFT_OK;
+    }
+
     p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
     p.datatype = ucp_dt_make_contig(sizeof(uint64_t));
     return weft__ep_track(ep, ucp_atomic_op_nbx(t->ep, UCP_ATOMIC_OP_ADD, &value, 1, t->addr,
@@ -296,6 +373,15 @@ weft_status_t weft_put_signal_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t 
     if ((st = get_target(ep, rank, seg, off, n, src, __func__, &d)) != WEFT_OK ||
         (st = atomic_target(ep, rank, sigseg, sigoff, __func__, &s)) != WEFT_OK)
         return st;
+    /* Whether a rank is mapped is decided per rank, for every segment of
+     * the context alike, so data and signal take the same path. */
+    if (d.local) {
+        direct_copy(d.local, src, n);
+        /* release: a consumer that acquires the signal sees the data */
+        __atomic_fetch_add((uint64_t *)(void *)s.local, add, __ATOMIC_RELEASE);
+        *ev = WEFT_EVENT_NULL;
+        return WEFT_OK;
+    }
     if ((st = weft__ep_track(ep, ucp_put_nbx(d.ep, src, n, d.addr, d.rkey, &ep->prm_nbi), __func__,
                              "ucp_put_nbx")) != WEFT_OK)
         return st;
@@ -404,6 +490,12 @@ weft_status_t weft_ucx_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
         return weft__error(WEFT_ERR_INVALID_ARG, __func__, "an output pointer is NULL");
     if ((st = get_target(ep, rank, seg, off, 0, &nonnull, __func__, &t)) != WEFT_OK)
         return st;
+    /* a direct target has no UCX connection or key until asked for one */
+    if (t.rkey == NULL) {
+        if ((st = weft__seg_fill_target(ep, seg, rank, 1, __func__)) != WEFT_OK)
+            return st;
+        target_of(&ep->tgts[seg->id][rank], off, &t);
+    }
     *uep = t.ep;
     *rkey = t.rkey;
     *raddr = t.addr;

@@ -80,6 +80,7 @@ weft_status_t weft_config_init(weft_config_t *cfg)
     memset(&c, 0, sizeof(c));
     c.connect = WEFT_CONNECT_LAZY;
     c.progress_interval_us = 50;
+    c.shm = 1;
 
     if ((v = getenv("WEFT_CONNECT")) != NULL) {
         if ((st = weft__parse_enum("WEFT_CONNECT", v, connect_names, 2, &i)) != WEFT_OK)
@@ -96,6 +97,9 @@ weft_status_t weft_config_init(weft_config_t *cfg)
     }
     if ((v = getenv("WEFT_VERBOSE")) != NULL &&
         (st = weft__parse_bool("WEFT_VERBOSE", v, &c.verbose)) != WEFT_OK)
+        return st;
+    if ((v = getenv("WEFT_SHM")) != NULL &&
+        (st = weft__parse_bool("WEFT_SHM", v, &c.shm)) != WEFT_OK)
         return st;
 
     *cfg = c;

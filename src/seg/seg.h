@@ -1,7 +1,11 @@
 /*
  * seg -- symmetric segments: memory every rank allocates collectively,
  * registered with UCX, whose remote keys and base addresses every rank
- * knows.  May call ep, runtime, prof.
+ * knows.  Between ranks of one node (same node name) segments are
+ * cross-mapped POSIX shared memory, so the direct path of rma can reach a
+ * peer's part with loads and stores.  May call ep, runtime, prof, and the
+ * team layer's node-name function (the one source of "which ranks share a
+ * node"; a pure function of the settings and the host).
  */
 #ifndef WEFT_SEG_H
 #define WEFT_SEG_H
@@ -18,14 +22,22 @@ struct weft__seg {
     void        *base;         /* this rank's part */
     ucp_mem_h    memh;
     uint64_t    *bases;        /* [rank] remote base addresses */
+    char       **mapped;       /* [rank] rank's part mapped here, or NULL
+                                * (another node, or WEFT_SHM=0) */
+    size_t       map_len;      /* bytes of each mapping (whole pages) */
+    int          own_shm;      /* base is a shared-memory mapping of ours */
     char        *keys;         /* every rank's packed rkey */
     size_t      *key_off;      /* [rank + 1] offsets into keys */
     struct weft__seg *next;    /* the context's list, live and freed */
 };
 
-/* Slow path of the target lookup: unpack rank's key of seg for ep and
- * fill ep's target entry (ep must be connected to rank). */
-weft_status_t weft__seg_unpack_rkey(weft_ep_t ep, weft_seg_t seg, int rank, const char *fn);
+/* Slow path of the target lookup: fill ep's entry for (seg, rank).  A
+ * rank mapped here gets the direct path (its mapped base, no connection)
+ * unless ucx is set; otherwise ep is connected to rank and the key
+ * unpacked.  ucx = 1 fills the UCX fields of a direct entry too, for
+ * programs that use UCX on weft's memory (weft_ucx.h). */
+weft_status_t weft__seg_fill_target(weft_ep_t ep, weft_seg_t seg, int rank, int ucx,
+                                    const char *fn);
 
 /* Check that seg is a live segment of ep's context; fn names the caller. */
 static inline weft_status_t weft__seg_check(weft_ep_t ep, weft_seg_t seg, const char *fn)

@@ -238,6 +238,19 @@ out_free_net:
     return st;
 }
 
+weft_status_t weft__topo_node_name(const char *spec, int rank, int nranks,
+                                   char name[WEFT__TOPO_NAME_MAX], weft__topo_err_t *err)
+{
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int  len;
+
+    if (spec)
+        return weft__topo_parse_node(spec, rank, nranks, name, err);
+    MPI_Get_processor_name(host, &len);
+    snprintf(name, WEFT__TOPO_NAME_MAX, "%.*s", WEFT__TOPO_NAME_MAX - 1, host);
+    return WEFT_OK;
+}
+
 /* Build this rank's path over comm.  Collective; returns the rank's own
  * status (the caller agrees on it) except for errors every rank shares. */
 static weft_status_t path_build(MPI_Comm comm, const weft__topo_settings_t *s,
@@ -252,15 +265,7 @@ static weft_status_t path_build(MPI_Comm comm, const weft__topo_settings_t *s,
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     *jobsig = settings_hash(s);
-    if (s->node) {
-        st = weft__topo_parse_node(s->node, rank, size, node, err);
-    } else {
-        int len;
-        char host[MPI_MAX_PROCESSOR_NAME];
-        MPI_Get_processor_name(host, &len);
-        snprintf(node, sizeof(node), "%.*s", WEFT__TOPO_NAME_MAX - 1, host);
-        st = WEFT_OK;
-    }
+    st = weft__topo_node_name(s->node, rank, size, node, err);
     if (st == WEFT_OK)
         st = weft__topo_parse_bind(s->bind, rank, size, &bind, err);
     /* Everyone must take the same collective path from here on. */

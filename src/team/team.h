@@ -91,6 +91,13 @@ weft_status_t weft__topo_parse_bind(const char *spec, int rank, int nranks,
 weft_status_t weft__topo_parse_node(const char *spec, int rank, int nranks,
                                     char name[WEFT__TOPO_NAME_MAX], weft__topo_err_t *err);
 
+/* The node of `rank` of `nranks`: from a WEFT_TOPO_NODE spec, or this
+ * host's MPI_Get_processor_name when spec is NULL.  The one answer to
+ * "which ranks share a node", for the Machine level of the tree and for
+ * the segments the intra-node direct path cross-maps (seg). */
+weft_status_t weft__topo_node_name(const char *spec, int rank, int nranks,
+                                   char name[WEFT__TOPO_NAME_MAX], weft__topo_err_t *err);
+
 /* ---- Slurm hostlists and topology.conf (hostlist.c, slurm.c) ----------- */
 
 /* Expand a Slurm hostlist ("n[0-3,7],gpu[01-02]x") into names; *names is a
