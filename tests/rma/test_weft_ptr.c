@@ -6,7 +6,9 @@
  *     is not, and says why;  nodes: 2 ranks per emulated node.
  *   test_weft_ptr --mismatch
  *     rank 0 turns the direct path off, the others not: every rank's
- *     weft_seg_alloc fails with WEFT_ERR_CONFIG. */
+ *     weft_seg_alloc fails with WEFT_ERR_CONFIG.
+ *   test_weft_ptr --bad-node   (run with a malformed WEFT_TOPO_NODE)
+ *     weft_seg_alloc fails with WEFT_ERR_CONFIG naming the setting. */
 #include "../common.h"
 
 #include <string.h>
@@ -37,6 +39,13 @@ int main(int argc, char **argv)
         MPI_Finalize();
         if (world == 0)
             printf("ranks that disagree on WEFT_SHM are refused\n");
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "--bad-node")) {
+        OK(weft_init(NULL, &ctx));
+        FAILS(weft_seg_alloc(ctx, SEG, &seg, NULL), WEFT_ERR_CONFIG);
+        CHECK(strstr(weft_last_error(), "WEFT_TOPO_NODE") != NULL);
+        OK(weft_finalize(ctx));
         return 0;
     }
     OK(weft_init(NULL, &ctx));
