@@ -255,6 +255,9 @@ class Breakdown:
     overall: str
     notes: tuple[str, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Parts the what-if plot shows beside the levels and the top-level
+    # components (Fig. 17 plots PIO copy, PCIe, RC-to-MEM, Wire and Switch).
+    highlights: tuple[str, ...] = ()
 
     def model(self, kind: str, scenario: str | None = None) -> Model:
         if kind not in KINDS:
@@ -385,7 +388,7 @@ def tx2_cx4() -> Breakdown:
             hlp_post=hlp_post,
             llp_post=llp_post,
             hlp_tx_prog=leaf("HLP_tx_prog", TX2_TEXT["Post_prog"] - llp_share, "HLP",
-                             label="HLP_tx_prog (Post_prog 59.82 less LLP_prog/64)"),
+                             label="HLP_tx_prog = Post_prog − LLP_prog/64"),
             llp_prog=amortised("LLP_prog", TABLE_1["LLP_prog"], "LLP", batch, label=f"LLP_prog / {batch:g}"),
             misc=leaf("Misc", TX2_TEXT["Misc (busy posts)"], "misc", label="Misc (busy posts)"),
             title="tx2-cx4 overall injection overhead (§6, Eq. 2, Fig. 12)",
@@ -418,6 +421,7 @@ def tx2_cx4() -> Breakdown:
             "Breaking Band (ICPP 2019) Table 1: ThunderX2 2 GHz, ConnectX-4, MPICH CH4 + UCX rc_mlx5; "
             "numbers are the paper's, modelled by weft, not measured here",
         ),
+        highlights=("PIO_copy", "PCIe", "RC_to_MEM", "Wire", "Switch"),
     )
 
 
