@@ -409,6 +409,51 @@ weft_status_t weft_team_ctx_rank(weft_team_t team, int team_rank, int *ctx_rank)
 weft_status_t weft_team_free(weft_team_t *team);
 /* ---- end of Teams ------------------------------------------------------ */
 
+/* ---- Team collectives (coll layer) ------------------------------------ */
+
+/**
+ * Collectives over a team that follow the machine's hierarchy (the
+ * hierarchical-communicators paper, Algorithm 4; docs/collectives.md): a
+ * loop over the levels of the team, top down for a broadcast, bottom up for
+ * a reduction or a gather, each level running MPI's own collective on that
+ * level's roots communicator.  The levels are built on first use (a
+ * collective step) and kept with the team.  Every call is collective over
+ * the team, blocking, and must be made by every rank with the same count,
+ * type, op and root.  A root other than rank 0 costs one extra message.
+ * Errors: WEFT_ERR_INVALID_ARG (not a team, unknown type or op, a bitwise
+ * op on a floating type), WEFT_ERR_RANK (root outside the team),
+ * WEFT_ERR_TOO_LARGE (count over INT_MAX), WEFT_ERR_CONFIG (a malformed
+ * WEFT_TOPO_* setting when the levels are built), WEFT_ERR_MPI.
+ */
+typedef enum {
+    WEFT_TYPE_BYTE, WEFT_TYPE_INT32, WEFT_TYPE_INT64, WEFT_TYPE_UINT32,
+    WEFT_TYPE_UINT64, WEFT_TYPE_FLOAT, WEFT_TYPE_DOUBLE
+} weft_type_t;
+
+/** Reduction operations (bitwise ones on integer types only). */
+typedef enum {
+    WEFT_OP_SUM, WEFT_OP_PROD, WEFT_OP_MIN, WEFT_OP_MAX, WEFT_OP_BAND, WEFT_OP_BOR,
+    WEFT_OP_BXOR
+} weft_op_t;
+
+/** buf of count elements on root is copied to buf on every rank. */
+weft_status_t weft_team_bcast(weft_team_t team, void *buf, size_t count, weft_type_t type,
+                              int root);
+/** dst on root gets op over every rank's src (src == dst allowed on root). */
+weft_status_t weft_team_reduce(weft_team_t team, const void *src, void *dst, size_t count,
+                               weft_type_t type, weft_op_t op, int root);
+/** dst on every rank gets op over every rank's src. */
+weft_status_t weft_team_allreduce(weft_team_t team, const void *src, void *dst, size_t count,
+                                  weft_type_t type, weft_op_t op);
+/** dst on root (room for nranks * count elements) gets every rank's src in
+ *  team rank order. */
+weft_status_t weft_team_gather(weft_team_t team, const void *src, void *dst, size_t count,
+                               weft_type_t type, int root);
+/** Returns once every rank of the team has entered. */
+weft_status_t weft_team_barrier(weft_team_t team);
+/* ---- end of Team collectives ------------------------------------------- */
+
+
 #ifdef __cplusplus
 }
 #endif
