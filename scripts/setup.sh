@@ -7,7 +7,8 @@ PKGS=(build-essential cmake pkg-config mpich libmpich-dev
       libucx-dev ucx-utils libhwloc-dev hwloc
       libopenmpi-dev openmpi-bin
       libfftw3-dev libopenblas-dev
-      python3-venv python3-pip)
+      python3-venv python3-pip
+      clang libclang-rt-14-dev valgrind)
 
 missing=()
 for p in "${PKGS[@]}"; do
