@@ -3,7 +3,7 @@
  * UCX on the same memory, MPI RMA and MPI two-sided, in one run.
  *
  *   mpirun -np 2 weft_bench_rma [--json FILE] [--iters N] [--window W]
- *                               [--rounds R] [--busy-target]
+ *                               [--rounds R] [--busy-target] [--sweep]
  *
  * Rank 0 initiates, rank 1 is the target.  Every measurement is repeated
  * in R rounds that interleave the implementations, so drift on a shared
@@ -13,6 +13,16 @@
  * compares them: its "put latency" is a ping-pong of 8 bytes with a 0-byte
  * reply, its "put rate" a window of MPI_Isend matched by pre-posted
  * MPI_Irecv.
+ *
+ * Raw UCX runs on weft's connection when rank 1 is reached through UCX;
+ * when it is reached by the direct path (same node, WEFT_SHM=1) weft's
+ * memory is not UCX's own and UCX's figures would say little, so UCX is
+ * measured by ucx_perftest instead (weft bench rma --peers).
+ *
+ * --sweep adds the bandwidth of puts from 8 B to 4 MiB (a window of puts,
+ * then a flush or its equivalent) for weft, MPI RMA and MPI two-sided, and
+ * of a plain single-core memcpy between two buffers of rank 0: the limit of
+ * any copy a CPU makes.
  *
  * --busy-target measures the other case of the one-sided model: the
  * target computes without calling weft while rank 0 gets from it (run it
@@ -30,11 +40,17 @@
 #include <time.h>
 
 #define MAX_ROUNDS 64
+#define MAX_SIZE   (4u << 20)
+
+/* Sizes of the sweep, and how many bytes each measurement moves. */
+static const size_t sweep_sizes[] = {8, 64, 512, 4096, 32768, 65536, 262144, 1u << 20, MAX_SIZE};
+#define NSIZES (sizeof(sweep_sizes) / sizeof(sweep_sizes[0]))
+#define SWEEP_BYTES (64u << 20)
 
 struct opts {
     const char *json;
     long iters, window, rounds;
-    int busy_target;
+    int busy_target, sweep;
 };
 
 struct sample {
@@ -44,7 +60,7 @@ struct sample {
     int n;
 };
 
-static struct sample samples[32];
+static struct sample samples[96];
 static int nsamples;
 static int rank, nranks;
 
@@ -240,6 +256,82 @@ static void mpi_2sided_round(const struct opts *o)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* ---- bandwidth sweep ------------------------------------------------- */
+
+/* Puts of one size per measurement: enough to move SWEEP_BYTES, bounded
+ * by --iters, in windows of at most --window. */
+static long sweep_count(size_t size, const struct opts *o)
+{
+    long n = (long)(SWEEP_BYTES / size);
+
+    return n < 16 ? 16 : n > o->iters ? o->iters : n;
+}
+
+static long sweep_window(long count, const struct opts *o)
+{
+    return count < o->window ? count : o->window;
+}
+
+static void record_bw(const char *impl, size_t size, long count, double t0)
+{
+    record(impl, "put_bw", size, "MB/s", 1e-6 * (double)size * (double)count / (bench_now() - t0));
+}
+
+static void sweep_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, MPI_Win win, const char *src,
+                        char *dst, const struct opts *o)
+{
+    for (size_t k = 0; k < NSIZES; k++) {
+        size_t size = sweep_sizes[k];
+        long count = sweep_count(size, o), win_n = sweep_window(count, o);
+        double t0;
+
+        if (rank == 0) {
+            t0 = bench_now();
+            for (long i = 0; i < count; i += win_n) {
+                for (long w = 0; w < win_n; w++)
+                    OK(weft_put_nbi(ep, 1, seg, 0, src, size));
+                OK(weft_flush(ep));
+            }
+            record_bw("weft", size, count, t0);
+            t0 = bench_now();
+            for (long i = 0; i < count; i += win_n) {
+                for (long w = 0; w < win_n; w++)
+                    MPI_Put(src, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, win);
+                MPI_Win_flush(1, win);
+            }
+            record_bw("mpi-rma", size, count, t0);
+            t0 = bench_now();
+            for (long i = 0; i < count; i++) {
+                memcpy(dst, src, size);
+                /* the copy must happen: dst is read by nobody the compiler sees */
+                __asm__ volatile("" : : "r"(dst) : "memory");
+            }
+            record_bw("memcpy", size, count, t0);
+        }
+        OK(weft_barrier(ctx));
+
+        /* two-sided: windows of Isend matched by pre-posted Irecv, then an ack */
+        MPI_Request reqs[256];
+        long w2 = win_n > 256 ? 256 : win_n;
+        t0 = bench_now();
+        for (long i = 0; i < count; i += w2) {
+            if (rank == 0) {
+                for (long w = 0; w < w2; w++)
+                    MPI_Isend(src, (int)size, MPI_BYTE, 1, 5, MPI_COMM_WORLD, &reqs[w]);
+                MPI_Waitall((int)w2, reqs, MPI_STATUSES_IGNORE);
+                MPI_Recv(NULL, 0, MPI_BYTE, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else if (rank == 1) {
+                for (long w = 0; w < w2; w++)
+                    MPI_Irecv(dst, (int)size, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &reqs[w]);
+                MPI_Waitall((int)w2, reqs, MPI_STATUSES_IGNORE);
+                MPI_Send(NULL, 0, MPI_BYTE, 0, 6, MPI_COMM_WORLD);
+            }
+        }
+        record_bw("mpi-2sided", size, count - count % w2 + (count % w2 ? w2 : 0), t0);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+}
+
 /* ---- busy target ---------------------------------------------------- */
 
 static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *local,
@@ -311,7 +403,7 @@ static void write_json(const struct opts *o, const char *transport, int progress
 static void usage(void)
 {
     fprintf(stderr, "usage: mpirun -np 2 weft_bench_rma [--json FILE] [--iters N] [--window W] "
-                    "[--rounds R] [--busy-target]\n");
+                    "[--rounds R] [--busy-target] [--sweep]\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -321,10 +413,12 @@ static int parse(int argc, char **argv, struct opts *o)
     o->window = 256;
     o->rounds = 5;
     o->busy_target = 0;
+    o->sweep = 0;
     for (int i = 1; i < argc; i++) {
         long *dst = NULL;
         if (!strcmp(argv[i], "--json") && i + 1 < argc) o->json = argv[++i];
         else if (!strcmp(argv[i], "--busy-target")) o->busy_target = 1;
+        else if (!strcmp(argv[i], "--sweep")) o->sweep = 1;
         else if (!strcmp(argv[i], "--iters")) dst = &o->iters;
         else if (!strcmp(argv[i], "--window")) dst = &o->window;
         else if (!strcmp(argv[i], "--rounds")) dst = &o->rounds;
@@ -353,8 +447,9 @@ int main(int argc, char **argv)
     weft_seg_t seg;
     void *local;
     MPI_Win win;
-    void *winbuf;
-    char transport[256];
+    void *winbuf, *mapped;
+    char transport[256], *src = NULL, *dst = NULL;
+    int direct;
 
     bench_mpi_start(&argc, &argv, &rank, &nranks);
     if (bench_need_two("weft_bench_rma", parse(argc, argv, &o) == 0, rank, nranks, usage) != 0)
@@ -362,34 +457,52 @@ int main(int argc, char **argv)
     OK(weft_config_init(&cfg));
     OK(weft_init(&cfg, &ctx));
     OK(weft_ep_default(ctx, &ep));
-    OK(weft_seg_alloc(ctx, 1 << 20, &seg, &local));
-    bench_transport_of(ep, 1, seg, transport, sizeof(transport));
+    OK(weft_seg_alloc(ctx, MAX_SIZE, &seg, &local));
+    direct = weft_ptr(ctx, 1, seg, 0, &mapped) == WEFT_OK;
+    if (direct)
+        snprintf(transport, sizeof(transport), "direct");
+    else
+        bench_transport_of(ep, 1, seg, transport, sizeof(transport));
 
     if (o.busy_target) {
         for (long r = 0; r < o.rounds; r++)
             busy_target(ctx, ep, seg, local, &o, cfg.progress_thread);
     } else {
-        MPI_Win_allocate(1 << 20, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &winbuf, &win);
+        MPI_Win_allocate(MAX_SIZE, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &winbuf, &win);
         MPI_Win_lock_all(0, win);
+        if (o.sweep) {
+            src = malloc(MAX_SIZE);
+            dst = malloc(MAX_SIZE);
+            if (src == NULL || dst == NULL)
+                die("buffers of the sweep", WEFT_ERR_NO_MEMORY);
+            memset(src, 1, MAX_SIZE);
+            memset(dst, 2, MAX_SIZE);
+        }
         /* warm-up: connections, keys, caches */
         struct opts warm = o;
         warm.iters = o.window * 4;
         weft_round(ctx, ep, seg, &warm);
-        ucx_round(ctx, ep, seg, &warm);
+        if (!direct)
+            ucx_round(ctx, ep, seg, &warm);
         memset(samples, 0, sizeof(samples));
         nsamples = 0;
         for (long r = 0; r < o.rounds; r++) {
             /* alternate the order so neither side always runs first */
-            if (r % 2 == 0) {
+            if (r % 2 == 0 || direct) {
                 weft_round(ctx, ep, seg, &o);
-                ucx_round(ctx, ep, seg, &o);
+                if (!direct)
+                    ucx_round(ctx, ep, seg, &o);
             } else {
                 ucx_round(ctx, ep, seg, &o);
                 weft_round(ctx, ep, seg, &o);
             }
             mpi_rma_round(win, &o);
             mpi_2sided_round(&o);
+            if (o.sweep)
+                sweep_round(ctx, ep, seg, win, src, dst, &o);
         }
+        free(src);
+        free(dst);
         MPI_Win_unlock_all(win);
         MPI_Win_free(&win);
     }

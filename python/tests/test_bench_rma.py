@@ -137,7 +137,7 @@ def fake_rma(fake_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
 
 
 def test_bench_rma_both_transports_end_to_end(fake_rma: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["bench", "rma", "--tls", "both", "--iters", "7"]) == 0
+    assert cli.main(["bench", "rma", "--tls", "both", "--iters", "7", "--no-peers"]) == 0
     out = capsys.readouterr().out
     assert "RMA over shm" in out and "RMA over tcp" in out
     assert "0.80×" in out and "2.00×" in out
@@ -166,7 +166,7 @@ def test_bench_rma_both_transports_end_to_end(fake_rma: Path, capsys: pytest.Cap
 
 
 def test_bench_rma_last_and_json_only(fake_rma: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["bench", "rma", "--no-busy", "--json-only"]) == 0
+    assert cli.main(["bench", "rma", "--no-busy", "--json-only", "--no-peers"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == results.load(fake_rma / "rma-latest.json")
     assert not list(fake_rma.glob("*.png"))
@@ -183,7 +183,7 @@ def test_bench_rma_last_without_results(fake_rma: Path, capsys: pytest.CaptureFi
 def test_bench_failure_shows_its_stderr(fake_rma: Path, fake_build: Path, write_program,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     write_program(fake_build / "bench" / "weft_bench_rma", "import sys\nsys.exit('ucp_init failed: no device')")
-    assert cli.main(["bench", "rma"]) == 1
+    assert cli.main(["bench", "rma", "--no-peers"]) == 1
     err = capsys.readouterr().err
     assert "failed with exit status" in err and "ucp_init failed: no device" in err
     assert "Traceback" not in err
@@ -215,3 +215,86 @@ def test_ratio_pairs_latency_rounds_other_over_weft():
     ]
     (row,) = bench_rma.parse_rows(entries)
     assert row.ratio("mpi-rma") == pytest.approx(2.0)
+
+
+# ---- peers ------------------------------------------------------------------
+
+PERFTEST_OUTPUT = """
++--------------+--------------+----------+---------+---------+----------+----------+-----------+-----------+
+|    Stage     | # iterations | 50.0%ile | average | overall |  average |  overall |  average  |  overall  |
++--------------+--------------+----------+---------+---------+----------+----------+-----------+-----------+
+Final:                200000      0.026     0.045     0.050      168.44     170.00    22077608    22000000
+"""
+
+
+def test_perftest_final_line_is_parsed() -> None:
+    values = bench_rma.perftest_final(PERFTEST_OUTPUT)
+    assert values == [200000, 0.026, 0.045, 0.050, 168.44, 170.00, 22077608, 22000000]
+    with pytest.raises(WeftError, match="no 'Final:' line"):
+        bench_rma.perftest_final("connection refused")
+    with pytest.raises(WeftError, match="malformed"):
+        bench_rma.perftest_final("Final: 10 x y")
+
+
+def peer_entries() -> list[dict[str, Any]]:
+    entries = []
+    for impl, rate, lat in (("weft", 150.0, 0.02), ("openshmem", 30.0, 0.5), ("mpi-rma", 20.0, 1.0),
+                            ("mpi-2sided", 5.0, 0.6), ("ucx_perftest", 60.0, 0.3)):
+        entries += [
+            {"impl": impl, "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": rate},
+            {"impl": impl, "op": "put_lat", "size": 8, "unit": "us", "value": lat},
+        ]
+    for size in bench_rma.SWEEP_SIZES:
+        for impl, bw in (("weft", 9000.0), ("memcpy", 10000.0), ("openshmem", 8000.0)):
+            entries.append({"impl": impl, "op": "put_bw", "size": size, "unit": "MB/s", "value": bw})
+    return entries
+
+
+def test_peer_ratios_and_goals() -> None:
+    rows = {(r.op, r.size): r for r in bench_rma.parse_rows(peer_entries())}
+    rate, lat, bw = rows["put_rate", 8], rows["put_lat", 8], rows["put_bw", 65536]
+    assert bench_rma.peer_ratio(rate, "openshmem") == pytest.approx(5.0)
+    assert bench_rma.peer_ratio(lat, "openshmem") == pytest.approx(25.0)
+    assert bench_rma.peer_ratio(bw, "memcpy") == pytest.approx(0.9)
+    assert bench_rma.peer_goal(rate, "ucx_perftest") == 3.0
+    assert bench_rma.peer_goal(lat, "openshmem") == 2.0
+    assert bench_rma.peer_goal(bw, "memcpy") == 0.9
+    assert bench_rma.peer_goal(rows["put_bw", 4096], "memcpy") is None
+    assert bench_rma.peer_goal(rate, "mpi-rma") is None
+
+
+def test_peers_report_fits_80_columns(render_text) -> None:
+    run = {"kind": "peers", "tls": "shm", "nranks": 2, "transport": "direct", "results": peer_entries()}
+    text = render_text(bench_rma.run_report(run))
+    assert "OpenSHMEM" in text and "memcpy" in text and "ucx_perftest" in text
+    assert "put rate 8 B" in text and "bandwidth 4 MiB" in text
+    assert "5.00×" in text and "25.00×" in text
+    console = Console(file=io.StringIO(), width=80, force_terminal=False)
+    console.print(bench_rma.run_report(run))
+    out = console.file.getvalue()
+    assert "…" not in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_bench_rma_peers_end_to_end(fake_rma: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    others = [e for e in peer_entries() if e["impl"] in ("openshmem", "ucx_perftest")]
+    monkeypatch.setattr(bench_rma, "shmem_peer", lambda timeout: Path("shmem_peer"))
+    monkeypatch.setattr(bench_rma, "measure_shmem",
+                        lambda program, iters, timeout: [e for e in others if e["impl"] == "openshmem"])
+    monkeypatch.setattr(bench_rma, "measure_perftest",
+                        lambda iters, timeout: [e for e in others if e["impl"] == "ucx_perftest"])
+    assert cli.main(["bench", "rma", "--no-busy"]) == 0
+    out = capsys.readouterr().out
+    assert "beside its peers" in out
+    document = results.load(fake_rma / "rma-latest.json")
+    (run,) = document["runs"]
+    assert run["kind"] == "peers" and "--sweep" in run["transport"]
+    assert {e["impl"] for e in run["results"]} >= {"weft", "openshmem", "ucx_perftest"}
+    assert list(fake_rma.glob("*.png"))
+
+
+def test_missing_oshcc_is_a_clear_error(fake_build: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bench_rma.shutil, "which", lambda name: None)
+    with pytest.raises(WeftError, match="oshcc.*--no-peers"):
+        bench_rma.shmem_peer(10)

@@ -2,6 +2,12 @@
 and MPI two-sided, measured side by side in one run of
 bench/weft_bench_rma on 2 ranks of this machine.
 
+With --peers (the default over shared memory), the same invocation also
+measures OpenSHMEM (bench/peers/shmem_peer.c, built with oshcc, run with
+oshrun), ucx_perftest (ucp_put_bw, ucp_am_lat, ucp_get) and a plain
+single-core memcpy, and puts them in one table with weft's ratio to each:
+8-byte put rate, put + flush latency, get latency, bandwidth 8 B ... 4 MiB.
+
 weft_bench_rma --json FILE writes
     {"benchmark": "rma", "nranks": 2, "transport": "<UCX transport>",
      "results": [{"impl": "weft", "op": "put_rate", "size": 8,
@@ -13,12 +19,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
+import shutil
+import signal
+import socket
 import statistics
+import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column, Table
 from rich.text import Text
@@ -112,13 +127,17 @@ def parse_rows(entries: Any) -> list[Row]:
     )
 
 
-def measure(program: Path, tls: str, nranks: int, iters: int | None, timeout: float) -> dict[str, Any]:
-    """Run weft_bench_rma once over one transport; returns its run record."""
+def measure(program: Path, tls: str, nranks: int, iters: int | None, timeout: float,
+            sweep: bool = False) -> dict[str, Any]:
+    """Run weft_bench_rma once over one transport (with the bandwidth sweep
+    when asked); returns its run record."""
     with tempfile.TemporaryDirectory(prefix="weft-rma-") as tmp:
         output = Path(tmp) / "rma.json"
         argv = [str(program), "--json", str(output)]
         if iters is not None:
             argv += ["--iters", str(iters)]
+        if sweep:
+            argv.append("--sweep")
         runner.run_mpi(nranks, argv, env=TRANSPORT_ENV[tls], timeout=timeout)
         data = results.read_json(output)
     if not isinstance(data, dict):
@@ -181,6 +200,274 @@ def busy_report(run: dict[str, Any]) -> Group:
     return Group(heading, table, "")
 
 
+# ---- peers: OpenSHMEM, ucx_perftest, memcpy -------------------------------
+
+PEERS_SOURCE = "bench/peers/shmem_peer.c"
+PEERS_PROGRAM = "bench/peers/shmem_peer"
+# Columns of the peers table, in order.
+PEER_IMPLS = {
+    "weft": "weft",
+    "openshmem": "OpenSHMEM",
+    "mpi-rma": "MPI RMA",
+    "mpi-2sided": "MPI 2-sided",
+    "ucx_perftest": "ucx_perftest",
+    "memcpy": "memcpy",
+}
+# Ratios measured in rounds of one program (weft_bench_rma) pair those
+# rounds; the others are ratios of medians of separate programs.
+SIDE_BY_SIDE = {"weft", "mpi-rma", "mpi-2sided", "memcpy"}
+# The goals of the comparison: (operation, smallest size) -> {peer: weft's
+# advantage aimed for}.  Latency advantages are other / weft, so 2 means
+# "at most half of".
+PEERS_GOALS: dict[str, dict[str, float]] = {
+    "put_rate": {"openshmem": 3.0, "ucx_perftest": 3.0},
+    "put_lat": {"openshmem": 2.0},
+    "get_lat": {"openshmem": 2.0},
+}
+BW_GOAL_FROM = 65536
+BW_GOAL = {"memcpy": 0.9}
+PEER_ROW_NAMES = {
+    "put_rate": "put rate",
+    "put_lat": "put + flush latency",
+    "get_lat": "get latency",
+    "put_bw": "bandwidth",
+}
+SWEEP_SIZES = (8, 64, 512, 4096, 32768, 65536, 262144, 1 << 20, 4 << 20)
+SWEEP_BYTES = 64 << 20
+PERFTEST_NOTE = (
+    "ucx_perftest: put rate from ucp_put_bw, latency from ucp_am_lat (half a ping-pong of "
+    "active messages), get latency from ucp_get, bandwidth from ucp_put_bw; "
+    "OpenSHMEM: shmem_putmem_nbi windows + shmem_quiet, shmem_putmem + shmem_quiet, "
+    "shmem_getmem. Ratios with OpenSHMEM and ucx_perftest compare medians of separate "
+    "programs run one after the other; the others pair rounds of one program."
+)
+
+
+def shmem_peer(timeout: float) -> Path:
+    """bench/peers/shmem_peer, built with oshcc into the build directory
+    when missing or older than its source."""
+    source = runner.REPO_ROOT / PEERS_SOURCE
+    program = runner.build_dir() / PEERS_PROGRAM
+    if program.is_file() and program.stat().st_mtime >= source.stat().st_mtime:
+        return program
+    if shutil.which("oshcc") is None:
+        raise WeftError("`oshcc` is not on PATH: install Open MPI's OpenSHMEM (openmpi-bin) "
+                        "or run with --no-peers")
+    program.parent.mkdir(parents=True, exist_ok=True)
+    runner.run_program(["oshcc", "-O2", str(source), "-o", str(program)], timeout=timeout)
+    return program
+
+
+def measure_shmem(program: Path, iters: int | None, timeout: float) -> list[Any]:
+    """OpenSHMEM's figures from shmem_peer on 2 PEs.  Its exit status is not
+    trusted: Open MPI 4.1's shmem_finalize crashes on some machines after
+    the results are written, so the results file decides."""
+    if shutil.which("oshrun") is None:
+        raise WeftError("`oshrun` is not on PATH: install openmpi-bin or run with --no-peers")
+    with tempfile.TemporaryDirectory(prefix="weft-rma-") as tmp:
+        output = Path(tmp) / "shmem.json"
+        argv = ["oshrun", "-np", "2", "--oversubscribe", str(program), "--json", str(output)]
+        if iters is not None:
+            argv += ["--iters", str(iters)]
+        env = {**os.environ}
+        if os.geteuid() == 0:
+            env |= {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+        try:
+            proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise WeftError(f"shmem_peer timed out after {timeout:g} s") from None
+        if not output.is_file():
+            tail = "\n".join((proc.stderr or "").strip().splitlines()[-10:])
+            raise WeftError(f"shmem_peer wrote no results (exit status {proc.returncode})\n{tail}")
+        data = results.read_json(output)
+    entries = data.get("results") if isinstance(data, dict) else None
+    parse_rows(entries)
+    return list(entries or [])
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+FINAL = re.compile(r"^Final:\s+(.*)$", re.MULTILINE)
+
+
+def perftest_final(output: str) -> list[float]:
+    """The numbers of ucx_perftest's "Final:" line: iterations, then three
+    latency/overhead columns (µs), two bandwidth columns (MiB/s), two
+    message-rate columns (msg/s)."""
+    match = FINAL.search(output)
+    if match is None:
+        raise WeftError(f"ucx_perftest printed no 'Final:' line:\n{output[-500:]}")
+    try:
+        return [float(v) for v in match.group(1).split()]
+    except ValueError:
+        raise WeftError(f"ucx_perftest's 'Final:' line is malformed: {match.group(0)}") from None
+
+
+def run_perftest(test: str, size: int, iters: int, timeout: float) -> list[float]:
+    """One ucx_perftest test between a server and a client on this machine."""
+    if shutil.which("ucx_perftest") is None:
+        raise WeftError("`ucx_perftest` is not on PATH: install ucx-utils or run with --no-peers")
+    for attempt in range(3):
+        port = free_port()
+        server = subprocess.Popen(["ucx_perftest", "-p", str(port)], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            time.sleep(0.3 * (attempt + 1))
+            client = subprocess.run(
+                ["ucx_perftest", "localhost", "-p", str(port), "-t", test, "-s", str(size), "-n", str(iters)],
+                capture_output=True, text=True, timeout=timeout,
+            )
+            if client.returncode == 0:
+                return perftest_final(client.stdout)
+            failure = client.stderr.strip()[-500:]
+        except subprocess.TimeoutExpired:
+            failure = f"timed out after {timeout:g} s"
+        finally:
+            if server.poll() is None:
+                os.killpg(server.pid, signal.SIGTERM)
+            server.wait()
+    raise WeftError(f"ucx_perftest -t {test} -s {size} failed: {failure}")
+
+
+def measure_perftest(iters: int | None, timeout: float) -> list[Any]:
+    """ucx_perftest's figures, as weft_bench_rma's result entries."""
+    n = iters or 100000
+    rate = run_perftest("ucp_put_bw", 8, n, timeout)
+    lat = run_perftest("ucp_am_lat", 8, n, timeout)
+    get = run_perftest("ucp_get", 8, n, timeout)
+    entries: list[Any] = [
+        {"impl": "ucx_perftest", "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": rate[7] / 1e6},
+        {"impl": "ucx_perftest", "op": "put_lat", "size": 8, "unit": "us", "value": lat[2]},
+        {"impl": "ucx_perftest", "op": "get_lat", "size": 8, "unit": "us", "value": get[2]},
+    ]
+    for size in SWEEP_SIZES:
+        count = max(16, min(n, SWEEP_BYTES // size))
+        bw = run_perftest("ucp_put_bw", size, count, timeout)
+        # ucx_perftest's MB are 2^20 bytes
+        entries.append({"impl": "ucx_perftest", "op": "put_bw", "size": size, "unit": "MB/s",
+                         "value": bw[5] * (1 << 20) / 1e6})
+    return entries
+
+
+def measure_peers(program: Path, nranks: int, iters: int | None, timeout: float) -> dict[str, Any]:
+    """weft_bench_rma with the sweep over shared memory, then OpenSHMEM and
+    ucx_perftest, each a step of the progress bar; one run record."""
+    steps = ["weft", "openshmem", "ucx_perftest"]
+    labels = {"weft": "weft_bench_rma: weft, MPI RMA, MPI 2-sided, memcpy",
+              "openshmem": "OpenSHMEM (oshrun)", "ucx_perftest": "ucx_perftest"}
+    run: dict[str, Any] = {}
+    for step in runner.steps(steps, lambda step: labels[step]):
+        if step == "weft":
+            run = measure(program, "shm", nranks, iters, timeout, sweep=True)
+            run["kind"] = "peers"
+        elif step == "openshmem":
+            run["results"] += measure_shmem(shmem_peer(timeout), iters, timeout)
+        else:
+            run["results"] += measure_perftest(iters, timeout)
+    parse_rows(run["results"])
+    return run
+
+
+def peer_ratio(row: Row, peer: str) -> float | None:
+    """weft's advantage over peer on a row: paired rounds for programs run
+    side by side, else the ratio of medians."""
+    if peer in SIDE_BY_SIDE:
+        return row.ratio(peer)
+    return report.advantage(row.values.get("weft"), row.values.get(peer),
+                            lower_is_better=report.is_latency(row.unit))
+
+
+def peer_goal(row: Row, peer: str) -> float | None:
+    """The advantage over peer this row aims for, if any."""
+    if row.op == "put_bw":
+        return BW_GOAL.get(peer) if row.size >= BW_GOAL_FROM else None
+    return PEERS_GOALS.get(row.op, {}).get(peer)
+
+
+def peer_rows(run: dict[str, Any]) -> list[Row]:
+    """The rows of the peers table: 8-byte rate and latencies, then bandwidth by size."""
+    rows = parse_rows(run["results"])
+    head = [r for op in ("put_rate", "put_lat", "get_lat") for r in rows if r.op == op and r.size == 8]
+    return head + sorted((r for r in rows if r.op == "put_bw"), key=lambda r: r.size)
+
+
+def peers_report(run: dict[str, Any]) -> Group:
+    """Two tables over the same rows: every system's figures, then weft's
+    advantage over each (green: a goal met, red: missed)."""
+    peers = [impl for impl in PEER_IMPLS if impl != "weft"]
+    rows = peer_rows(run)
+    values = report.table(
+        "puts and gets of 2 ranks on one node",
+        [Column("measure", no_wrap=True), Column("unit", no_wrap=True),
+         *(numeric_column(label) for label in PEER_IMPLS.values())],
+        [],
+    )
+    ratios = report.table(
+        "weft's advantage over X (rate: weft ÷ X, latency: X ÷ weft)",
+        [Column("measure", no_wrap=True), *(numeric_column(f"vs {PEER_IMPLS[p]}") for p in peers)],
+        [],
+    )
+    for index, row in enumerate(rows):
+        name = f"{PEER_ROW_NAMES.get(row.op, row.op)} {report.fmt_size(row.size)}"
+        unit = "GB/s" if row.op == "put_bw" else report.fmt_unit(row.unit)
+        scale = 1e-3 if row.op == "put_bw" else 1.0
+        section = index + 1 < len(rows) and rows[index + 1].op == "put_bw" and row.op != "put_bw"
+        values.add_row(
+            name, unit,
+            *(report.fmt_number(None if row.values.get(i) is None else row.values[i] * scale)
+              for i in PEER_IMPLS),
+            end_section=section,
+        )
+        cells = []
+        for peer in peers:
+            ratio, goal = peer_ratio(row, peer), peer_goal(row, peer)
+            cells.append(report.fmt_ratio(ratio, goal) if goal is not None
+                         else Text(report.fmt_ratio(ratio).plain))
+        ratios.add_row(name, *cells, end_section=section)
+    heading = Text.assemble(
+        ("weft RMA beside its peers", "bold"),
+        f": {run['nranks']} ranks on one node, weft's path: {run['transport']}",
+    )
+    goals = Text("Goals (coloured): put rate ≥ 3× OpenSHMEM and ucx_perftest; latencies ≤ 0.5× "
+                 "OpenSHMEM's (advantage ≥ 2×); bandwidth from 64 KiB ≥ 0.9× memcpy.", style="dim")
+    return Group(heading, values, ratios, goals, Text(PERFTEST_NOTE, style="dim"), "")
+
+
+def peers_chart(run: dict[str, Any], meta: dict[str, Any], path: Path) -> Path:
+    """Message rate and bandwidth of puts by size, one line per system;
+    memcpy is the limit of a copy made by one core."""
+    rows = [r for r in parse_rows(run["results"]) if r.op == "put_bw"]
+    figure = Figure(figsize=(11, 4.5), layout="constrained")
+    FigureCanvasAgg(figure)
+    rate_axes, bw_axes = figure.subplots(1, 2)
+    for impl, label in PEER_IMPLS.items():
+        points = sorted((r.size, r.values[impl]) for r in rows if impl in r.values)
+        if not points:
+            continue
+        sizes = [p[0] for p in points]
+        style = {"linestyle": "--", "color": "black"} if impl == "memcpy" else {"marker": "o"}
+        rate_axes.plot(sizes, [mb / size for size, mb in points], label=label, **style)
+        bw_axes.plot(sizes, [mb * 1e-3 for _, mb in points], label=label, **style)
+    for axes, ylabel in ((rate_axes, "puts per second (millions)"), (bw_axes, "bandwidth (GB/s)")):
+        axes.set_xscale("log", base=2)
+        axes.set_yscale("log")
+        axes.set_xlabel("message size (bytes)")
+        axes.set_ylabel(ylabel)
+        axes.grid(alpha=0.3, which="both")
+    rate_axes.set_title("put rate by size")
+    bw_axes.set_title("put bandwidth by size")
+    handles, labels = rate_axes.get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize="small")
+    figure.suptitle(f"weft and its peers, {run['nranks']} ranks on {meta['hostname']} ({meta['date'][:10]})")
+    figure.savefig(path, dpi=120)
+    return path
+
+
 NOTES = (
     "vs X is weft's advantage over X: > 1 means weft is faster. Green marks a met goal: "
     "1, or 0.95 against UCX, where the ratio is weft's own overhead.\n"
@@ -222,6 +509,8 @@ def run_report(run: dict[str, Any]) -> Group:
     """What one run measured: where, then a table per unit (latencies, rates)."""
     if run.get("kind") == "busy-target":
         return busy_report(run)
+    if run.get("kind") == "peers":
+        return peers_report(run)
     rows = parse_rows(run["results"])
     units = dict.fromkeys(row.unit for row in rows)
     tables = [unit_table(run["tls"], unit, [r for r in rows if r.unit == unit]) for unit in units]
@@ -241,6 +530,8 @@ def ratio_chart(document: dict[str, Any], path: Path) -> Path:
     groups: list[str] = []
     series: dict[str, list[float | None]] = {f"vs {IMPL_LABELS[peer]}": [] for peer in PEER_GOALS}
     for run in runs:
+        if run.get("kind") == "peers":
+            continue
         for row in parse_rows(run["results"]):
             ratios = {peer: row.ratio(peer) for peer in PEER_GOALS}
             if all(ratio is None for ratio in ratios.values()):
@@ -264,8 +555,11 @@ def command(args: argparse.Namespace) -> None:
     else:
         program = runner.executable(BENCH)
         transports = list(TRANSPORT_ENV) if args.tls == "both" else [args.tls]
-        steps = transports + ([] if args.no_busy else ["busy"])
-        runs = [
+        # over shared memory the peers run measures weft too
+        comparisons = [t for t in transports if not (t == "shm" and args.peers)]
+        steps = comparisons + ([] if args.no_busy else ["busy"])
+        runs = [measure_peers(program, args.np, args.iters, args.timeout)] if "shm" in transports and args.peers else []
+        runs += [
             measure_busy(program, args.np, args.timeout)
             if step == "busy"
             else measure(program, step, args.np, args.iters, args.timeout)
@@ -283,7 +577,11 @@ def command(args: argparse.Namespace) -> None:
         report.console.print(run_report(run))
     report.console.print(Text(NOTES, style="dim"))
     if not args.last:
-        png = ratio_chart(document, path.with_suffix(".png"))
+        peers = [run for run in document["runs"] if run.get("kind") == "peers"]
+        if peers:
+            png = peers_chart(peers[0], document["metadata"], path.with_suffix(".png"))
+        else:
+            png = ratio_chart(document, path.with_suffix(".png"))
         report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
 
 
@@ -310,6 +608,13 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--no-busy", action="store_true", help="skip the gets from a computing target (with and without progress thread)"
+    )
+    parser.add_argument(
+        "--peers",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="over shm, also measure OpenSHMEM, ucx_perftest and memcpy and show one table of "
+        "rate, latencies and bandwidth 8 B - 4 MiB with weft's ratio to each (default: on)",
     )
     parser.add_argument("--last", action="store_true", help="show the last saved results instead of measuring")
     parser.set_defaults(func=command)

@@ -62,6 +62,10 @@ int main(int argc, char **argv)
     setenv("WEFT_PROGRESS_INTERVAL_US", "-5", 1);
     FAILS(weft_config_init(&cfg), WEFT_ERR_CONFIG);
     unsetenv("WEFT_PROGRESS_INTERVAL_US");
+    setenv("WEFT_SHM", "maybe", 1);
+    FAILS(weft_init(NULL, &ctx), WEFT_ERR_CONFIG);
+    expect_message("WEFT_SHM");
+    unsetenv("WEFT_SHM");
 
     OK(weft_init(NULL, &ctx));
     OK(weft_rank(ctx, &rank));

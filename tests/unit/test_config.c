@@ -92,12 +92,34 @@ static void test_config_env(void)
     EXPECT(strstr(weft_last_error(), "WEFT_PROGRESS_INTERVAL_US") != NULL);
 }
 
+/* WEFT_SHM: on by default, a boolean, a bad value names the variable. */
+static void test_config_shm(void)
+{
+    weft_config_t cfg;
+
+    unsetenv("WEFT_PROGRESS_INTERVAL_US");
+    unsetenv("WEFT_SHM");
+    EXPECT(weft_config_init(&cfg) == WEFT_OK && cfg.shm == 1);
+    setenv("WEFT_SHM", "0", 1);
+    EXPECT(weft_config_init(&cfg) == WEFT_OK && cfg.shm == 0);
+    setenv("WEFT_SHM", "on", 1);
+    EXPECT(weft_config_init(&cfg) == WEFT_OK && cfg.shm == 1);
+    cfg.shm = 7;
+    setenv("WEFT_SHM", "2", 1);
+    EXPECT(weft_config_init(&cfg) == WEFT_ERR_CONFIG && cfg.shm == 7);
+    EXPECT(strstr(weft_last_error(), "WEFT_SHM") != NULL);
+    setenv("WEFT_SHM", "", 1);
+    EXPECT(weft_config_init(&cfg) == WEFT_ERR_CONFIG);
+    unsetenv("WEFT_SHM");
+}
+
 int main(void)
 {
     test_parse_bool();
     test_parse_uint();
     test_parse_enum();
     test_config_env();
+    test_config_shm();
     if (failures == 0)
         printf("config parsers: all checks passed\n");
     return failures != 0;
