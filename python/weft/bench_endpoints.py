@@ -71,7 +71,7 @@ def mlx5_resources(policy: str, threads: int) -> dict[str, Any] | None:
         model = mlx5.for_policy(model_policy(policy), threads)
     except (ValueError, KeyError, WeftError):
         return None
-    return {key: model.get(key) for key in MLX5_KEYS}
+    return dict(model)
 
 
 @dataclass(frozen=True)
@@ -153,26 +153,27 @@ def run_report(document: dict[str, Any]) -> Group:
         table = report.table(
             f"{variant}: {VARIANT_NOTES[variant]}",
             [Column("T", justify="right"), Column("policy"), Column("M puts/s", justify="right"),
-             Column("÷ procs", justify="right"), Column("UCX ctx", justify="right"),
-             Column("workers", justify="right"), Column("UCX eps", justify="right"),
+             Column("÷ procs", justify="right"), Column("ctx·wrk·ep", justify="right"),
              Column("locks/put", justify="right"), Column("locks taken", justify="right"),
-             Column("RSS MiB", justify="right"),
-             *(Column(f"mlx5 {k}" + (" MiB" if k == "bytes" else ""), justify="right") for k in MLX5_KEYS)],
+             Column("RSS MiB", justify="right"), Column("mlx5 UAR·uUAR·QP·CQ", justify="right"),
+             Column("mlx5 MiB", justify="right")],
             [],
-            caption="measured: rate (median of interleaved rounds), UCX objects, RSS growth of the initiators; "
-                    "locks taken: counted for +caller, else derived (UCX locks once per call); "
-                    "mlx5 columns: the mlx5 resource model (not measured; — when weft.mlx5 is absent)",
+            caption="measured: rate (median of interleaved rounds); UCX contexts, workers (with the home "
+                    "worker) and connections; locks: counted for +caller, else derived (UCX's lock on "
+                    "every call, *); RSS growth of the initiators. mlx5: the resource model of the "
+                    "paper's NIC, not measured (— without weft.mlx5)",
         )
         for r in rows:
             res = r.resources
             taken = fmt_int(res.get("locks_taken"))
             if res.get("locks_taken") and not res.get("locks_counted"):
-                taken += " (derived)"
+                taken += "*"
+            model = report.MISSING if r.mlx5 is None else "·".join(fmt_model(r.mlx5, k) for k in MLX5_KEYS[:4])
             table.add_row(str(r.threads), r.policy, report.fmt_number(r.rate / 1e6),
                           report.fmt_ratio(r.ratio, GOAL_RATIO) if r.policy != BASELINE else Text("1.00×"),
-                          fmt_int(res.get("ucx_contexts")), fmt_int(res.get("workers")),
-                          fmt_int(res.get("endpoints")), f"{res.get('locks_per_put', 0):g}", taken,
-                          fmt_mib(res.get("rss_bytes")), *(fmt_model(r.mlx5, k) for k in MLX5_KEYS))
+                          "·".join(fmt_int(res.get(k)) for k in ("ucx_contexts", "workers", "endpoints")),
+                          f"{res.get('locks_per_put', 0):g}", taken, fmt_mib(res.get("rss_bytes")),
+                          model, fmt_model(r.mlx5, "bytes"))
         tables.append(table)
     verdicts = goal(all_rows)
     parts = [f"T={t}: " + ("yes" if v else report.MISSING if v is None else "NO") for t, v in sorted(verdicts.items())]
