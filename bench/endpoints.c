@@ -7,7 +7,8 @@
  *          [--variants LIST] [--batch P] [--every Q] [--secs S] [--rounds R]
  *          [--json FILE]
  *
- * Rank T is the target: it blocks (sleeps between checks of an MPI
+ * Always through UCX (the direct path is switched off: the policies govern
+ * UCX workers).  Rank T is the target: it blocks (sleeps between checks of an MPI
  * request) while the others measure.  Every thread drives its endpoint
  * with 8-byte puts to its own cache line at the target: P puts between two
  * progress calls (the Postlist analogue), one of every Q tracked with an
@@ -29,6 +30,7 @@
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "pools.h"
 #include <weft.h>
 
 #include <mpi.h>
@@ -36,7 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define MAX_THREADS 256
 #define MAX_ITEMS   32
@@ -57,11 +58,7 @@ struct result {
     int batch, every, caller_lock;
     double rate[MAX_ROUNDS];
     int n;
-    weft_resources_t res;       /* rank 0's pool (zero for procs) */
-    long long contexts, workers, endpoints;
-    double mem_rss;             /* bytes: weft_init (+ pool) growth of the initiators */
-    double locks_per_put;       /* locks a put takes on the fast path */
-    unsigned long long locks;   /* locks taken in the last round (derived or counted) */
+    struct bench_resources res; /* of the last round */
 };
 
 static struct opts o;
@@ -80,19 +77,6 @@ static void die(const char *what, weft_status_t st)
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 #define OK(call) do { weft_status_t s_ = (call); if (s_ != WEFT_OK) die(#call, s_); } while (0)
-
-static size_t rss_now(void)
-{
-    unsigned long size, resident = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-
-    if (f) {
-        if (fscanf(f, "%lu %lu", &size, &resident) != 2)
-            resident = 0;
-        fclose(f);
-    }
-    return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
-}
 
 /* ---- one thread's put loop ------------------------------------------------ */
 
@@ -161,32 +145,6 @@ static void *drive(void *arg)
     return NULL;
 }
 
-/* ---- the target and idle ranks block until the initiators are done ------- */
-
-static void wait_blocking(void)
-{
-    MPI_Request req;
-    int done = 0;
-    weft_ep_t ep;
-
-    OK(weft_ep_default(ctx, &ep));
-    MPI_Ibarrier(MPI_COMM_WORLD, &req);
-    while (!done) {
-        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        OK(weft_progress(ep, NULL));
-        if (!done)
-            usleep(1000);
-    }
-}
-
-static void done_initiating(void)
-{
-    MPI_Request req;
-
-    MPI_Ibarrier(MPI_COMM_WORLD, &req);
-    MPI_Wait(&req, MPI_STATUS_IGNORE);
-}
-
 /* ---- one measurement ----------------------------------------------------- */
 
 static struct result *result_of(const char *policy, const char *variant)
@@ -203,8 +161,7 @@ static void measure_procs(struct result *r)
 {
     struct driver d;
     weft_ep_t ep;
-    double rate = 0, sum = 0;
-    unsigned long long rss = init_rss, rss_sum = 0;
+    double rate = 0, sum = 0, rss = (double)init_rss, rss_sum = 0;
     static uint64_t own_word __attribute__((aligned(LINE)));
 
     MPI_Barrier(MPI_COMM_WORLD);
@@ -219,21 +176,16 @@ static void measure_procs(struct result *r)
         d.secs = o.secs;
         drive(&d);
         rate = d.rate;
-        done_initiating();
+        bench_done();
     } else {
-        wait_blocking();
+        bench_block_until_done(ctx);
         rss = 0;
     }
     MPI_Reduce(&rate, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&rss, &rss_sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&rss, &rss_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         r->rate[r->n++] = sum;
-        r->contexts = o.threads;
-        r->workers = o.threads;
-        r->endpoints = o.threads;   /* one connection each, to the target */
-        r->mem_rss = (double)rss_sum;
-        r->locks_per_put = 0;
-        r->locks = 0;
+        bench_resources_of_procs(o.threads, rss_sum, &r->res);
     }
 }
 
@@ -241,7 +193,6 @@ static void measure_pool(struct result *r, const char *policy, int sharedbuf)
 {
     weft_ep_pool_params_t pp;
     weft_ep_pool_t pool;
-    weft_ep_policy_t pol;
     struct driver d[MAX_THREADS];
     pthread_t th[MAX_THREADS];
     pthread_barrier_t start;
@@ -253,7 +204,6 @@ static void measure_pool(struct result *r, const char *policy, int sharedbuf)
     pp.policy = policy;
     pp.lock = r->caller_lock ? WEFT_EP_LOCK_CALLER : WEFT_EP_LOCK_UCX;
     pp.buf_bytes = 8;
-    OK(weft_ep_policy_parse(policy, &pol));
     MPI_Barrier(MPI_COMM_WORLD);
     /* every rank makes the pool (its destruction is collective); only rank
      * 0 drives it */
@@ -284,20 +234,11 @@ static void measure_pool(struct result *r, const char *policy, int sharedbuf)
             calls += d[t].progress_calls;
         }
         pthread_barrier_destroy(&start);
-        done_initiating();
+        bench_done();
         r->rate[r->n++] = sum;
-        OK(weft_ep_pool_resources(pool, &r->res));
-        /* the weft context's own UCX context and home worker exist too */
-        r->contexts = (pol.kind == WEFT_EP_PROCESS ? r->res.ucx_contexts : 0) + 1;
-        r->workers = r->res.workers + 1;
-        r->endpoints = r->res.endpoints;
-        r->mem_rss = (double)(init_rss + r->res.rss_bytes);
-        r->locks_per_put = r->res.locks_per_call;
-        /* UCX's locks are not visible to weft: derived from the calls made
-         * (one per put and per progress call); weft_ep_lock's are counted */
-        r->locks = r->caller_lock ? r->res.caller_locks : r->res.locks_per_call * (puts + calls);
+        bench_resources_of_pool(pool, policy, r->caller_lock, init_rss, puts + calls, &r->res);
     } else {
-        wait_blocking();
+        bench_block_until_done(ctx);
     }
     OK(weft_ep_pool_destroy(pool));
 }
@@ -333,17 +274,9 @@ static void write_json(FILE *f, const char *transport)
                 r->policy, r->variant, r->batch, r->every, r->caller_lock, median(r->rate, r->n));
         for (int k = 0; k < r->n; k++)
             fprintf(f, "%s%.1f", k ? ", " : "", r->rate[k]);
-        fprintf(f, "],\n     \"resources\": {\"ucx_contexts\": %lld, \"workers\": %lld, "
-                   "\"workers_used\": %u, \"endpoints\": %lld, \"max_threads_per_worker\": %u, "
-                   "\"locked_workers\": %u, \"locks_per_put\": %g, \"locks_taken\": %llu, "
-                   "\"locks_counted\": %s, \"rss_bytes\": %.0f, \"pool_rss_bytes\": %zu, "
-                   "\"pool_heap_bytes\": %zu}}%s\n",
-                r->contexts, r->workers, strcmp(r->policy, "procs") ? r->res.workers_used
-                                                                    : (unsigned)o.threads,
-                r->endpoints, r->res.max_threads_per_worker ? r->res.max_threads_per_worker : 1,
-                r->res.locked_workers, r->locks_per_put, r->locks,
-                r->caller_lock ? "true" : "false", r->mem_rss, r->res.rss_bytes,
-                r->res.heap_bytes, i + 1 < nresults ? "," : "");
+        fprintf(f, "],\n     \"resources\": ");
+        bench_resources_json(f, &r->res);
+        fprintf(f, "}%s\n", i + 1 < nresults ? "," : "");
     }
     fprintf(f, "  ]\n}\n");
 }
@@ -399,17 +332,11 @@ static int parse(int argc, char **argv)
     o.npolicies = split(pl, o.policies);
     o.nvariants = split(vl, o.variants);
     for (int i = 0; i < o.npolicies; i++) {
-        weft_ep_policy_t p;
-        char name[64], *plus;
+        char name[64];
+        int caller;
 
-        snprintf(name, sizeof(name), "%s", o.policies[i]);
-        if ((plus = strchr(name, '+')) != NULL) {
-            if (strcmp(plus, "+caller") != 0)
-                return 0;
-            *plus = '\0';
-        }
-        if (strcmp(name, "procs") != 0 && weft_ep_policy_parse(name, &p) != WEFT_OK) {
-            fprintf(stderr, "%s\n", weft_last_error());
+        if (bench_policy_split(o.policies[i], name, sizeof(name), &caller) != 0) {
+            fprintf(stderr, "weft_bench_endpoints: bad policy '%s'\n", o.policies[i]);
             return 0;
         }
     }
@@ -426,6 +353,7 @@ int main(int argc, char **argv)
 {
     int ok, provided;
     size_t rss0;
+    weft_config_t cfg;
     char transport[256] = "unknown";
 
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -442,9 +370,12 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    rss0 = rss_now();
-    OK(weft_init(NULL, &ctx));
-    init_rss = rss_now() - rss0;
+    /* the policies govern the UCX path: the direct path stays off */
+    OK(weft_config_init(&cfg));
+    cfg.shm = 0;
+    rss0 = bench_rss();
+    OK(weft_init(&cfg, &ctx));
+    init_rss = bench_rss() - rss0;
     OK(weft_seg_alloc(ctx, (size_t)MAX_THREADS * LINE, &seg, NULL));
     if (rank == 0) {
         weft_ep_t ep;
@@ -457,17 +388,14 @@ int main(int argc, char **argv)
         for (int v = 0; v < o.nvariants; v++)
             for (int p = 0; p < o.npolicies; p++) {
                 const char *var = o.variants[v];
-                char name[64], *plus;
+                char name[64];
                 struct result *r;
                 weft_ep_policy_t pol;
                 int caller;
 
-                snprintf(name, sizeof(name), "%s", o.policies[p]);
-                caller = (plus = strchr(name, '+')) != NULL;
-                if (plus)
-                    *plus = '\0';
+                bench_policy_split(o.policies[p], name, sizeof(name), &caller);
                 /* shared:k needs k threads at least */
-                if (strcmp(name, "procs") != 0 && weft_ep_policy_parse(name, &pol) == WEFT_OK &&
+                if (!bench_is_procs(name) && weft_ep_policy_parse(name, &pol) == WEFT_OK &&
                     pol.kind == WEFT_EP_SHARED && pol.k > (unsigned)o.threads)
                     continue;
                 r = result_of(o.policies[p], var);
@@ -476,7 +404,7 @@ int main(int argc, char **argv)
                 r->every = strcmp(var, "nounsig") ? o.every : 1;
                 /* processes cannot share a source line: for them "sharedbuf"
                  * measures the same as "default" */
-                if (!strcmp(name, "procs"))
+                if (bench_is_procs(name))
                     measure_procs(r);
                 else
                     measure_pool(r, name, !strcmp(var, "sharedbuf"));
