@@ -176,6 +176,149 @@ const char *weft_last_error(void);
  */
 weft_status_t weft_ep_default(weft_ctx_t ctx, weft_ep_t *ep);
 
+/* ---- Endpoint pools (ep layer) ----------------------------------------- */
+
+/**
+ * Endpoint pools: one or more endpoints per thread, with a chosen level of
+ * resource sharing between threads (docs/endpoints.md).  UCX objects stand
+ * for the network resources: a UCX context for a device context, a UCX
+ * worker for a set of queues with its completion queue and doorbell, the
+ * worker's thread mode for the lock on them.
+ *
+ *   policy          UCX objects for T threads          lock on the fast path
+ *   --------------- ---------------------------------- ---------------------
+ *   "process"       T contexts, one worker each        none
+ *   "dedicated-2x"  1 context, 2 workers per thread,   none
+ *                   the thread uses the first
+ *   "dedicated"     1 context, 1 worker per thread     none (thread mode SINGLE)
+ *   "shared:k"      1 context, ceil(T/k) workers,      a lock per call
+ *                   threads t/k share one
+ *   "paired"        shared:2
+ *   "static:k"      1 context, k workers, thread t     a lock per call (when k < T)
+ *                   uses worker t mod k
+ *   "single"        1 context, 1 worker for all        a lock per call (T > 1)
+ *
+ * Every pool endpoint reaches every rank's segments: it connects to the
+ * peers' home workers and unpacks their keys itself, also under "process"
+ * (keys are unpacked through the endpoint's own UCX context).  Incoming
+ * operations that need this rank's CPU (TCP) are served by the progress
+ * thread or, without it, by whichever pool thread progresses (one at a
+ * time).  Without the progress thread, the default endpoint (whose worker
+ * is the home worker) must not be used while pool threads communicate.
+ */
+typedef struct weft__ep_pool *weft_ep_pool_t;
+
+/** Kinds of sharing policy (weft_ep_policy_parse). */
+typedef enum {
+    WEFT_EP_PROCESS      = 0,
+    WEFT_EP_DEDICATED_2X = 1,
+    WEFT_EP_DEDICATED    = 2,
+    WEFT_EP_SHARED       = 3,  /**< k threads per worker */
+    WEFT_EP_STATIC       = 4,  /**< k workers, round robin */
+    WEFT_EP_SINGLE       = 5
+} weft_ep_policy_kind_t;
+
+typedef struct {
+    weft_ep_policy_kind_t kind;
+    unsigned              k;   /**< shared/static: the k; 1 otherwise */
+} weft_ep_policy_t;
+
+/** Who serialises threads that share a worker. */
+typedef enum {
+    WEFT_EP_LOCK_UCX    = 0,  /**< UCX locks the worker on every call (thread mode MULTI) */
+    WEFT_EP_LOCK_CALLER = 1   /**< the worker is SERIALIZED; threads bracket their calls with
+                               *   weft_ep_lock()/weft_ep_unlock(), e.g. once per batch */
+} weft_ep_lock_t;
+
+/** Settings of weft_ep_pool_create().  Zero-initialise, then set nthreads
+ *  and policy; zero fields take their defaults. */
+typedef struct {
+    int            nthreads;          /**< threads that use the pool, 1 ... 4096 */
+    const char    *policy;            /**< as parsed by weft_ep_policy_parse; NULL = "dedicated" */
+    int            eps_per_thread;    /**< endpoints per thread (e.g. one per neighbour); 0 = 1 */
+    /** Completion sharing (the paper's CQ sharing): 1 = a thread's endpoints
+     *  share one worker, so one progress call completes them all; 0 = each
+     *  endpoint of a thread has a worker (completion queue) of its own. */
+    int            shared_completion;
+    weft_ep_lock_t lock;              /**< for workers used by several threads */
+    /** 1 = every endpoint remembers the thread that got it with weft_ep_get
+     *  and weft_progress/weft_flush on it from another thread fail with
+     *  WEFT_ERR_BUSY; puts and gets are not checked (no cost on them). */
+    int            check_owner;
+    size_t         buf_bytes;         /**< private source buffer per thread (weft_ep_pool_buffer); 0 = none */
+} weft_ep_pool_params_t;
+
+/** What a pool created, as counted and measured by weft_ep_pool_resources. */
+typedef struct {
+    unsigned ucx_contexts;      /**< UCX contexts its endpoints use (created by the pool under
+                                 *   "process"; else the weft context's one) */
+    unsigned workers;           /**< UCX workers created, idle ones included (dedicated-2x) */
+    unsigned workers_used;      /**< workers some thread uses */
+    unsigned endpoints;         /**< UCX endpoints (connections) open now; lazy ones count
+                                 *   once connected */
+    unsigned weft_endpoints;    /**< weft endpoints (nthreads * eps_per_thread) */
+    unsigned max_threads_per_worker;
+    unsigned locked_workers;    /**< workers whose every call takes a UCX lock (MULTI) */
+    unsigned locks_per_call;    /**< locks one put/progress call takes on the fast path: 0 or 1 */
+    unsigned long long caller_locks; /**< weft_ep_lock acquisitions so far (LOCK_CALLER) */
+    size_t   rss_bytes;         /**< resident-set growth across weft_ep_pool_create
+                                 *   (/proc/self/statm; pages touched, incl. UCX's mappings) */
+    size_t   heap_bytes;        /**< heap growth across weft_ep_pool_create (mallinfo2:
+                                 *   in-use arena + mmapped blocks of malloc) */
+} weft_resources_t;
+
+/**
+ * Parse a policy name: "process", "dedicated-2x", "dedicated", "shared:k",
+ * "paired" (= shared:2), "static:k", "single"; k a decimal in 1 ... 4096,
+ * no signs, spaces or trailing characters.  Pure (no context needed).
+ * \return WEFT_ERR_INVALID_ARG with a message quoting s when malformed;
+ *         *out is then untouched.
+ */
+weft_status_t weft_ep_policy_parse(const char *s, weft_ep_policy_t *out);
+
+/**
+ * Create a pool of endpoints for params->nthreads threads.  Local (no
+ * communication); connections are made on first use, or at creation with
+ * WEFT_CONNECT=eager.  Errors: WEFT_ERR_INVALID_ARG (NULL, nthreads or
+ * eps_per_thread out of range, malformed policy, k larger than nthreads
+ * for shared, unknown lock), WEFT_ERR_UNSUPPORTED for any policy but
+ * "single" while the progress thread runs (UCX 1.13's TCP transport crashed
+ * with a worker per thread beside the progress thread; "single" then uses
+ * the home worker, which the thread already locks), WEFT_ERR_TRANSPORT or
+ * WEFT_ERR_NO_MEMORY when UCX fails.
+ */
+weft_status_t weft_ep_pool_create(weft_ctx_t ctx, const weft_ep_pool_params_t *params,
+                                  weft_ep_pool_t *pool);
+
+/** Endpoint 0 of thread `thread` (0 ... nthreads-1); call it from that
+ *  thread (with check_owner, the caller becomes the endpoint's owner). */
+weft_status_t weft_ep_get(weft_ep_pool_t pool, int thread, weft_ep_t *ep);
+
+/** Endpoint `index` (0 ... eps_per_thread-1) of thread `thread`. */
+weft_status_t weft_ep_get_nth(weft_ep_pool_t pool, int thread, int index, weft_ep_t *ep);
+
+/** LOCK_CALLER pools: take / release the lock of ep's worker.  Every call
+ *  on a shared endpoint (puts, progress, waits, flush) must be made holding
+ *  it.  No-ops for endpoints whose worker has a single user, and for
+ *  LOCK_UCX pools. */
+weft_status_t weft_ep_lock(weft_ep_t ep);
+weft_status_t weft_ep_unlock(weft_ep_t ep);
+
+/** Thread `thread`'s private source buffer: params->buf_bytes bytes,
+ *  starting on a cache line of its own and padded to whole lines, so no two
+ *  threads' buffers share a line. */
+weft_status_t weft_ep_pool_buffer(weft_ep_pool_t pool, int thread, void **buf, size_t *bytes);
+
+/** What the pool created (see weft_resources_t). */
+weft_status_t weft_ep_pool_resources(weft_ep_pool_t pool, weft_resources_t *res);
+
+/** Destroy a pool.  Collective over the context (every rank destroys its
+ *  pools in the same order): completes the pool's operations, waits for
+ *  every rank, then closes its connections and workers.  No thread may use
+ *  its endpoints any more.  weft_finalize destroys pools still alive. */
+weft_status_t weft_ep_pool_destroy(weft_ep_pool_t pool);
+/* ---- end of Endpoint pools --------------------------------------------- */
+
 /* ------------------------------------------------------------------------ */
 /* Segments                                                                 */
 /* ------------------------------------------------------------------------ */

@@ -46,8 +46,12 @@ void *weft__ctx_layer(weft_ctx_t ctx, int layer, size_t size, weft__quiesce_fn q
 
 void weft__ctx_progress_home(weft_ctx_t ctx)
 {
-    if (!ctx->pthread_running)
+    /* Threads of an endpoint pool may all serve the home worker, one at a
+     * time: whoever finds it busy leaves it to the thread that has it. */
+    if (!ctx->pthread_running && !__atomic_exchange_n(&ctx->home_busy, 1, __ATOMIC_ACQUIRE)) {
         ucp_worker_progress(ctx->home);
+        __atomic_store_n(&ctx->home_busy, 0, __ATOMIC_RELEASE);
+    }
 }
 
 void weft__spin_pause(unsigned *spins)
@@ -174,6 +178,19 @@ static weft_status_t init_mpi(weft_ctx_t ctx)
     return WEFT_OK;
 }
 
+void weft__ucx_params(weft_ctx_t ctx, ucp_params_t *params)
+{
+    memset(params, 0, sizeof(*params));
+    params->field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
+                         UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
+    params->features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
+    if (ctx->cfg.progress_thread)
+        params->features |= UCP_FEATURE_WAKEUP;
+    params->request_size = sizeof(weft__req_t);
+    params->mt_workers_shared = 1;
+    params->estimated_num_eps = (size_t)ctx->nranks;
+}
+
 static weft_status_t init_ucx(weft_ctx_t ctx)
 {
     ucp_config_t *config;
@@ -184,15 +201,7 @@ static weft_status_t init_ucx(weft_ctx_t ctx)
     s = ucp_config_read(NULL, NULL, &config);
     if (s != UCS_OK)
         return weft__ucs_error(s, "weft_init", "ucp_config_read");
-    memset(&params, 0, sizeof(params));
-    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
-                        UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
-    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
-    if (ctx->cfg.progress_thread)
-        params.features |= UCP_FEATURE_WAKEUP;
-    params.request_size = sizeof(weft__req_t);
-    params.mt_workers_shared = 1;
-    params.estimated_num_eps = (size_t)ctx->nranks;
+    weft__ucx_params(ctx, &params);
     s = ucp_init(&params, config, &ctx->ucp);
     ucp_config_release(config);
     if (s != UCS_OK)

@@ -42,6 +42,7 @@ struct weft__ctx {
     int             owns_mpi;       /* weft called MPI_Init_thread */
     ucp_context_h   ucp;
     ucp_worker_h    home;           /* peers connect here */
+    int             home_busy;      /* a thread is progressing home (weft__ctx_progress_home) */
     char           *addrs;          /* all ranks' home worker addresses */
     size_t         *addr_off;       /* rank -> offset in addrs */
     pthread_mutex_t lock;           /* slow-path state (lists, registration) */
@@ -77,7 +78,12 @@ void *weft__ctx_layer(weft_ctx_t ctx, int layer, size_t size, weft__quiesce_fn q
  * may outnumber cores. */
 void weft__spin_pause(unsigned *spins);
 
-/* Progress the home worker if no progress thread serves it. */
+/* The parameters of the context's UCX context (features, request size),
+ * for other UCX contexts that must behave alike (endpoint pools). */
+void weft__ucx_params(weft_ctx_t ctx, ucp_params_t *params);
+
+/* Progress the home worker if no progress thread serves it and no other
+ * thread is progressing it now. */
 void weft__ctx_progress_home(weft_ctx_t ctx);
 
 /* Wait for a non-blocking MPI operation while serving incoming operations.
