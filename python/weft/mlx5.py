@@ -53,7 +53,6 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import Any
@@ -369,16 +368,29 @@ class _Endpoint:
     threads: tuple[int, ...]
 
 
-def _level(qp: Qp, qps: Iterable[Qp]) -> int:
-    if len(qp.threads) > 1:
-        return 4
-    others = [o for o in qps if o.ctx == qp.ctx and o.index != qp.index and o.threads
-              and (o.td is None or o.td != qp.td)]
-    if any(o.uuar == qp.uuar for o in others):
-        return 3
-    if any(o.uar == qp.uar for o in others):
-        return 2
-    return 1
+def _levels(qps: list[Qp]) -> list[int | None]:
+    """Fig. 4(b) sharing level of every QP (see the module docstring)."""
+    on_uuar: dict[tuple[int, int], list[Qp]] = {}
+    on_uar: dict[tuple[int, int], list[Qp]] = {}
+    for qp in qps:
+        if qp.threads:
+            on_uuar.setdefault((qp.ctx, qp.uuar), []).append(qp)
+            on_uar.setdefault((qp.ctx, qp.uar), []).append(qp)
+
+    def shares(qp: Qp, group: list[Qp]) -> bool:
+        return any(o.index != qp.index and (o.td is None or o.td != qp.td) for o in group)
+
+    levels: list[int | None] = []
+    for qp in qps:
+        if not qp.threads:
+            levels.append(None)
+        elif len(qp.threads) > 1:
+            levels.append(4)
+        elif shares(qp, on_uuar[(qp.ctx, qp.uuar)]):
+            levels.append(3)
+        else:
+            levels.append(2 if shares(qp, on_uar[(qp.ctx, qp.uar)]) else 1)
+    return levels
 
 
 def build(scenario: Scenario, provider: Provider = MLX5) -> EndpointSet:
@@ -444,7 +456,7 @@ def build(scenario: Scenario, provider: Provider = MLX5) -> EndpointSet:
         Qp(index, ctx.index, uuar, uuar // UUARS_PER_UAR, ctx.uuars[uuar].kind, td, cq, threads, None)
         for index, (ctx, uuar, td, cq, threads) in enumerate(placed)
     ]
-    qps = [replace(qp, level=_level(qp, bare)) if qp.threads else qp for qp in bare]
+    qps = [replace(qp, level=level) for qp, level in zip(bare, _levels(bare))]
     return EndpointSet(scenario, provider, contexts, qps, cq_count, tds)
 
 
