@@ -87,6 +87,8 @@ def test_malformed_numbers_are_usage_errors(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_unwritable_plot_file_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["resources", "--threads", "1", "--policy", "single", "--plot", str(tmp_path)]) == 1
+    directory = tmp_path / "taken.png"
+    directory.mkdir()
+    assert cli.main(["resources", "--threads", "1", "--policy", "single", "--plot", str(directory)]) == 1
     err = capsys.readouterr().err
-    assert f"cannot write the plot to {tmp_path}" in err and "Traceback" not in err
+    assert f"cannot write the plot to {directory}" in err and "Traceback" not in err
