@@ -272,6 +272,18 @@ def test_shared_k_and_static_k_mapping() -> None:
     assert (spare["qps"], spare["wasted_qps"]) == (8, 4)
 
 
+def test_cq_sharing_of_a_policy_changes_cqs_and_memory_not_hardware() -> None:
+    private = mlx5.for_policy("dedicated", T16)
+    shared = mlx5.for_policy("dedicated", T16, cq_sharing=4)
+    assert (private["cqs"], shared["cqs"], shared["cq_sharing"]) == (16, 4, 4)
+    assert shared["uars"] == private["uars"] and shared["qps"] == private["qps"]
+    assert private["bytes"] - shared["bytes"] == 12 * mlx5.MLX5.cq_bytes
+    # A CQ is shared only within a CTX (§V-E): MPI everywhere keeps one per thread.
+    assert mlx5.for_policy("process", T16, cq_sharing=4)["cqs"] == T16
+    with pytest.raises(WeftError, match="cq_sharing must be an integer >= 1, got 0"):
+        mlx5.for_policy("dedicated", T16, cq_sharing=0)
+
+
 @pytest.mark.parametrize("policy", ["", "bogus", "Process", " process", "shared", "shared:", "shared:0",
                                     "shared:-1", "shared:x", "shared:2:3", "static:0", "static:", "single:2"])
 def test_malformed_policy_is_rejected(policy: str) -> None:

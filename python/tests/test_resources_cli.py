@@ -68,6 +68,8 @@ def test_plot_writes_a_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     (["--model", "psm2"], "unknown model 'psm2'"),
     (["--assignment"], "--assignment shows one policy"),
     (["--sharing", "cq", "--assignment"], "does not combine with --sharing"),
+    (["--sharing", "cq", "--cq-sharing", "2"], "does not combine with --cq-sharing"),
+    (["--cq-sharing", "0"], "cq_sharing must be an integer >= 1, got 0"),
     (["--policy", "dedicated", "--threads", "300"], "256 maximally independent TDs"),
     (["--plot", "/nonexistent-dir/x.png"], "cannot write the plot to /nonexistent-dir/x.png: no directory"),
 ])

@@ -218,6 +218,12 @@ class Qp:
     level: int | None  # Fig. 4(b) sharing level; None for a QP no thread uses
 
 
+def check_count(name: str, value: object, minimum: int = 1) -> None:
+    """Raise WeftError unless value is an int (not a bool) >= minimum."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise WeftError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
 @dataclass(frozen=True)
 class Scenario:
     """A set of endpoints on one node.
@@ -250,16 +256,12 @@ class Scenario:
 
     def __post_init__(self) -> None:
         for name in ("threads", "processes", "connections", "endpoints_per_cq"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise WeftError(f"{name} must be an integer >= 1, got {value!r}")
-        if isinstance(self.mrs_per_thread, bool) or not isinstance(self.mrs_per_thread, int) or self.mrs_per_thread < 0:
-            raise WeftError(f"mrs_per_thread must be an integer >= 0, got {self.mrs_per_thread!r}")
+            check_count(name, getattr(self, name))
+        check_count("mrs_per_thread", self.mrs_per_thread, minimum=0)
         if self.assign not in ("block", "round-robin"):
             raise WeftError(f"assign must be 'block' or 'round-robin', got {self.assign!r}")
         if self.endpoints is not None:
-            if isinstance(self.endpoints, bool) or not isinstance(self.endpoints, int) or self.endpoints < 1:
-                raise WeftError(f"endpoints must be an integer >= 1, got {self.endpoints!r}")
+            check_count("endpoints", self.endpoints)
             if self.category is Category.MPI_EVERYWHERE and self.endpoints != self.threads:
                 raise WeftError("MPI everywhere gives every thread its own CTX: a QP cannot be shared across CTXs")
             if self.category is Category.MPI_THREADS and self.endpoints != 1:
@@ -525,8 +527,7 @@ def policy_scenario(policy: str, threads: int) -> Scenario:
     (Fig. 4(b) level 4), the QPs placed on the static uUARs; shared:k with
     k >= T is single. static:k is a fixed pool of k such QPs with thread t on
     QP t mod k (static:T is Static, static:1 is single)."""
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise WeftError(f"threads must be an integer >= 1, got {threads!r}")
+    check_count("threads", threads)
     if not isinstance(policy, str):
         raise WeftError(f"policy must be a string, got {policy!r}")
     if policy in _NAMED:
@@ -548,15 +549,18 @@ def policy_scenario(policy: str, threads: int) -> Scenario:
     return Scenario(Category.STATIC, threads, endpoints=math.ceil(threads / k))
 
 
-def for_policy(policy: str, threads: int) -> dict[str, Any]:
+def for_policy(policy: str, threads: int, *, cq_sharing: int = 1) -> dict[str, Any]:
     """Modelled mlx5 resources of a weft endpoint-pool policy with threads
-    threads in one process: a JSON-ready dict with the counts of Resources
+    threads in one process, cq_sharing endpoints per completion queue (1:
+    every endpoint's completions private): a JSON-ready dict with the counts of Resources
     (ctxs, pds, mrs, tds, qps, cqs, uars, uuars, static_uars, dynamic_uars,
     wasted_uars, wasted_uuars, wasted_qps, bytes, bytes_ctx_qp_cq, levels),
-    plus policy, category, threads, model ("mlx5") and hw_share_of_process,
-    the fraction of MPI everywhere's UAR pages it uses. Raises WeftError on a
-    malformed policy, threads < 1, or a set mlx5 could not create."""
-    scenario = policy_scenario(policy, threads)
+    plus policy, category, threads, cq_sharing, model ("mlx5") and
+    hw_share_of_process, the fraction of MPI everywhere's UAR pages it uses.
+    Raises WeftError on a malformed policy, threads < 1, cq_sharing < 1, or a
+    set mlx5 could not create."""
+    check_count("cq_sharing", cq_sharing)
+    scenario = replace(policy_scenario(policy, threads), endpoints_per_cq=cq_sharing)
     resources = model(scenario)
     baseline = model(Scenario(Category.MPI_EVERYWHERE, threads))
     return {
@@ -564,6 +568,7 @@ def for_policy(policy: str, threads: int) -> dict[str, Any]:
         "policy": policy,
         "category": scenario.category.value,
         "threads": threads,
+        "cq_sharing": cq_sharing,
         **resources.as_dict(),
         "hw_share_of_process": hardware_share(resources, baseline),
     }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +46,10 @@ def fmt_levels(levels: dict[str, int]) -> str:
     return " ".join(f"L{level}×{count}" for level, count in levels.items() if count) or report.MISSING
 
 
-def category_rows(threads: int) -> list[dict[str, Any]]:
+def category_rows(threads: int, cq_sharing: int = 1) -> list[dict[str, Any]]:
     """for_policy of the policy standing for each of the six categories."""
-    return [mlx5.for_policy(mlx5.CATEGORY_POLICY[category], threads) for category in mlx5.CATEGORIES]
+    return [mlx5.for_policy(mlx5.CATEGORY_POLICY[category], threads, cq_sharing=cq_sharing)
+            for category in mlx5.CATEGORIES]
 
 
 def compact(table: Table) -> Table:
@@ -141,14 +143,14 @@ def sharing_table(kind: str, rows: list[dict[str, Any]], threads: int) -> Render
     ))
 
 
-def plot(path: Path, threads: int, policies: list[str]) -> Path:
+def plot(path: Path, threads: int, policies: list[str], cq_sharing: int = 1) -> Path:
     """UAR pages and memory against thread count, one line per policy."""
     figure = Figure(figsize=(10, 4.2), layout="constrained")
     FigureCanvasAgg(figure)
     hw_axes, mem_axes = figure.subplots(1, 2)
     counts = list(range(1, threads + 1))
     for policy in policies:
-        rows = [mlx5.for_policy(policy, t) for t in counts]
+        rows = [mlx5.for_policy(policy, t, cq_sharing=cq_sharing) for t in counts]
         label = f"{rows[0]['category']} ({policy})" if policy in mlx5.CATEGORY_POLICY.values() else policy
         hw_axes.plot(counts, [row["uars"] for row in rows], marker="o", markersize=3, label=label)
         mem_axes.plot(counts, [row["bytes"] / mlx5.MIB for row in rows], marker="o", markersize=3, label=label)
@@ -177,6 +179,8 @@ def command(args: argparse.Namespace) -> None:
     if args.plot is not None and not args.plot.resolve().parent.is_dir():
         raise WeftError(f"cannot write the plot to {args.plot}: no directory {args.plot.resolve().parent}")
     if args.sharing is not None:
+        if args.cq_sharing != 1:
+            raise WeftError("--sharing builds its own CQs; it does not combine with --cq-sharing")
         if args.assignment:
             raise WeftError("--assignment shows one policy; it does not combine with --sharing")
         rows = sharing_rows(args.sharing, args.threads)
@@ -186,20 +190,21 @@ def command(args: argparse.Namespace) -> None:
     elif args.policy == "all":
         if args.assignment:
             raise WeftError("--assignment shows one policy; give --policy P")
-        rows = category_rows(args.threads)
-        document = {"model": args.model, "threads": args.threads, "rows": rows}
+        rows = category_rows(args.threads, args.cq_sharing)
+        document = {"model": args.model, "threads": args.threads, "cq_sharing": args.cq_sharing, "rows": rows}
         renderable = categories_table(rows, args.threads)
         policies = [row["policy"] for row in rows]
     else:
-        row = mlx5.for_policy(args.policy, args.threads)
+        row = mlx5.for_policy(args.policy, args.threads, cq_sharing=args.cq_sharing)
         document = row
         parts: list[RenderableType] = [policy_table(row)]
         if args.assignment:
-            parts += ["", assignment_table(mlx5.build(mlx5.policy_scenario(args.policy, args.threads)))]
+            scenario = replace(mlx5.policy_scenario(args.policy, args.threads), endpoints_per_cq=args.cq_sharing)
+            parts += ["", assignment_table(mlx5.build(scenario))]
         renderable = Group(*parts)
         policies = [args.policy]
     if args.plot is not None:
-        plot(args.plot, args.threads, policies)
+        plot(args.plot, args.threads, policies, args.cq_sharing)
     if args.json:
         print(json.dumps(document, indent=2))
         return
@@ -227,6 +232,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--sharing", choices=tuple(mlx5.SHARING_SWEEPS), metavar="KIND",
         help="x-way sharing of one Verbs object for every x dividing T: " + "; ".join(
             f"{name} = {what}" for name, what in mlx5.SHARING_SWEEPS.items()),
+    )
+    parser.add_argument(
+        "--cq-sharing", type=int, default=1, metavar="N",
+        help="endpoints per completion queue (default: 1, every endpoint's completions private)",
     )
     parser.add_argument("--assignment", action="store_true", help="also list the uUAR of every QP")
     parser.add_argument("--plot", type=Path, metavar="FILE", help="draw UAR pages and memory vs 1..T threads as PNG")
