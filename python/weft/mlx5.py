@@ -134,7 +134,6 @@ class Context:
     """One device context with its static uUARs and the UAR pages its TDs added."""
 
     index: int
-    process: int
     provider: Provider
     uuars: list[Uuar] = field(init=False)
     tds: list[int] = field(default_factory=list)  # uUAR of each TD
@@ -403,9 +402,21 @@ def build(scenario: Scenario, provider: Provider = MLX5) -> EndpointSet:
     endpoints: list[_Endpoint] = []  # in creation order; twins of 2xDynamic have no threads
     tds = 0
 
-    def new_ctx(process: int) -> Context:
-        ctx = Context(len(contexts), process, provider)
+    node_uars = 0
+
+    def add_uars(count: int) -> None:
+        nonlocal node_uars
+        node_uars += count
+        if node_uars > provider.device_uars:
+            raise WeftError(
+                f"{cat.value} with {scenario.processes} x {scenario.threads} threads needs more than "
+                f"{provider.device_uars} UAR pages, all a ConnectX-4 has"
+            )
+
+    def new_ctx() -> Context:
+        ctx = Context(len(contexts), provider)
         contexts.append(ctx)
+        add_uars(ctx.uars)
         return ctx
 
     for process in range(scenario.processes):
@@ -416,9 +427,9 @@ def build(scenario: Scenario, provider: Provider = MLX5) -> EndpointSet:
         count = scenario.endpoint_count
         if cat is Category.MPI_EVERYWHERE:
             for thread in range(scenario.threads):
-                endpoints.append(_Endpoint(new_ctx(process), None, (base + thread,)))
+                endpoints.append(_Endpoint(new_ctx(), None, (base + thread,)))
             continue
-        ctx = new_ctx(process)
+        ctx = new_ctx()
         if cat in (Category.STATIC, Category.MPI_THREADS):
             endpoints += [_Endpoint(ctx, None, tuple(users.get(e, ()))) for e in range(count)]
             continue
@@ -426,6 +437,7 @@ def build(scenario: Scenario, provider: Provider = MLX5) -> EndpointSet:
         sharing = 2 if cat is Category.SHARED_DYNAMIC else 1
         thread_tds = [[ctx.create_td(sharing) for _ in range(per_thread)] for _ in range(scenario.threads)]
         tds += scenario.threads * per_thread
+        add_uars(ctx.dynamic_uars)
         for e in range(count):
             members = tuple(users.get(e, ()))
             owner = members[0] - base
@@ -433,26 +445,21 @@ def build(scenario: Scenario, provider: Provider = MLX5) -> EndpointSet:
             if per_thread == 2:
                 endpoints.append(_Endpoint(ctx, thread_tds[owner][1], ()))
 
-    total_uars = sum(ctx.uars for ctx in contexts)
-    if total_uars > provider.device_uars:
-        raise WeftError(
-            f"{scenario.category.value} with {scenario.processes} x {scenario.threads} threads needs "
-            f"{total_uars} UAR pages; a ConnectX-4 has {provider.device_uars}"
-        )
-
     placed: list[tuple[Context, int, int | None, int, tuple[int, ...]]] = []
+    # CQ sharing groups consecutive endpoints of a CTX, used ones apart from
+    # the spare ones of 2xDynamic.
     cq_count = 0
-    cq_groups: dict[tuple[int, bool], int] = {}
+    members: Counter[tuple[int, bool]] = Counter()
+    group_cq: dict[tuple[int, bool], int] = {}
     for endpoint in endpoints:
-        used = bool(endpoint.threads)
-        key = (endpoint.ctx.index, used)
-        position = cq_groups.get(key, 0)
-        cq_groups[key] = position + 1
-        if position % scenario.endpoints_per_cq == 0:
+        key = (endpoint.ctx.index, bool(endpoint.threads))
+        if members[key] % scenario.endpoints_per_cq == 0:
+            group_cq[key] = cq_count
             cq_count += 1
+        members[key] += 1
         for _ in range(scenario.connections):
             uuar = endpoint.ctx.attach_qp(len(placed), endpoint.td)
-            placed.append((endpoint.ctx, uuar, endpoint.td, cq_count - 1, endpoint.threads))
+            placed.append((endpoint.ctx, uuar, endpoint.td, group_cq[key], endpoint.threads))
 
     bare = [
         Qp(index, ctx.index, uuar, uuar // UUARS_PER_UAR, ctx.uuars[uuar].kind, td, cq, threads, None)

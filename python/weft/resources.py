@@ -110,10 +110,10 @@ def assignment_table(endpoints: mlx5.EndpointSet) -> RenderableType:
     return report.table(
         "uUAR of every QP (QP numbers from 1 in creation order)",
         [Column("QP", justify="right"), Column("CTX", justify="right"), Column("TD", justify="right"),
-         Column("UAR", justify="right"), Column("uUAR", justify="right"), "class", "threads",
-         Column("level", justify="right")],
+         Column("CQ", justify="right"), Column("UAR", justify="right"), Column("uUAR", justify="right"),
+         "class", "threads", Column("level", justify="right")],
         [
-            [str(qp.index + 1), str(qp.ctx), report.MISSING if qp.td is None else str(qp.td), str(qp.uar),
+            [str(qp.index + 1), str(qp.ctx), report.MISSING if qp.td is None else str(qp.td), str(qp.cq), str(qp.uar),
              str(qp.uuar), qp.kind, ",".join(map(str, qp.threads)) or "unused",
              report.MISSING if qp.level is None else str(qp.level)]
             for qp in endpoints.qps
