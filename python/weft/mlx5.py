@@ -401,7 +401,6 @@ def build(scenario: Scenario, provider: Provider = MLX5) -> EndpointSet:
     contexts: list[Context] = []
     endpoints: list[_Endpoint] = []  # in creation order; twins of 2xDynamic have no threads
     tds = 0
-
     node_uars = 0
 
     def add_uars(count: int) -> None:
@@ -439,9 +438,9 @@ def build(scenario: Scenario, provider: Provider = MLX5) -> EndpointSet:
         tds += scenario.threads * per_thread
         add_uars(ctx.dynamic_uars)
         for e in range(count):
-            members = tuple(users.get(e, ()))
-            owner = members[0] - base
-            endpoints.append(_Endpoint(ctx, thread_tds[owner][0], members))
+            drivers = tuple(users[e])
+            owner = drivers[0] - base
+            endpoints.append(_Endpoint(ctx, thread_tds[owner][0], drivers))
             if per_thread == 2:
                 endpoints.append(_Endpoint(ctx, thread_tds[owner][1], ()))
 
@@ -449,14 +448,14 @@ def build(scenario: Scenario, provider: Provider = MLX5) -> EndpointSet:
     # CQ sharing groups consecutive endpoints of a CTX, used ones apart from
     # the spare ones of 2xDynamic.
     cq_count = 0
-    members: Counter[tuple[int, bool]] = Counter()
+    in_group: Counter[tuple[int, bool]] = Counter()
     group_cq: dict[tuple[int, bool], int] = {}
     for endpoint in endpoints:
         key = (endpoint.ctx.index, bool(endpoint.threads))
-        if members[key] % scenario.endpoints_per_cq == 0:
+        if in_group[key] % scenario.endpoints_per_cq == 0:
             group_cq[key] = cq_count
             cq_count += 1
-        members[key] += 1
+        in_group[key] += 1
         for _ in range(scenario.connections):
             uuar = endpoint.ctx.attach_qp(len(placed), endpoint.td)
             placed.append((endpoint.ctx, uuar, endpoint.td, group_cq[key], endpoint.threads))

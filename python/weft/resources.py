@@ -80,7 +80,6 @@ def categories_table(rows: list[dict[str, Any]], threads: int) -> RenderableType
           f"{100 * row['bytes'] / base_bytes:.1f}"] for row in rows],
         caption=CAPTION + " %: of MPI everywhere. idle: uUARs no thread's QP uses.",
     ))
-    return compact(table)
 
 
 def policy_table(row: dict[str, Any]) -> RenderableType:
