@@ -177,15 +177,15 @@ def command(args: argparse.Namespace) -> None:
         raise WeftError(f"--threads must be >= 1, got {args.threads}")
     if args.plot is not None and not args.plot.resolve().parent.is_dir():
         raise WeftError(f"cannot write the plot to {args.plot}: no directory {args.plot.resolve().parent}")
+    policies: list[str] = []  # the lines of --plot
     if args.sharing is not None:
         if args.cq_sharing != 1:
             raise WeftError("--sharing builds its own CQs; it does not combine with --cq-sharing")
-        if args.assignment:
-            raise WeftError("--assignment shows one policy; it does not combine with --sharing")
+        if args.assignment or args.plot is not None:
+            raise WeftError("--assignment and --plot show policies; they do not combine with --sharing")
         rows = sharing_rows(args.sharing, args.threads)
         document: Any = {"model": args.model, "threads": args.threads, "sharing": args.sharing, "rows": rows}
         renderable = sharing_table(args.sharing, rows, args.threads)
-        policies = [mlx5.CATEGORY_POLICY[c] for c in mlx5.CATEGORIES]
     elif args.policy == "all":
         if args.assignment:
             raise WeftError("--assignment shows one policy; give --policy P")
