@@ -264,8 +264,10 @@ def test_shared_k_and_static_k_mapping() -> None:
     assert mlx5.for_policy("shared:2", 8) == {**mlx5.for_policy("paired", 8), "policy": "shared:2"}
     four = mlx5.for_policy("shared:4", T16)
     assert (four["qps"], four["uars"], four["levels"]["4"]) == (4, 8, 4)
+    # As weft's shared:k: thread t on endpoint t // k.
     three = build(mlx5.policy_scenario("shared:3", T16))
-    assert len(three.qps) == 6 and max(len(qp.threads) for qp in three.qps) == 3
+    assert [len(qp.threads) for qp in three.qps] == [3, 3, 3, 3, 3, 1]
+    assert [qp.level for qp in three.qps] == [4, 4, 4, 4, 4, 1]
     assert mlx5.for_policy("shared:99", 4)["category"] == "MPI+threads"
     assert {k: v for k, v in mlx5.for_policy("static:16", T16).items() if k != "policy"} == \
         {k: v for k, v in mlx5.for_policy("static", T16).items() if k != "policy"}
@@ -314,8 +316,10 @@ def test_bad_model_parameters_are_rejected() -> None:
         Scenario(Category.STATIC, 4, processes=0)
     with pytest.raises(WeftError, match="mrs_per_thread"):
         Scenario(Category.STATIC, 4, mrs_per_thread=-1)
-    with pytest.raises(WeftError, match="assign"):
-        Scenario(Category.STATIC, 4, endpoints=2, assign="random")
+    with pytest.raises(WeftError, match="not both"):
+        Scenario(Category.STATIC, 4, endpoints=2, threads_per_endpoint=2)
+    with pytest.raises(WeftError, match="threads_per_endpoint must be an integer >= 1"):
+        Scenario(Category.STATIC, 4, threads_per_endpoint=0)
     with pytest.raises(WeftError, match="endpoints must be"):
         Scenario(Category.STATIC, 4, endpoints=0)
     with pytest.raises(WeftError, match="own CTX"):

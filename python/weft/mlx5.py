@@ -231,10 +231,11 @@ class Scenario:
     processes    independent groups of threads, each with its own CTX(s):
                  the ranks of a node (§VII stencil), or the T/x groups of
                  x-way CTX sharing (§V-B);
-    endpoints    QP sets per process (default: one per thread; fewer means
-                 QP sharing); thread t uses endpoint t*E // T when assign
-                 is "block" (consecutive threads, group sizes differing by
-                 at most one), t % E when it is "round-robin";
+    endpoints    E QP sets per process, thread t on set t mod E (weft's
+                 static:k); or
+    threads_per_endpoint  k, thread t on set t // k, ceil(T/k) sets
+                 (weft's shared:k); without either, a set per thread (one
+                 in MPI+threads); fewer sets than threads is QP sharing;
     connections  QPs per endpoint, one per peer (2 in the 5-pt stencil);
     endpoints_per_cq  endpoints that share one CQ (CQ sharing, §V-E);
     mrs_per_thread    registered buffers per thread (3 in the global array).
@@ -248,7 +249,7 @@ class Scenario:
     threads: int
     processes: int = 1
     endpoints: int | None = None
-    assign: str = "block"
+    threads_per_endpoint: int | None = None
     connections: int = 1
     endpoints_per_cq: int = 1
     mrs_per_thread: int = 1
@@ -257,32 +258,36 @@ class Scenario:
         for name in ("threads", "processes", "connections", "endpoints_per_cq"):
             check_count(name, getattr(self, name))
         check_count("mrs_per_thread", self.mrs_per_thread, minimum=0)
-        if self.assign not in ("block", "round-robin"):
-            raise WeftError(f"assign must be 'block' or 'round-robin', got {self.assign!r}")
+        if self.endpoints is not None and self.threads_per_endpoint is not None:
+            raise WeftError("give endpoints (round-robin) or threads_per_endpoint (blocks), not both")
         if self.endpoints is not None:
             check_count("endpoints", self.endpoints)
-            if self.category is Category.MPI_EVERYWHERE and self.endpoints != self.threads:
-                raise WeftError("MPI everywhere gives every thread its own CTX: a QP cannot be shared across CTXs")
-            if self.category is Category.MPI_THREADS and self.endpoints != 1:
-                raise WeftError(f"MPI+threads has one endpoint per process, not {self.endpoints}")
-            if self.category in TD_CATEGORIES and self.endpoints > self.threads:
-                raise WeftError(
-                    f"{self.category.value} puts each QP in a thread's TD: {self.endpoints} endpoints "
-                    f"need at least as many threads, got {self.threads}"
-                )
+        if self.threads_per_endpoint is not None:
+            check_count("threads_per_endpoint", self.threads_per_endpoint)
+        count = self.endpoint_count
+        if self.category is Category.MPI_EVERYWHERE and count != self.threads:
+            raise WeftError("MPI everywhere gives every thread its own CTX: a QP cannot be shared across CTXs")
+        if self.category is Category.MPI_THREADS and count != 1:
+            raise WeftError(f"MPI+threads has one endpoint per process, not {count}")
+        if self.category in TD_CATEGORIES and count > self.threads:
+            raise WeftError(
+                f"{self.category.value} puts each QP in a thread's TD: {count} endpoints "
+                f"need at least as many threads, got {self.threads}"
+            )
 
     @property
     def endpoint_count(self) -> int:
         if self.endpoints is not None:
             return self.endpoints
+        if self.threads_per_endpoint is not None:
+            return math.ceil(self.threads / self.threads_per_endpoint)
         return 1 if self.category is Category.MPI_THREADS else self.threads
 
     def endpoint_of(self, thread: int) -> int:
         """The endpoint thread (0-based, within its process) uses."""
-        count = self.endpoint_count
-        if self.assign == "round-robin":
-            return thread % count
-        return thread * count // self.threads if count <= self.threads else thread
+        if self.threads_per_endpoint is not None:
+            return thread // self.threads_per_endpoint
+        return thread % self.endpoint_count
 
 
 @dataclass(frozen=True)
@@ -502,7 +507,7 @@ def sharing_scenario(kind: str, ways: int, threads: int) -> Scenario:
         return Scenario(ctx_category[kind], threads=ways, processes=threads // ways)
     if kind == "cq":
         return Scenario(Category.DYNAMIC, threads=threads, endpoints_per_cq=ways)
-    return Scenario(Category.DYNAMIC, threads=threads, endpoints=threads // ways)
+    return Scenario(Category.DYNAMIC, threads=threads, threads_per_endpoint=ways)
 
 
 # weft endpoint-pool policies and the scenario each one corresponds to.
@@ -545,14 +550,14 @@ def policy_scenario(policy: str, threads: int) -> Scenario:
     if k < 1:
         raise WeftError(f"policy {policy!r}: k must be >= 1")
     if kind == "static":
-        return Scenario(Category.STATIC, threads, endpoints=k, assign="round-robin")
+        return Scenario(Category.STATIC, threads, endpoints=k)
     if k == 1:
         return Scenario(Category.DYNAMIC, threads)
     if k == 2:
         return Scenario(Category.SHARED_DYNAMIC, threads)
     if k >= threads:
         return Scenario(Category.MPI_THREADS, threads)
-    return Scenario(Category.STATIC, threads, endpoints=math.ceil(threads / k))
+    return Scenario(Category.STATIC, threads, threads_per_endpoint=k)
 
 
 def for_policy(policy: str, threads: int, *, cq_sharing: int = 1) -> dict[str, Any]:
