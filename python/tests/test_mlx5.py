@@ -106,8 +106,11 @@ def test_section_3_device_limits() -> None:
     # "more than 56 other cores ... we will run out ... within one socket (16 cores)".
     assert p.device_uars // (naive_uars * T16) == 56
     model(Scenario(Category.DYNAMIC, 1, processes=910))
-    with pytest.raises(WeftError, match="8192"):
+    with pytest.raises(WeftError, match="more than 8192 UAR pages"):
         model(Scenario(Category.DYNAMIC, 1, processes=911))
+    assert model(Scenario(Category.MPI_EVERYWHERE, 1024)).uars == 8192
+    with pytest.raises(WeftError, match="more than 8192 UAR pages"):
+        mlx5.for_policy("process", 10**6)
 
 
 def test_ctx_limits_256_independent_tds_512_dynamic_uars() -> None:
@@ -183,7 +186,7 @@ def test_static_wastes_only_below_16_threads_but_never_uses_uuar0() -> None:
 
 
 def test_appendix_b_figure_16_six_static_uuars_two_low_latency() -> None:
-    ctx = Context(0, 0, Provider(total_uuars=6, low_latency_uuars=2))
+    ctx = Context(0, Provider(total_uuars=6, low_latency_uuars=2))
     assert [ctx.attach_qp(qp) for qp in range(7)] == [4, 5, 1, 2, 3, 1, 2]
     tds = [ctx.create_td(2) for _ in range(3)]
     assert [ctx.attach_qp(7 + td, td) for td in tds] == [6, 7, 8]
@@ -261,8 +264,10 @@ def test_shared_k_and_static_k_mapping() -> None:
     assert mlx5.for_policy("shared:2", 8) == {**mlx5.for_policy("paired", 8), "policy": "shared:2"}
     four = mlx5.for_policy("shared:4", T16)
     assert (four["qps"], four["uars"], four["levels"]["4"]) == (4, 8, 4)
+    # As weft's shared:k: thread t on endpoint t // k.
     three = build(mlx5.policy_scenario("shared:3", T16))
-    assert len(three.qps) == 6 and max(len(qp.threads) for qp in three.qps) == 3
+    assert [len(qp.threads) for qp in three.qps] == [3, 3, 3, 3, 3, 1]
+    assert [qp.level for qp in three.qps] == [4, 4, 4, 4, 4, 1]
     assert mlx5.for_policy("shared:99", 4)["category"] == "MPI+threads"
     assert {k: v for k, v in mlx5.for_policy("static:16", T16).items() if k != "policy"} == \
         {k: v for k, v in mlx5.for_policy("static", T16).items() if k != "policy"}
@@ -270,6 +275,21 @@ def test_shared_k_and_static_k_mapping() -> None:
     assert [qp.threads for qp in rr.qps] == [(0, 3, 6), (1, 4), (2, 5)]
     spare = mlx5.for_policy("static:8", 4)
     assert (spare["qps"], spare["wasted_qps"]) == (8, 4)
+
+
+def test_cq_sharing_of_a_policy_changes_cqs_and_memory_not_hardware() -> None:
+    private = mlx5.for_policy("dedicated", T16)
+    shared = mlx5.for_policy("dedicated", T16, cq_sharing=4)
+    assert (private["cqs"], shared["cqs"], shared["cq_sharing"]) == (16, 4, 4)
+    assert shared["uars"] == private["uars"] and shared["qps"] == private["qps"]
+    assert private["bytes"] - shared["bytes"] == 12 * mlx5.MLX5.cq_bytes
+    two_x = build(Scenario(Category.TWO_X_DYNAMIC, 4, endpoints_per_cq=2)).qps
+    assert [qp.cq for qp in two_x if qp.threads] == [0, 0, 2, 2]
+    assert [qp.cq for qp in two_x if not qp.threads] == [1, 1, 3, 3]
+    # A CQ is shared only within a CTX (§V-E): MPI everywhere keeps one per thread.
+    assert mlx5.for_policy("process", T16, cq_sharing=4)["cqs"] == T16
+    with pytest.raises(WeftError, match="cq_sharing must be an integer >= 1, got 0"):
+        mlx5.for_policy("dedicated", T16, cq_sharing=0)
 
 
 @pytest.mark.parametrize("policy", ["", "bogus", "Process", " process", "shared", "shared:", "shared:0",
@@ -296,8 +316,10 @@ def test_bad_model_parameters_are_rejected() -> None:
         Scenario(Category.STATIC, 4, processes=0)
     with pytest.raises(WeftError, match="mrs_per_thread"):
         Scenario(Category.STATIC, 4, mrs_per_thread=-1)
-    with pytest.raises(WeftError, match="assign"):
-        Scenario(Category.STATIC, 4, endpoints=2, assign="random")
+    with pytest.raises(WeftError, match="not both"):
+        Scenario(Category.STATIC, 4, endpoints=2, threads_per_endpoint=2)
+    with pytest.raises(WeftError, match="threads_per_endpoint must be an integer >= 1"):
+        Scenario(Category.STATIC, 4, threads_per_endpoint=0)
     with pytest.raises(WeftError, match="endpoints must be"):
         Scenario(Category.STATIC, 4, endpoints=0)
     with pytest.raises(WeftError, match="own CTX"):
@@ -307,7 +329,7 @@ def test_bad_model_parameters_are_rejected() -> None:
     with pytest.raises(WeftError, match="at least as many threads"):
         Scenario(Category.DYNAMIC, 4, endpoints=5)
     with pytest.raises(WeftError, match="sharing level 1 or 2"):
-        Context(0, 0, mlx5.MLX5).create_td(3)
+        Context(0, mlx5.MLX5).create_td(3)
     with pytest.raises(WeftError, match="unknown sharing sweep"):
         sharing_scenario("pd", 2, T16)
     with pytest.raises(WeftError, match="3-way sharing"):

@@ -53,7 +53,6 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import Any
@@ -135,7 +134,6 @@ class Context:
     """One device context with its static uUARs and the UAR pages its TDs added."""
 
     index: int
-    process: int
     provider: Provider
     uuars: list[Uuar] = field(init=False)
     tds: list[int] = field(default_factory=list)  # uUAR of each TD
@@ -219,6 +217,12 @@ class Qp:
     level: int | None  # Fig. 4(b) sharing level; None for a QP no thread uses
 
 
+def check_count(name: str, value: object, minimum: int = 1) -> None:
+    """Raise WeftError unless value is an int (not a bool) >= minimum."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise WeftError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
 @dataclass(frozen=True)
 class Scenario:
     """A set of endpoints on one node.
@@ -227,10 +231,11 @@ class Scenario:
     processes    independent groups of threads, each with its own CTX(s):
                  the ranks of a node (§VII stencil), or the T/x groups of
                  x-way CTX sharing (§V-B);
-    endpoints    QP sets per process (default: one per thread; fewer means
-                 QP sharing); thread t uses endpoint t*E // T when assign
-                 is "block" (consecutive threads, group sizes differing by
-                 at most one), t % E when it is "round-robin";
+    endpoints    E QP sets per process, thread t on set t mod E (weft's
+                 static:k); or
+    threads_per_endpoint  k, thread t on set t // k, ceil(T/k) sets
+                 (weft's shared:k); without either, a set per thread (one
+                 in MPI+threads); fewer sets than threads is QP sharing;
     connections  QPs per endpoint, one per peer (2 in the 5-pt stencil);
     endpoints_per_cq  endpoints that share one CQ (CQ sharing, §V-E);
     mrs_per_thread    registered buffers per thread (3 in the global array).
@@ -244,45 +249,45 @@ class Scenario:
     threads: int
     processes: int = 1
     endpoints: int | None = None
-    assign: str = "block"
+    threads_per_endpoint: int | None = None
     connections: int = 1
     endpoints_per_cq: int = 1
     mrs_per_thread: int = 1
 
     def __post_init__(self) -> None:
         for name in ("threads", "processes", "connections", "endpoints_per_cq"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise WeftError(f"{name} must be an integer >= 1, got {value!r}")
-        if isinstance(self.mrs_per_thread, bool) or not isinstance(self.mrs_per_thread, int) or self.mrs_per_thread < 0:
-            raise WeftError(f"mrs_per_thread must be an integer >= 0, got {self.mrs_per_thread!r}")
-        if self.assign not in ("block", "round-robin"):
-            raise WeftError(f"assign must be 'block' or 'round-robin', got {self.assign!r}")
+            check_count(name, getattr(self, name))
+        check_count("mrs_per_thread", self.mrs_per_thread, minimum=0)
+        if self.endpoints is not None and self.threads_per_endpoint is not None:
+            raise WeftError("give endpoints (round-robin) or threads_per_endpoint (blocks), not both")
         if self.endpoints is not None:
-            if isinstance(self.endpoints, bool) or not isinstance(self.endpoints, int) or self.endpoints < 1:
-                raise WeftError(f"endpoints must be an integer >= 1, got {self.endpoints!r}")
-            if self.category is Category.MPI_EVERYWHERE and self.endpoints != self.threads:
-                raise WeftError("MPI everywhere gives every thread its own CTX: a QP cannot be shared across CTXs")
-            if self.category is Category.MPI_THREADS and self.endpoints != 1:
-                raise WeftError(f"MPI+threads has one endpoint per process, not {self.endpoints}")
-            if self.category in TD_CATEGORIES and self.endpoints > self.threads:
-                raise WeftError(
-                    f"{self.category.value} puts each QP in a thread's TD: {self.endpoints} endpoints "
-                    f"need at least as many threads, got {self.threads}"
-                )
+            check_count("endpoints", self.endpoints)
+        if self.threads_per_endpoint is not None:
+            check_count("threads_per_endpoint", self.threads_per_endpoint)
+        count = self.endpoint_count
+        if self.category is Category.MPI_EVERYWHERE and count != self.threads:
+            raise WeftError("MPI everywhere gives every thread its own CTX: a QP cannot be shared across CTXs")
+        if self.category is Category.MPI_THREADS and count != 1:
+            raise WeftError(f"MPI+threads has one endpoint per process, not {count}")
+        if self.category in TD_CATEGORIES and count > self.threads:
+            raise WeftError(
+                f"{self.category.value} puts each QP in a thread's TD: {count} endpoints "
+                f"need at least as many threads, got {self.threads}"
+            )
 
     @property
     def endpoint_count(self) -> int:
         if self.endpoints is not None:
             return self.endpoints
+        if self.threads_per_endpoint is not None:
+            return math.ceil(self.threads / self.threads_per_endpoint)
         return 1 if self.category is Category.MPI_THREADS else self.threads
 
     def endpoint_of(self, thread: int) -> int:
         """The endpoint thread (0-based, within its process) uses."""
-        count = self.endpoint_count
-        if self.assign == "round-robin":
-            return thread % count
-        return thread * count // self.threads if count <= self.threads else thread
+        if self.threads_per_endpoint is not None:
+            return thread // self.threads_per_endpoint
+        return thread % self.endpoint_count
 
 
 @dataclass(frozen=True)
@@ -369,16 +374,29 @@ class _Endpoint:
     threads: tuple[int, ...]
 
 
-def _level(qp: Qp, qps: Iterable[Qp]) -> int:
-    if len(qp.threads) > 1:
-        return 4
-    others = [o for o in qps if o.ctx == qp.ctx and o.index != qp.index and o.threads
-              and (o.td is None or o.td != qp.td)]
-    if any(o.uuar == qp.uuar for o in others):
-        return 3
-    if any(o.uar == qp.uar for o in others):
-        return 2
-    return 1
+def _levels(qps: list[Qp]) -> list[int | None]:
+    """Fig. 4(b) sharing level of every QP (see the module docstring)."""
+    on_uuar: dict[tuple[int, int], list[Qp]] = {}
+    on_uar: dict[tuple[int, int], list[Qp]] = {}
+    for qp in qps:
+        if qp.threads:
+            on_uuar.setdefault((qp.ctx, qp.uuar), []).append(qp)
+            on_uar.setdefault((qp.ctx, qp.uar), []).append(qp)
+
+    def shares(qp: Qp, group: list[Qp]) -> bool:
+        return any(o.index != qp.index and (o.td is None or o.td != qp.td) for o in group)
+
+    levels: list[int | None] = []
+    for qp in qps:
+        if not qp.threads:
+            levels.append(None)
+        elif len(qp.threads) > 1:
+            levels.append(4)
+        elif shares(qp, on_uuar[(qp.ctx, qp.uuar)]):
+            levels.append(3)
+        else:
+            levels.append(2 if shares(qp, on_uar[(qp.ctx, qp.uar)]) else 1)
+    return levels
 
 
 def build(scenario: Scenario, provider: Provider = MLX5) -> EndpointSet:
@@ -388,10 +406,21 @@ def build(scenario: Scenario, provider: Provider = MLX5) -> EndpointSet:
     contexts: list[Context] = []
     endpoints: list[_Endpoint] = []  # in creation order; twins of 2xDynamic have no threads
     tds = 0
+    node_uars = 0
 
-    def new_ctx(process: int) -> Context:
-        ctx = Context(len(contexts), process, provider)
+    def add_uars(count: int) -> None:
+        nonlocal node_uars
+        node_uars += count
+        if node_uars > provider.device_uars:
+            raise WeftError(
+                f"{cat.value} with {scenario.processes} x {scenario.threads} threads needs more than "
+                f"{provider.device_uars} UAR pages, all a ConnectX-4 has"
+            )
+
+    def new_ctx() -> Context:
+        ctx = Context(len(contexts), provider)
         contexts.append(ctx)
+        add_uars(ctx.uars)
         return ctx
 
     for process in range(scenario.processes):
@@ -402,9 +431,9 @@ def build(scenario: Scenario, provider: Provider = MLX5) -> EndpointSet:
         count = scenario.endpoint_count
         if cat is Category.MPI_EVERYWHERE:
             for thread in range(scenario.threads):
-                endpoints.append(_Endpoint(new_ctx(process), None, (base + thread,)))
+                endpoints.append(_Endpoint(new_ctx(), None, (base + thread,)))
             continue
-        ctx = new_ctx(process)
+        ctx = new_ctx()
         if cat in (Category.STATIC, Category.MPI_THREADS):
             endpoints += [_Endpoint(ctx, None, tuple(users.get(e, ()))) for e in range(count)]
             continue
@@ -412,39 +441,35 @@ def build(scenario: Scenario, provider: Provider = MLX5) -> EndpointSet:
         sharing = 2 if cat is Category.SHARED_DYNAMIC else 1
         thread_tds = [[ctx.create_td(sharing) for _ in range(per_thread)] for _ in range(scenario.threads)]
         tds += scenario.threads * per_thread
+        add_uars(ctx.dynamic_uars)
         for e in range(count):
-            members = tuple(users.get(e, ()))
-            owner = members[0] - base
-            endpoints.append(_Endpoint(ctx, thread_tds[owner][0], members))
+            drivers = tuple(users[e])
+            owner = drivers[0] - base
+            endpoints.append(_Endpoint(ctx, thread_tds[owner][0], drivers))
             if per_thread == 2:
                 endpoints.append(_Endpoint(ctx, thread_tds[owner][1], ()))
 
-    total_uars = sum(ctx.uars for ctx in contexts)
-    if total_uars > provider.device_uars:
-        raise WeftError(
-            f"{scenario.category.value} with {scenario.processes} x {scenario.threads} threads needs "
-            f"{total_uars} UAR pages; a ConnectX-4 has {provider.device_uars}"
-        )
-
     placed: list[tuple[Context, int, int | None, int, tuple[int, ...]]] = []
+    # CQ sharing groups consecutive endpoints of a CTX, used ones apart from
+    # the spare ones of 2xDynamic.
     cq_count = 0
-    cq_groups: dict[tuple[int, bool], int] = {}
+    in_group: Counter[tuple[int, bool]] = Counter()
+    group_cq: dict[tuple[int, bool], int] = {}
     for endpoint in endpoints:
-        used = bool(endpoint.threads)
-        key = (endpoint.ctx.index, used)
-        position = cq_groups.get(key, 0)
-        cq_groups[key] = position + 1
-        if position % scenario.endpoints_per_cq == 0:
+        key = (endpoint.ctx.index, bool(endpoint.threads))
+        if in_group[key] % scenario.endpoints_per_cq == 0:
+            group_cq[key] = cq_count
             cq_count += 1
+        in_group[key] += 1
         for _ in range(scenario.connections):
             uuar = endpoint.ctx.attach_qp(len(placed), endpoint.td)
-            placed.append((endpoint.ctx, uuar, endpoint.td, cq_count - 1, endpoint.threads))
+            placed.append((endpoint.ctx, uuar, endpoint.td, group_cq[key], endpoint.threads))
 
     bare = [
         Qp(index, ctx.index, uuar, uuar // UUARS_PER_UAR, ctx.uuars[uuar].kind, td, cq, threads, None)
         for index, (ctx, uuar, td, cq, threads) in enumerate(placed)
     ]
-    qps = [replace(qp, level=_level(qp, bare)) if qp.threads else qp for qp in bare]
+    qps = [replace(qp, level=level) for qp, level in zip(bare, _levels(bare))]
     return EndpointSet(scenario, provider, contexts, qps, cq_count, tds)
 
 
@@ -482,7 +507,7 @@ def sharing_scenario(kind: str, ways: int, threads: int) -> Scenario:
         return Scenario(ctx_category[kind], threads=ways, processes=threads // ways)
     if kind == "cq":
         return Scenario(Category.DYNAMIC, threads=threads, endpoints_per_cq=ways)
-    return Scenario(Category.DYNAMIC, threads=threads, endpoints=threads // ways)
+    return Scenario(Category.DYNAMIC, threads=threads, threads_per_endpoint=ways)
 
 
 # weft endpoint-pool policies and the scenario each one corresponds to.
@@ -513,8 +538,7 @@ def policy_scenario(policy: str, threads: int) -> Scenario:
     (Fig. 4(b) level 4), the QPs placed on the static uUARs; shared:k with
     k >= T is single. static:k is a fixed pool of k such QPs with thread t on
     QP t mod k (static:T is Static, static:1 is single)."""
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise WeftError(f"threads must be an integer >= 1, got {threads!r}")
+    check_count("threads", threads)
     if not isinstance(policy, str):
         raise WeftError(f"policy must be a string, got {policy!r}")
     if policy in _NAMED:
@@ -526,25 +550,28 @@ def policy_scenario(policy: str, threads: int) -> Scenario:
     if k < 1:
         raise WeftError(f"policy {policy!r}: k must be >= 1")
     if kind == "static":
-        return Scenario(Category.STATIC, threads, endpoints=k, assign="round-robin")
+        return Scenario(Category.STATIC, threads, endpoints=k)
     if k == 1:
         return Scenario(Category.DYNAMIC, threads)
     if k == 2:
         return Scenario(Category.SHARED_DYNAMIC, threads)
     if k >= threads:
         return Scenario(Category.MPI_THREADS, threads)
-    return Scenario(Category.STATIC, threads, endpoints=math.ceil(threads / k))
+    return Scenario(Category.STATIC, threads, threads_per_endpoint=k)
 
 
-def for_policy(policy: str, threads: int) -> dict[str, Any]:
+def for_policy(policy: str, threads: int, *, cq_sharing: int = 1) -> dict[str, Any]:
     """Modelled mlx5 resources of a weft endpoint-pool policy with threads
-    threads in one process: a JSON-ready dict with the counts of Resources
+    threads in one process, cq_sharing endpoints per completion queue (1:
+    every endpoint's completions private): a JSON-ready dict with the counts of Resources
     (ctxs, pds, mrs, tds, qps, cqs, uars, uuars, static_uars, dynamic_uars,
     wasted_uars, wasted_uuars, wasted_qps, bytes, bytes_ctx_qp_cq, levels),
-    plus policy, category, threads, model ("mlx5") and hw_share_of_process,
-    the fraction of MPI everywhere's UAR pages it uses. Raises WeftError on a
-    malformed policy, threads < 1, or a set mlx5 could not create."""
-    scenario = policy_scenario(policy, threads)
+    plus policy, category, threads, cq_sharing, model ("mlx5") and
+    hw_share_of_process, the fraction of MPI everywhere's UAR pages it uses.
+    Raises WeftError on a malformed policy, threads < 1, cq_sharing < 1, or a
+    set mlx5 could not create."""
+    check_count("cq_sharing", cq_sharing)
+    scenario = replace(policy_scenario(policy, threads), endpoints_per_cq=cq_sharing)
     resources = model(scenario)
     baseline = model(Scenario(Category.MPI_EVERYWHERE, threads))
     return {
@@ -552,6 +579,7 @@ def for_policy(policy: str, threads: int) -> dict[str, Any]:
         "policy": policy,
         "category": scenario.category.value,
         "threads": threads,
+        "cq_sharing": cq_sharing,
         **resources.as_dict(),
         "hw_share_of_process": hardware_share(resources, baseline),
     }
