@@ -160,6 +160,12 @@ static int invariant_tsc(void)
 #endif
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 static double mono_ns(void)
 {
     struct timespec ts;
@@ -182,17 +188,18 @@ static void calibrate(void)
     c1 = weft__prof_stop();
     tsc_ghz = (double)(c1 - c0) / (t1 - t0);
 
-    /* an empty region's cost: the mean of a loop of them, minimum over
-     * loops (a loop that was interrupted or descheduled is discarded) */
+    /* an empty region's cost: the median of a loop of them, minimum over
+     * loops (a loop that ran while the machine was busy is discarded) */
     for (int r = 0; r < CAL_LOOPS; r++) {
-        uint64_t acc = 0;
+        static uint64_t ticks[CAL_REGIONS];
 
         for (int i = 0; i < CAL_REGIONS; i++) {
             uint64_t s = weft__prof_start();
-            acc += weft__prof_stop() - s;
+            ticks[i] = weft__prof_stop() - s;
         }
-        if ((double)acc / CAL_REGIONS < best)
-            best = (double)acc / CAL_REGIONS;
+        qsort(ticks, CAL_REGIONS, sizeof(ticks[0]), cmp_u64);
+        if ((double)ticks[CAL_REGIONS / 2] < best)
+            best = (double)ticks[CAL_REGIONS / 2];
     }
     overhead_ticks = best;
 }
@@ -214,12 +221,6 @@ void weft__prof_reset(void)
     for (struct table *t = tables; t; t = t->next)
         memset(t->p, 0, sizeof(t->p));
     pthread_mutex_unlock(&tables_lock);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
 }
 
 void weft__prof_stat(int point, struct weft__prof_stat *out)
