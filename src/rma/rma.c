@@ -149,16 +149,21 @@ static __attribute__((noinline)) weft_status_t
 put_nbi_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src, size_t n)
 {
     struct target t;
+    ucs_status_ptr_t sp;
+    WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_POST);
     weft_status_t st = get_target(ep, rank, seg, off, n, src, "weft_put_nbi", &t);
 
     if (st != WEFT_OK)
         return st;
+    WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     if (t.local) {
         direct_copy(t.local, src, n);
         return WEFT_OK;
     }
-    return weft__ep_track(ep, ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi),
-                          "weft_put_nbi", "ucp_put_nbx");
+    WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
+    sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi);
+    WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
+    return weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
 }
 
 weft_status_t weft_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
