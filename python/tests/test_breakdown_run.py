@@ -93,8 +93,10 @@ def test_profile_written_at_finalize_counts_the_operations(monkeypatch: pytest.M
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
     program = real("tests/prof/test_prof_counts")
     n = 500
+    # WEFT_SHM=0: the puts go through UCX (LLP_post), not the direct path
     runner.run_mpi(2, [str(program), "--issue", str(n)], timeout=120,
-                   env={"WEFT_PROFILE": "1", "WEFT_PROFILE_FILE": str(tmp_path / "profile-%r.json")})
+                   env={"WEFT_PROFILE": "1", "WEFT_PROFILE_FILE": str(tmp_path / "profile-%r.json"),
+                        "WEFT_SHM": "0"})
     profiles = [json.loads((tmp_path / f"profile-{rank}.json").read_text()) for rank in (0, 1)]
     for rank, profile in enumerate(profiles):
         assert profile["rank"] == rank
@@ -117,9 +119,11 @@ def test_profile_with_a_subset_and_a_bad_name(monkeypatch: pytest.MonkeyPatch, t
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
     program = real("tests/prof/test_prof_counts")
     runner.run_mpi(2, [str(program), "--issue", "50"], timeout=120,
-                   env={"WEFT_PROFILE": "LLP_post", "WEFT_PROFILE_FILE": str(tmp_path / "p-%r.json")})
+                   env={"WEFT_PROFILE": "LLP_post,direct_copy", "WEFT_PROFILE_FILE": str(tmp_path / "p-%r.json")})
     points = json.loads((tmp_path / "p-0.json").read_text())["points"]
-    assert points["LLP_post"]["count"] == 50 and points["HLP_post"]["count"] == 0
+    # the direct path (on by default between ranks of a node) copies
+    assert points["direct_copy"]["count"] == 50 and points["LLP_post"]["count"] == 0
+    assert points["HLP_post"]["count"] == 0
     with pytest.raises(WeftError, match="unknown point 'LLP_pots'"):
         runner.run_mpi(2, [str(program), "--issue", "5"], timeout=120, env={"WEFT_PROFILE": "LLP_pots"})
 
@@ -127,9 +131,10 @@ def test_profile_with_a_subset_and_a_bad_name(monkeypatch: pytest.MonkeyPatch, t
 @NEEDS_BENCH
 def test_measure_shm_tiny(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
-    steps: list[str] = []
-    document = breakdown_run.measure("shm", iters=2000, lat_iters=200, rounds=1, progress=steps.append)
-    assert steps == ["weft_bench_breakdown over shm"]
+    steps: list[tuple[str, float, float]] = []
+    document = breakdown_run.measure("shm", iters=2000, lat_iters=200, rounds=1,
+                                     progress=lambda *step: steps.append(step))
+    assert steps == [("weft_bench_breakdown over shm", 0, 1), ("weft_bench_breakdown over shm", 1, 1)]
     assert document["benchmark"] == "breakdown" and document["path"] == "shm"
     assert document["metadata"]["ranks"] == 2
     assert document["injection"]["batch"] == breakdown_run.DEFAULT_BATCH

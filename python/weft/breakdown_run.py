@@ -22,12 +22,13 @@ from weft import WeftError, results, runner
 
 BENCH = "bench/weft_bench_breakdown"
 
-# Each path and the settings that select it.  "tcp-nodes" gives the two
-# ranks different node names, as if they ran on two nodes: on one host the
-# bytes still go through the loopback interface.
+# Each path and the settings that select it.  "shm" is UCX's shared memory
+# (weft's intra-node direct path off); "tcp-nodes" gives the two ranks
+# different node names, as if they ran on two nodes: on one host the bytes
+# still go through the loopback interface.
 PATH_ENV: dict[str, dict[str, str]] = {
-    "shm": {},
-    "tcp": {"UCX_TLS": "tcp,self"},
+    "shm": {"WEFT_SHM": "0"},
+    "tcp": {"UCX_TLS": "tcp,self", "WEFT_SHM": "0"},
     "tcp-nodes": {"UCX_TLS": "tcp,self", "WEFT_TOPO_NODE": "block:node%d:1"},
 }
 PATH_NOTES: dict[str, str] = {
@@ -82,21 +83,22 @@ def measure(
     rounds: int = DEFAULT_ROUNDS,
     batch: int = DEFAULT_BATCH,
     timeout: float = 900,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str, float, float], None] | None = None,
 ) -> dict[str, Any]:
     """Measure the breakdown over path ("shm", "tcp" or "tcp-nodes").
 
     iters and lat_iters are the puts of the injection benchmark and the
     round trips of the ping-pong per pass (defaults per path); progress, if
-    given, is called with a description before the run starts."""
+    given, is called as progress(step, done, total) before and after the run."""
     if path not in PATH_ENV:
         raise WeftError(f"unknown path {path!r}: expected one of {', '.join(PATH_ENV)}")
     if np != 2:
         raise WeftError(f"the breakdown runs on 2 ranks (an initiator and a target), not {np}")
     default_iters, default_lat = DEFAULT_ITERS[path]
     program = runner.executable(BENCH)
+    step = f"weft_bench_breakdown over {path}"
     if progress is not None:
-        progress(f"weft_bench_breakdown over {path}")
+        progress(step, 0, 1)
     with tempfile.TemporaryDirectory(prefix="weft-breakdown-") as tmp:
         output = Path(tmp) / "breakdown.json"
         argv = [
@@ -109,6 +111,8 @@ def measure(
         ]
         runner.run_mpi(np, argv, env=PATH_ENV[path], timeout=timeout)
         data = results.read_json(output)
+    if progress is not None:
+        progress(step, 1, 1)
     if not isinstance(data, dict):
         raise WeftError("weft_bench_breakdown output is not a JSON object")
     document = {
