@@ -596,6 +596,52 @@ weft_status_t weft_team_gather(weft_team_t team, const void *src, void *dst, siz
 weft_status_t weft_team_barrier(weft_team_t team);
 /* ---- end of Team collectives ------------------------------------------- */
 
+/* ---- Profiling (docs/breakdown.md) ------------------------------------ */
+
+/**
+ * Trace points time weft's own code and the UCX calls it makes, with the
+ * CPU's invariant TSC, so that the time of a message can be broken down
+ * (HLP: weft, LLP: UCX).  Points: "HLP_post", "LLP_post", "LLP_prog",
+ * "LLP_poll", "HLP_tx_prog", "HLP_rx_prog", "busy_post", "direct_copy";
+ * docs/breakdown.md says where each starts and stops.  WEFT_PROFILE=1 (or
+ * a comma-separated list of points) selects them at weft_init, and
+ * weft_finalize then writes their statistics as JSON to WEFT_PROFILE_FILE
+ * ("%r" is replaced by the rank; default weft-profile-%r.json).  Off, a
+ * point costs a predicted branch; a build with the CMake option
+ * WEFT_PROFILE=OFF has none (the calls below then return
+ * WEFT_ERR_UNSUPPORTED for any selection but "0").  Process-wide, not
+ * per context.
+ */
+
+/** Statistics of one point; times in ns with the timer's own cost removed. */
+typedef struct {
+    uint64_t count;      /**< samples */
+    double   total_ns;   /**< sum of the samples */
+    double   min_ns;     /**< smallest sample */
+    double   median_ns;  /**< median of a uniform sample of up to 1024 per thread */
+} weft_prof_stat_t;
+
+/** Select the points to time: "1"/"all", "0" (none), or a comma-separated
+ *  list of names.  The first selection calibrates the timer (about 0.1 s).
+ *  WEFT_ERR_CONFIG naming an unknown point; WEFT_ERR_UNSUPPORTED without
+ *  an invariant TSC or without trace points in this build. */
+weft_status_t weft_prof_select(const char *points);
+
+/** Forget every sample.  No thread may be inside weft meanwhile. */
+weft_status_t weft_prof_reset(void);
+
+/** Statistics of a point, summed over every thread (zeros if never hit).
+ *  WEFT_ERR_CONFIG for an unknown name. */
+weft_status_t weft_prof_stat(const char *point, weft_prof_stat_t *out);
+
+/** The TSC frequency and the cost of an empty timed region, subtracted
+ *  from every sample (WEFT_ERR_NOT_INIT before the first selection). */
+weft_status_t weft_prof_timer(double *tsc_ghz, double *overhead_ns);
+
+/** Write every point's statistics as JSON to path (what weft_finalize
+ *  writes under WEFT_PROFILE). */
+weft_status_t weft_prof_write(const char *path, int rank);
+/* ---- end of Profiling -------------------------------------------------- */
 
 #ifdef __cplusplus
 }

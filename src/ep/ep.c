@@ -10,6 +10,7 @@
 static void nbi_done(void *request, ucs_status_t status, void *user_data)
 {
     struct weft__ep *ep = user_data;
+    WEFT_PROF_BEGIN(tx, WEFT__PROF_HLP_TX_PROG);
 
     /* may run on the progress thread while the owner issues more */
     __atomic_sub_fetch(&ep->inflight, 1, __ATOMIC_RELAXED);
@@ -18,6 +19,7 @@ static void nbi_done(void *request, ucs_status_t status, void *user_data)
         __atomic_compare_exchange_n(&ep->nbi_error, &none, st, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
     }
     ucp_request_free(request);
+    WEFT_PROF_END(tx, WEFT__PROF_HLP_TX_PROG);
 }
 
 weft_status_t weft__ep_check(weft_ep_t ep, const char *fn)
@@ -45,8 +47,10 @@ weft_status_t weft__ep_connect(weft_ep_t ep, int rank, const char *fn)
 
 unsigned weft__ep_progress(weft_ep_t ep)
 {
+    WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_PROG);
     unsigned n = ucp_worker_progress(ep->worker);
 
+    WEFT_PROF_END(llp, n ? WEFT__PROF_LLP_PROG : WEFT__PROF_LLP_POLL);
     if (ep->serves_home)
         weft__ctx_progress_home(ep->ctx);
     return n;
@@ -72,10 +76,12 @@ weft_status_t weft__ep_wait_req(weft_ep_t ep, ucs_status_ptr_t req, const char *
 void weft__ep_backpressure(weft_ep_t ep)
 {
     unsigned spins = 0;
+    WEFT_PROF_BUSY_BEGIN(busy);
 
     while (__atomic_load_n(&ep->inflight, __ATOMIC_RELAXED) >= ep->max_inflight / 2)
         if (weft__ep_progress(ep) == 0)
             weft__spin_pause(&spins);
+    WEFT_PROF_BUSY_END(busy);
 }
 
 weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn)

@@ -312,6 +312,8 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *out)
     st = weft__agree(ctx, exchange_addresses(ctx));
     if (st != WEFT_OK)
         goto err_release_ucx;
+    if ((st = weft__agree(ctx, weft__profile_start())) != WEFT_OK)
+        goto err_release_ucx;
     if (ctx->cfg.progress_thread &&
         (st = weft__agree(ctx, start_progress_thread(ctx))) != WEFT_OK)
         goto err_stop_thread;
@@ -366,6 +368,8 @@ weft_status_t weft_finalize(weft_ctx_t ctx)
         if (ctx->teardown[layer])
             ctx->teardown[layer](ctx);
     stop_progress_thread(ctx);
+    if ((st = weft__profile_finish(ctx->rank)) != WEFT_OK && first == WEFT_OK)
+        first = st;
     release_ucx(ctx);
     free(ctx->addrs);
     free(ctx->addr_off);

@@ -11,6 +11,7 @@
 #define WEFT_RUNTIME_H
 
 #include <weft.h>
+#include "prof/prof.h"
 #include <mpi.h>
 #include <pthread.h>
 #include <ucp/api/ucp.h>
@@ -98,6 +99,11 @@ weft_status_t weft__agree(weft_ctx_t ctx, weft_status_t st);
 
 /* Map a UCX status to a weft status, recording a message. */
 weft_status_t weft__ucs_error(ucs_status_t s, const char *fn, const char *what);
+
+/* WEFT_PROFILE and WEFT_PROFILE_FILE: select trace points at weft_init,
+ * write their statistics at weft_finalize (profile.c). */
+weft_status_t weft__profile_start(void);
+weft_status_t weft__profile_finish(int rank);
 
 /* Settings parsers (pure functions, fuzzable). */
 weft_status_t weft__parse_bool(const char *name, const char *s, int *out);
