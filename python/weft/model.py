@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -207,19 +207,32 @@ def split_chart(breakdown: Breakdown, path: Path) -> Path:
 def plot_targets(model: Model, highlights: Sequence[str] = ()) -> list[str]:
     """The targets a what-if plot shows, as in Fig. 17: the levels, the
     top-level components (not one that spans categories, like a modelled
-    transfer) and the highlighted parts."""
-    top = {component.name for component in model.components}
+    transfer, nor one that is all of its level) and the highlighted parts."""
+    levels = model.by_level()
+    chosen = []
+    for component in model.components:
+        if component.level in levels and abs(levels[component.level] - component.per_message) < 1e-9:
+            continue
+        chosen.append(component.name)
     return [name for name in whatif.target_names(model)
-            if (name in model.by_level() or name in top or name in highlights)
+            if (name in levels or name in chosen or name in highlights)
             and whatif.target(model, name).category != "mixed"]
 
 
+def targets_in(model: Model, names: Sequence[str]) -> list[str]:
+    """The names among `names` that are targets of this model."""
+    known = {name.lower() for name in whatif.target_names(model)} | {"cpu"}
+    return [name for name in names if name.lower() in known or model.find(name) is not None]
+
+
 def whatif_chart(models: dict[str, Model], reductions: Sequence[float], path: Path, title: str,
-                 names: Sequence[str] | None = None, highlights: Sequence[str] = ()) -> Path:
-    """Fig. 17: one panel per quantity and category, a line per target."""
+                 names: Mapping[str, Sequence[str]] | None = None, highlights: Sequence[str] = ()) -> Path:
+    """Fig. 17: one panel per quantity and category, a line per target
+    (`names`: the targets of each quantity; default: plot_targets)."""
     panels = []
     for kind, model in models.items():
-        curves = whatif.curves(model, names if names is not None else plot_targets(model, highlights), reductions)
+        chosen = names[kind] if names is not None else plot_targets(model, highlights)
+        curves = whatif.curves(model, chosen, reductions)
         for category in CATEGORIES:
             lines = {name: values for name, (target, values) in curves.items() if target.category == category}
             if lines:
@@ -228,7 +241,11 @@ def whatif_chart(models: dict[str, Model], reductions: Sequence[float], path: Pa
         raise WeftError("nothing to plot: no target falls in a CPU, I/O or network category")
     columns = min(len(panels), 2)
     rows = (len(panels) + columns - 1) // columns
-    figure = Figure(figsize=(6 * columns, 4.2 * rows), layout="constrained")
+    # A fixed layout: the constrained one doubles the drawing time.
+    figure = Figure(figsize=(6 * columns, 4.2 * rows))
+    height = 4.2 * rows
+    figure.subplots_adjust(left=0.08, right=0.98, bottom=0.55 / height, top=1 - 0.75 / height,
+                           hspace=0.45, wspace=0.22)
     FigureCanvasAgg(figure)
     for index, (panel_title, lines, curves) in enumerate(panels):
         axes = figure.add_subplot(rows, columns, index + 1)
@@ -366,9 +383,14 @@ def whatif_command(args: argparse.Namespace) -> None:
     kinds = KINDS if args.kind == "both" else (args.kind,)
     models = {kind: breakdown.model(kind) for kind in kinds}
     source = label(breakdown)
-    names = args.target or None
-    for model in models.values():
-        report.console.print(whatif_table(model, reductions, source, names))
+    names = {kind: targets_in(model, args.target) for kind, model in models.items()} if args.target else None
+    if names is not None and not any(names.values()):
+        known = dict.fromkeys(n for model in models.values() for n in whatif.target_names(model))
+        raise WeftError(f"no component {', '.join(map(repr, args.target))} in the models: "
+                        f"choose among {', '.join(known)}")
+    for kind, model in models.items():
+        if names is None or names[kind]:
+            report.console.print(whatif_table(model, reductions, source, names and names[kind]))
     projections = [parse_projection(text) for text in args.project]
     if projections:
         report.console.print(projection_table(models, projections, source))
