@@ -298,10 +298,6 @@ def projection_table(models: dict[str, Model], projections: Sequence[tuple[str, 
 # ---------------------------------------------------------------------------
 # Commands.
 
-def load_breakdown(source: Path) -> Breakdown:
-    return from_measurement(results.read_json(source))
-
-
 def parse_projection(text: str) -> tuple[str, float]:
     """"PIO_copy=15" -> ("PIO_copy", 15.0)."""
     name, sep, value = text.partition("=")
@@ -361,10 +357,10 @@ def breakdown_command(args: argparse.Namespace) -> None:
             source = measure(args.path, args.np, args.iters)
         else:
             source = args.source
-        breakdown = load_breakdown(source)
-        measured_path = breakdown.name.removeprefix("weft-")
-        if args.path is not None and args.path != measured_path:
-            raise WeftError(f"{source} holds a breakdown over {measured_path}, not --path {args.path}")
+        document = results.read_json(source)
+        breakdown = from_measurement(document)
+        if args.path is not None and args.path != document["path"]:
+            raise WeftError(f"{source} holds a breakdown over {document['path']}, not --path {args.path}")
         stem = source.with_suffix("")
     report.console.print(breakdown_report(breakdown))
     bars = stacked_bars_chart(breakdown, stem.with_name(stem.name + "-bars.png"))
@@ -375,7 +371,7 @@ def breakdown_command(args: argparse.Namespace) -> None:
 def whatif_command(args: argparse.Namespace) -> None:
     reductions = whatif.parse_reductions(args.reductions)
     if args.source is not None:
-        breakdown = load_breakdown(args.source)
+        breakdown = from_measurement(results.read_json(args.source))
         default_plot = args.source.with_suffix("").with_name(args.source.stem + "-whatif.png")
     else:
         breakdown = preset(args.preset)
