@@ -86,6 +86,7 @@ def test_measured_document_gives_the_eq_2_and_latency_models(measured: dict[str,
     # Over shared memory the transfer goes through the memory system: I/O.
     assert latency.by_category() == {"CPU": 138, "I/O": 120, "network": 0}
     assert breakdown.source == "measured"
+    assert breakdown.points["LLP_post"] == {"count": 1000, "total_ns": 30000.0, "min_ns": 25.0, "median_ns": 29.0}
 
 
 def test_over_tcp_the_transfer_is_network_time(measured: dict[str, Any]) -> None:
@@ -122,6 +123,9 @@ _DELETE = object()
     ("injection.observed_ns", 0, "injection.observed_ns must be positive"),
     ("injection.batch", _DELETE, "injection.batch must be a finite number"),
     ("injection.batch", True, "injection.batch must be a finite number"),
+    ("points", [], "'points' must be an object"),
+    ("points.LLP_post.median_ns", _DELETE, "points.LLP_post.median_ns must be a finite number"),
+    ("points.HLP_post", 3, "points.HLP_post.count must be a finite number"),
 ])
 def test_malformed_measurements_are_named(measured: dict[str, Any], field: str, value: Any, message: str) -> None:
     with pytest.raises(WeftError, match=message):

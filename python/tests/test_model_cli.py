@@ -66,6 +66,7 @@ def test_breakdown_from_a_measurement_reports_error_and_draws(saved: Path,
     assert "-7.37%" in out  # injection: 88 modelled vs 95 observed
     assert "-4.44%" in out  # latency: 258 vs 270
     assert "CPU / I/O / network split" in out
+    assert "trace points" in out
     assert saved.with_name("breakdown-fixture-bars.png").exists()
     assert saved.with_name("breakdown-fixture-split.png").exists()
 

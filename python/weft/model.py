@@ -121,6 +121,17 @@ def split_table(breakdown: Breakdown) -> RenderableType:
     )
 
 
+def points_table(breakdown: Breakdown) -> RenderableType:
+    """The trace points a measurement read, timer overhead subtracted."""
+    rows = [[name, f"{point['count']:.0f}",
+             fmt_ns(point["total_ns"] / point["count"]) if point["count"] else report.MISSING,
+             fmt_ns(point["min_ns"]), fmt_ns(point["median_ns"])]
+            for name, point in breakdown.points.items()]
+    return report.table(f"{label(breakdown)}: trace points, ns per region",
+                        ["point", Column("count", justify="right"), Column("mean", justify="right"),
+                         Column("min", justify="right"), Column("median", justify="right")], rows)
+
+
 def breakdown_report(breakdown: Breakdown) -> Group:
     parts: list[RenderableType] = [Text(label(breakdown), style="bold")]
     parts.extend(Text(note, style="dim") for note in breakdown.notes)
@@ -128,6 +139,8 @@ def breakdown_report(breakdown: Breakdown) -> Group:
     for models in breakdown.scenarios.values():
         parts.extend(component_table(model, breakdown.source) for model in models.values())
     parts.append(split_table(breakdown))
+    if breakdown.points:
+        parts.append(points_table(breakdown))
     return Group(*parts)
 
 
