@@ -86,6 +86,7 @@ def test_breakdown_measures_through_breakdown_run_and_saves(results_dir: Path, m
 
     def measure(path: str, *, np: int = 2, iters: int = 10, progress: Any = None) -> dict[str, Any]:
         calls.append({"path": path, "np": np, "iters": iters})
+        progress("calibrating the timer")
         progress("probe", 1, 2)
         progress("done", 2, 2)
         return {**json.loads(FIXTURE.read_text()), "path": path}

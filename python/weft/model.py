@@ -323,15 +323,16 @@ def parse_projection(text: str) -> tuple[str, float]:
 
 
 @contextmanager
-def progress_display() -> Iterator[Callable[[str, float, float], None]]:
-    """A rich progress bar on standard error, driven by callback(step, done, total)."""
+def progress_display() -> Iterator[Callable[..., None]]:
+    """A rich progress bar on standard error, driven by callback(step) or
+    callback(step, done, total)."""
     console = Console(stderr=True)
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                TextColumn("{task.completed:.0f}/{task.total:.0f}"), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task("starting", total=None)
 
-        def update(step: str, done: float, total: float) -> None:
+        def update(step: str, done: float | None = None, total: float | None = None) -> None:
             bar.update(task, description=step, completed=done, total=total)
 
         yield update
