@@ -210,7 +210,8 @@ def injection_model(
         return Model("injection", title, "LLP_post + LLP_prog + Misc  (Eq. 1)",
                      (llp_post, llp_prog, misc), observed_ns, observed_note)
     return Model("injection", title,
-                 "Post + Post_prog + Misc = (HLP_post + LLP_post) + (HLP_tx_prog + LLP_prog/batch) + Misc  (Eq. 2)",
+                 "Post + Post_prog + Misc = (HLP_post + LLP_post) + (HLP_tx_prog + LLP_prog) + Misc  (Eq. 2; "
+                 "progress per message, amortised over its batch)",
                  (hlp_post, llp_post, hlp_tx_prog, llp_prog, misc), observed_ns, observed_note)
 
 
