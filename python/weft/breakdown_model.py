@@ -210,7 +210,8 @@ def injection_model(
         return Model("injection", title, "LLP_post + LLP_prog + Misc  (Eq. 1)",
                      (llp_post, llp_prog, misc), observed_ns, observed_note)
     return Model("injection", title,
-                 "Post + Post_prog + Misc = (HLP_post + LLP_post) + (HLP_tx_prog + LLP_prog/batch) + Misc  (Eq. 2)",
+                 "Post + Post_prog + Misc = (HLP_post + LLP_post) + (HLP_tx_prog + LLP_prog) + Misc  (Eq. 2; "
+                 "progress per message, amortised over its batch)",
                  (hlp_post, llp_post, hlp_tx_prog, llp_prog, misc), observed_ns, observed_note)
 
 
@@ -258,6 +259,8 @@ class Breakdown:
     # Parts the what-if plot shows beside the levels and the top-level
     # components (Fig. 17 plots PIO copy, PCIe, RC-to-MEM, Wire and Switch).
     highlights: tuple[str, ...] = ()
+    # A measurement's trace points: name -> {count, total_ns, min_ns, median_ns}.
+    points: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def model(self, kind: str, scenario: str | None = None) -> Model:
         if kind not in KINDS:
@@ -440,6 +443,7 @@ def preset(name: str) -> Breakdown:
 
 INJECTION_FIELDS = ("HLP_post", "LLP_post", "LLP_prog", "HLP_tx_prog", "busy_post", "misc")
 LATENCY_FIELDS = ("HLP_post", "LLP_post", "transfer", "LLP_prog", "HLP_rx_prog")
+POINT_FIELDS = ("count", "total_ns", "min_ns", "median_ns")
 
 
 def _number(value: Any, where: str, *, positive: bool = False) -> float:
@@ -502,9 +506,15 @@ def from_measurement(document: Any) -> Breakdown:
         observed_ns=lat_observed,
         observed_note="half the measured ping-pong round trip",
     )
+    points = document.get("points", {})
+    if not isinstance(points, Mapping):
+        raise WeftError("breakdown 'points' must be an object of trace points")
+    stats = {str(name): {key: _number(point.get(key) if isinstance(point, Mapping) else None,
+                                      f"points.{name}.{key}") for key in POINT_FIELDS}
+             for name, point in points.items()}
     timer = document.get("timer") if isinstance(document.get("timer"), Mapping) else {}
     notes = [f"measured over {PATH_DESCRIPTION[path]}"]
     if timer:
         notes.append(f"timer: TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer.get('overhead_ns', '?')} ns subtracted")
     return Breakdown(name=f"weft-{path}", source="measured", scenarios={"weft": {"injection": injection, "latency": latency}},
-                     overall="weft", notes=tuple(notes), metadata=dict(metadata))
+                     overall="weft", notes=tuple(notes), metadata=dict(metadata), points=stats)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -121,6 +121,17 @@ def split_table(breakdown: Breakdown) -> RenderableType:
     )
 
 
+def points_table(breakdown: Breakdown) -> RenderableType:
+    """The trace points a measurement read, timer overhead subtracted."""
+    rows = [[name, f"{point['count']:.0f}",
+             fmt_ns(point["total_ns"] / point["count"]) if point["count"] else report.MISSING,
+             fmt_ns(point["min_ns"]), fmt_ns(point["median_ns"])]
+            for name, point in breakdown.points.items()]
+    return report.table(f"{label(breakdown)}: trace points, ns per region",
+                        ["point", Column("count", justify="right"), Column("mean", justify="right"),
+                         Column("min", justify="right"), Column("median", justify="right")], rows)
+
+
 def breakdown_report(breakdown: Breakdown) -> Group:
     parts: list[RenderableType] = [Text(label(breakdown), style="bold")]
     parts.extend(Text(note, style="dim") for note in breakdown.notes)
@@ -128,6 +139,8 @@ def breakdown_report(breakdown: Breakdown) -> Group:
     for models in breakdown.scenarios.values():
         parts.extend(component_table(model, breakdown.source) for model in models.values())
     parts.append(split_table(breakdown))
+    if breakdown.points:
+        parts.append(points_table(breakdown))
     return Group(*parts)
 
 
@@ -207,19 +220,32 @@ def split_chart(breakdown: Breakdown, path: Path) -> Path:
 def plot_targets(model: Model, highlights: Sequence[str] = ()) -> list[str]:
     """The targets a what-if plot shows, as in Fig. 17: the levels, the
     top-level components (not one that spans categories, like a modelled
-    transfer) and the highlighted parts."""
-    top = {component.name for component in model.components}
+    transfer, nor one that is all of its level) and the highlighted parts."""
+    levels = model.by_level()
+    chosen = []
+    for component in model.components:
+        if component.level in levels and abs(levels[component.level] - component.per_message) < 1e-9:
+            continue
+        chosen.append(component.name)
     return [name for name in whatif.target_names(model)
-            if (name in model.by_level() or name in top or name in highlights)
+            if (name in levels or name in chosen or name in highlights)
             and whatif.target(model, name).category != "mixed"]
 
 
+def targets_in(model: Model, names: Sequence[str]) -> list[str]:
+    """The names among `names` that are targets of this model."""
+    known = {name.lower() for name in whatif.target_names(model)} | {"cpu"}
+    return [name for name in names if name.lower() in known or model.find(name) is not None]
+
+
 def whatif_chart(models: dict[str, Model], reductions: Sequence[float], path: Path, title: str,
-                 names: Sequence[str] | None = None, highlights: Sequence[str] = ()) -> Path:
-    """Fig. 17: one panel per quantity and category, a line per target."""
+                 names: Mapping[str, Sequence[str]] | None = None, highlights: Sequence[str] = ()) -> Path:
+    """Fig. 17: one panel per quantity and category, a line per target
+    (`names`: the targets of each quantity; default: plot_targets)."""
     panels = []
     for kind, model in models.items():
-        curves = whatif.curves(model, names if names is not None else plot_targets(model, highlights), reductions)
+        chosen = names[kind] if names is not None else plot_targets(model, highlights)
+        curves = whatif.curves(model, chosen, reductions)
         for category in CATEGORIES:
             lines = {name: values for name, (target, values) in curves.items() if target.category == category}
             if lines:
@@ -228,7 +254,11 @@ def whatif_chart(models: dict[str, Model], reductions: Sequence[float], path: Pa
         raise WeftError("nothing to plot: no target falls in a CPU, I/O or network category")
     columns = min(len(panels), 2)
     rows = (len(panels) + columns - 1) // columns
-    figure = Figure(figsize=(6 * columns, 4.2 * rows), layout="constrained")
+    # A fixed layout: the constrained one doubles the drawing time.
+    figure = Figure(figsize=(6 * columns, 4.2 * rows))
+    height = 4.2 * rows
+    figure.subplots_adjust(left=0.08, right=0.98, bottom=0.55 / height, top=1 - 0.75 / height,
+                           hspace=0.45, wspace=0.22)
     FigureCanvasAgg(figure)
     for index, (panel_title, lines, curves) in enumerate(panels):
         axes = figure.add_subplot(rows, columns, index + 1)
@@ -281,10 +311,6 @@ def projection_table(models: dict[str, Model], projections: Sequence[tuple[str, 
 # ---------------------------------------------------------------------------
 # Commands.
 
-def load_breakdown(source: Path) -> Breakdown:
-    return from_measurement(results.read_json(source))
-
-
 def parse_projection(text: str) -> tuple[str, float]:
     """"PIO_copy=15" -> ("PIO_copy", 15.0)."""
     name, sep, value = text.partition("=")
@@ -297,15 +323,16 @@ def parse_projection(text: str) -> tuple[str, float]:
 
 
 @contextmanager
-def progress_display() -> Iterator[Callable[[str, float, float], None]]:
-    """A rich progress bar on standard error, driven by callback(step, done, total)."""
+def progress_display() -> Iterator[Callable[..., None]]:
+    """A rich progress bar on standard error, driven by callback(step) or
+    callback(step, done, total)."""
     console = Console(stderr=True)
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                TextColumn("{task.completed:.0f}/{task.total:.0f}"), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task("starting", total=None)
 
-        def update(step: str, done: float, total: float) -> None:
+        def update(step: str, done: float | None = None, total: float | None = None) -> None:
             bar.update(task, description=step, completed=done, total=total)
 
         yield update
@@ -344,10 +371,10 @@ def breakdown_command(args: argparse.Namespace) -> None:
             source = measure(args.path, args.np, args.iters)
         else:
             source = args.source
-        breakdown = load_breakdown(source)
-        measured_path = breakdown.name.removeprefix("weft-")
-        if args.path is not None and args.path != measured_path:
-            raise WeftError(f"{source} holds a breakdown over {measured_path}, not --path {args.path}")
+        document = results.read_json(source)
+        breakdown = from_measurement(document)
+        if args.path is not None and args.path != document["path"]:
+            raise WeftError(f"{source} holds a breakdown over {document['path']}, not --path {args.path}")
         stem = source.with_suffix("")
     report.console.print(breakdown_report(breakdown))
     bars = stacked_bars_chart(breakdown, stem.with_name(stem.name + "-bars.png"))
@@ -358,7 +385,7 @@ def breakdown_command(args: argparse.Namespace) -> None:
 def whatif_command(args: argparse.Namespace) -> None:
     reductions = whatif.parse_reductions(args.reductions)
     if args.source is not None:
-        breakdown = load_breakdown(args.source)
+        breakdown = from_measurement(results.read_json(args.source))
         default_plot = args.source.with_suffix("").with_name(args.source.stem + "-whatif.png")
     else:
         breakdown = preset(args.preset)
@@ -366,9 +393,14 @@ def whatif_command(args: argparse.Namespace) -> None:
     kinds = KINDS if args.kind == "both" else (args.kind,)
     models = {kind: breakdown.model(kind) for kind in kinds}
     source = label(breakdown)
-    names = args.target or None
-    for model in models.values():
-        report.console.print(whatif_table(model, reductions, source, names))
+    names = {kind: targets_in(model, args.target) for kind, model in models.items()} if args.target else None
+    if names is not None and not any(names.values()):
+        known = dict.fromkeys(n for model in models.values() for n in whatif.target_names(model))
+        raise WeftError(f"no component {', '.join(map(repr, args.target))} in the models: "
+                        f"choose among {', '.join(known)}")
+    for kind, model in models.items():
+        if names is None or names[kind]:
+            report.console.print(whatif_table(model, reductions, source, names and names[kind]))
     projections = [parse_projection(text) for text in args.project]
     if projections:
         report.console.print(projection_table(models, projections, source))
