@@ -6,7 +6,10 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <limits.h>
 #include <weft_mpi.h>
+
+#define NO_ROOT INT_MIN
 
 static int fail(const char *fn, int cls, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -38,7 +41,7 @@ static int report(const char *fn, int rc)
 }
 
 /* What every call checks before touching the hierarchy: MPI up, an
- * intracommunicator, a count, a datatype and a root (-1: none); then the
+ * intracommunicator, a count, a datatype and a root (NO_ROOT: none); then the
  * cached hierarchy when h is not NULL. */
 static int check(const char *fn, MPI_Comm comm, int count, MPI_Datatype type, int root,
                  weft__hier_t **h)
@@ -64,7 +67,7 @@ static int check(const char *fn, MPI_Comm comm, int count, MPI_Datatype type, in
         return fail(fn, MPI_ERR_TYPE,
                     "datatype is MPI_DATATYPE_NULL");
     MPI_Comm_size(comm, &size);
-    if (root != -1 && (root < 0 || root >= size))
+    if (root != NO_ROOT && (root < 0 || root >= size))
         return fail(fn, MPI_ERR_ROOT,
                     "root %d outside [0, %d)", root, size);
     if (h && (st = weft__hier_get(comm, h, &err)) != WEFT_OK)
@@ -84,7 +87,7 @@ int WEFT_Comm_hier_init(MPI_Comm comm, MPI_Info info)
 {
     weft__topo_err_t err;
     weft_status_t    st;
-    int              rc = check(__func__, comm, 0, MPI_BYTE, -1, NULL);
+    int              rc = check(__func__, comm, 0, MPI_BYTE, NO_ROOT, NULL);
 
     if (rc != MPI_SUCCESS)
         return rc;
@@ -128,7 +131,7 @@ int WEFT_Hallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     int           rc = check_op(__func__, op);
 
     if (rc == MPI_SUCCESS)
-        rc = check(__func__, comm, count, type, -1, &h);
+        rc = check(__func__, comm, count, type, NO_ROOT, &h);
     return rc != MPI_SUCCESS
                ? rc : report(__func__, weft__hallreduce(h, comm, sendbuf, recvbuf, count, type, op));
 }
@@ -158,7 +161,7 @@ int WEFT_Hgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int WEFT_Hbarrier(MPI_Comm comm)
 {
     weft__hier_t *h;
-    int           rc = check(__func__, comm, 0, MPI_BYTE, -1, &h);
+    int           rc = check(__func__, comm, 0, MPI_BYTE, NO_ROOT, &h);
 
     return rc != MPI_SUCCESS ? rc : report(__func__, weft__hbarrier(h));
 }
