@@ -389,16 +389,10 @@ int main(int argc, char **argv)
             for (int p = 0; p < o.npolicies; p++) {
                 const char *var = o.variants[v];
                 char name[64];
-                struct result *r;
-                weft_ep_policy_t pol;
+                struct result *r = result_of(o.policies[p], var);
                 int caller;
 
                 bench_policy_split(o.policies[p], name, sizeof(name), &caller);
-                /* shared:k needs k threads at least */
-                if (!bench_is_procs(name) && weft_ep_policy_parse(name, &pol) == WEFT_OK &&
-                    pol.kind == WEFT_EP_SHARED && pol.k > (unsigned)o.threads)
-                    continue;
-                r = result_of(o.policies[p], var);
                 r->caller_lock = caller;
                 r->batch = strcmp(var, "nobatch") ? o.batch : 1;
                 r->every = strcmp(var, "nounsig") ? o.every : 1;

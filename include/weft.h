@@ -192,7 +192,8 @@ weft_status_t weft_ep_default(weft_ctx_t ctx, weft_ep_t *ep);
  *                   the thread uses the first
  *   "dedicated"     1 context, 1 worker per thread     none (thread mode SINGLE)
  *   "shared:k"      1 context, ceil(T/k) workers,      a lock per call
- *                   threads t/k share one
+ *                   threads t/k share one (k >= T:     (when k > 1 and T > 1)
+ *                   one worker for all)
  *   "paired"        shared:2
  *   "static:k"      1 context, k workers, thread t     a lock per call (when k < T)
  *                   uses worker t mod k
@@ -280,8 +281,7 @@ weft_status_t weft_ep_policy_parse(const char *s, weft_ep_policy_t *out);
  * Create a pool of endpoints for params->nthreads threads.  Local (no
  * communication); connections are made on first use, or at creation with
  * WEFT_CONNECT=eager.  Errors: WEFT_ERR_INVALID_ARG (NULL, nthreads or
- * eps_per_thread out of range, malformed policy, k larger than nthreads
- * for shared, unknown lock), WEFT_ERR_UNSUPPORTED for any policy but
+ * eps_per_thread out of range, malformed policy, unknown lock), WEFT_ERR_UNSUPPORTED for any policy but
  * "single" while the progress thread runs (UCX 1.13's TCP transport crashed
  * with a worker per thread beside the progress thread; "single" then uses
  * the home worker, which the thread already locks), WEFT_ERR_TRANSPORT or

@@ -179,10 +179,6 @@ static weft_status_t check_params(weft_ctx_t ctx, const weft_ep_pool_params_t *p
         snprintf(msg, sizeof(msg), "%s", colon ? colon + 2 : m);
         return weft__error(st, fn, "%s", msg);
     }
-    if (pol->kind == WEFT_EP_SHARED && pol->k > (unsigned)pp->nthreads)
-        return weft__error(WEFT_ERR_INVALID_ARG, fn,
-                           "policy '%s' shares a worker among %u threads but the pool has %d",
-                           pp->policy, pol->k, pp->nthreads);
     if (ctx->pthread_running && pol->kind != WEFT_EP_SINGLE)
         return weft__error(WEFT_ERR_UNSUPPORTED, fn,
                            "policy '%s' creates workers, which UCX 1.13's TCP transport does not "

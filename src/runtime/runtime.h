@@ -50,7 +50,7 @@ struct weft__ctx {
     /* progress thread */
     pthread_t       pthread;
     int             pthread_running;
-    volatile int    pthread_stop;
+    int             pthread_stop;   /* atomic: set by weft_finalize */
     int             pthread_wake;   /* eventfd that interrupts its sleep */
     /* per-layer state and teardown */
     void             *layer[WEFT__NUM_LAYERS];
