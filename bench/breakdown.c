@@ -31,6 +31,7 @@
 #include <string.h>
 
 #define MAX_ROUNDS 32
+#define MAX_SAMPLES 65536                /* timed chunks or round trips per pass */
 #define AM_ID 1
 #define RAW_AM_ID (WEFT_AM_MAX_ID + 1)   /* beyond weft's ids: the probe's own */
 
@@ -56,7 +57,10 @@ static void die(const char *what, weft_status_t st)
 
 /* Each figure is measured once per round; the JSON gives the lowest, the
  * round least disturbed by the other programs of a shared machine, and
- * keeps the observed figures of every round. */
+ * keeps the observed figures of every round.  Within a pass, observed
+ * figures are medians of timed chunks or round trips and components are
+ * trimmed means of their samples (times count), so that the moments the
+ * scheduler takes a rank away count in neither. */
 struct series {
     double v[MAX_ROUNDS];
     int n;
@@ -72,61 +76,101 @@ static double lowest(const struct series *s)
     return m;
 }
 
+static double samples[MAX_SAMPLES];
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of samples[0, n), which it sorts. */
+static double median_of(long n)
+{
+    if (n == 0)
+        return 0;
+    qsort(samples, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+}
+
 static void push(struct series *s, double v)
 {
     if (s->n < MAX_ROUNDS)
         s->v[s->n++] = v;
 }
 
-/* The statistics of a point summed over both ranks (rank 0 gets them). */
-static weft_prof_stat_t stat_all(const char *point)
+/* A point's time per message of n: its trimmed mean times its count,
+ * summed over both ranks when both (rank 0 gets the sum). */
+static double per_message(const char *point, long n, int both)
 {
-    weft_prof_stat_t s, sum;
-    double in[2], out[2];
+    weft_prof_stat_t s;
+    double mine, sum;
 
     OK(weft_prof_stat(point, &s));
-    in[0] = (double)s.count;
-    in[1] = s.total_ns;
-    MPI_Reduce(in, out, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    sum = s;
-    sum.count = (uint64_t)out[0];
-    sum.total_ns = out[1];
-    return sum;
+    mine = s.count ? s.trimmed_mean_ns * (double)s.count : 0;
+    if (!both)
+        return mine / (double)n;
+    OK(weft_barrier(ctx));
+    MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    return sum / (double)n;
 }
 
-/* Select one point (or none: "0") on both ranks and forget old samples. */
+/* Select one point (or none: "0") on both ranks and forget old samples.
+ * Barriers are weft's: over TCP a peer's last flush needs this rank's
+ * progress while it waits. */
 static void select_only(const char *points)
 {
     OK(weft_prof_select(points));
     OK(weft_prof_reset());
-    MPI_Barrier(MPI_COMM_WORLD);
+    OK(weft_barrier(ctx));
 }
 
 /* ---- injection -------------------------------------------------------- */
 
-/* Rank 0: n puts with a progress every q; rank 1 serves them until rank 0
- * signals the end.  Returns rank 0's seconds. */
+/* Puts per timed chunk: 64 batches. */
+static long chunk_of(long n, long q)
+{
+    long c = 64 * q;
+
+    while (n / c > MAX_SAMPLES)
+        c *= 2;
+    return c < n ? c : n;
+}
+
+/* Rank 0: n puts with a progress every q, timed by chunks; rank 1 serves
+ * them until rank 0 signals the end.  Returns rank 0's median ns per put
+ * over the chunks; the final flush is outside them, and outside the
+ * components too. */
 static double inject(weft_ep_t ep, weft_seg_t seg, long n, long q)
 {
     uint64_t src = 42;
-    double t0 = 0, t = 0;
+    long chunk = chunk_of(n, q), k = 0;
+    double last, now, ns = 0;
 
     OK(weft_barrier(ctx));
     done_count++;
     if (rank == 0) {
-        t0 = bench_now();
+        last = bench_now();
         for (long i = 0; i < n; i++) {
             OK(weft_put_nbi(ep, 1, seg, (size_t)(i & 63) * 8, &src, 8));
             if ((i + 1) % q == 0)
                 OK(weft_progress(ep, NULL));
+            if ((i + 1) % chunk == 0) {
+                now = bench_now();
+                samples[k++] = 1e9 * (now - last) / (double)chunk;
+                last = now;
+            }
         }
+        /* the components, like the chunks, cover the steady state: not
+         * the final flush (the next pass selects its point again) */
+        OK(weft_prof_select("0"));
         OK(weft_flush(ep));
-        t = bench_now() - t0;
+        ns = median_of(k);
         OK(weft_put(ep, 1, seg, 1024, &done_count, 8));
     } else {
         OK(weft_signal_wait_until(ep, seg, 1024, done_count, NULL));
     }
-    return t;
+    return ns;
 }
 
 /* The loop of inject() with empty functions in place of weft's: what the
@@ -134,14 +178,20 @@ static double inject(weft_ep_t ep, weft_seg_t seg, long n, long q)
 static double inject_loop_only(long n, long q)
 {
     uint64_t src = 42;
-    double t0 = bench_now();
+    long chunk = chunk_of(n, q), k = 0;
+    double last = bench_now(), now;
 
     for (long i = 0; i < n; i++) {
         bench_nop_post(NULL, 1, NULL, (size_t)(i & 63) * 8, &src, 8);
         if ((i + 1) % q == 0)
             bench_nop_progress(NULL, NULL);
+        if ((i + 1) % chunk == 0) {
+            now = bench_now();
+            samples[k++] = 1e9 * (now - last) / (double)chunk;
+            last = now;
+        }
     }
-    return bench_now() - t0;
+    return median_of(k);
 }
 
 struct injection {
@@ -150,43 +200,36 @@ struct injection {
 
 static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct opts *o, struct injection *r)
 {
-    double per = 1e9 / (double)o->iters;
-    weft_prof_stat_t prog, poll, s;
+    long n = o->iters;
 
     select_only("0");
-    push(&r->observed, per * inject(ep, seg, o->iters, o->batch));
+    push(&r->observed, inject(ep, seg, n, o->batch));
     if (o->injection_only)
         return;
-    push(&r->misc, per * inject_loop_only(o->iters, o->batch));
+    push(&r->misc, inject_loop_only(n, o->batch));
 
     select_only("HLP_post");
     inject(ep, seg, o->iters, o->batch);
-    OK(weft_prof_stat("HLP_post", &s));
-    push(&r->hlp_post, per * 1e-9 * s.total_ns);
+    push(&r->hlp_post, per_message("HLP_post", n, 0));
 
     select_only("LLP_post");
     inject(ep, seg, o->iters, o->batch);
-    OK(weft_prof_stat("LLP_post", &s));
-    push(&r->llp_post, per * 1e-9 * s.total_ns);
+    push(&r->llp_post, per_message("LLP_post", n, 0));
 
     /* LLP_prog's region also times the calls that found nothing (LLP_poll);
      * the completion callbacks inside it are HLP_tx_prog, removed below */
     select_only("LLP_prog");
     inject(ep, seg, o->iters, o->batch);
-    OK(weft_prof_stat("LLP_prog", &prog));
-    OK(weft_prof_stat("LLP_poll", &poll));
-    push(&r->llp_prog, per * 1e-9 * (prog.total_ns + poll.total_ns));
+    push(&r->llp_prog, per_message("LLP_prog", n, 0) + per_message("LLP_poll", n, 0));
 
     select_only("HLP_tx_prog");
     inject(ep, seg, o->iters, o->batch);
-    OK(weft_prof_stat("HLP_tx_prog", &s));
-    push(&r->tx_prog, per * 1e-9 * s.total_ns);
+    push(&r->tx_prog, per_message("HLP_tx_prog", n, 0));
     r->llp_prog.v[r->llp_prog.n - 1] -= r->tx_prog.v[r->tx_prog.n - 1];
 
     select_only("busy_post");
     inject(ep, seg, o->iters, o->batch);
-    OK(weft_prof_stat("busy_post", &s));
-    push(&r->busy, per * 1e-9 * s.total_ns);
+    push(&r->busy, per_message("busy_post", n, 0));
     select_only("0");
 }
 
@@ -206,7 +249,8 @@ static void await(weft_ep_t ep)
     got = 0;
 }
 
-/* n round trips of 8 bytes; rank 0's seconds. */
+/* n round trips of 8 bytes, each timed by rank 0: the median one-way
+ * time in ns (half the round trip). */
 static double pingpong(weft_ep_t ep, long n)
 {
     uint64_t payload = 42;
@@ -214,18 +258,19 @@ static double pingpong(weft_ep_t ep, long n)
     double t0;
 
     OK(weft_barrier(ctx));
-    t0 = bench_now();
     for (long i = 0; i < n; i++) {
         if (rank == 0) {
+            t0 = bench_now();
             OK(weft_am_send_nb(ep, 1, AM_ID, NULL, 0, &payload, 8, &ev));
             await(ep);
+            samples[i] = 0.5e9 * (bench_now() - t0);
         } else {
             await(ep);
             OK(weft_am_send_nb(ep, 0, AM_ID, NULL, 0, &payload, 8, &ev));
         }
         OK(weft_wait(&ev));
     }
-    return bench_now() - t0;
+    return rank == 0 ? median_of(n) : 0;
 }
 
 /* ---- transfer probe: the same ping-pong on raw UCX --------------------- */
@@ -287,19 +332,20 @@ static double raw_pingpong(ucp_worker_h w, ucp_ep_h peer, long n, int what)
     ucs_status_ptr_t r;
     double t0;
 
-    MPI_Barrier(MPI_COMM_WORLD);
-    t0 = bench_now();
+    OK(weft_barrier(ctx));
     for (long i = 0; i < n; i++) {
         if (rank == 0) {
+            t0 = bench_now();
             r = raw_post(peer, what == TIME_POST);
             raw_await(w, what == TIME_PROG);
+            samples[i] = 0.5e9 * (bench_now() - t0);
         } else {
             raw_await(w, what == TIME_PROG);
             r = raw_post(peer, what == TIME_POST);
         }
         raw_complete(w, r);
     }
-    return bench_now() - t0;
+    return rank == 0 ? median_of(n) : 0;
 }
 
 struct latency {
@@ -307,24 +353,20 @@ struct latency {
     struct series raw, raw_post, raw_prog, transfer;
 };
 
-/* Per one-way message: a point's total over both ranks / (2n). */
+/* Per one-way message: over both ranks, of 2n messages. */
 static double per_msg(const char *point, long n)
 {
-    weft_prof_stat_t s = stat_all(point);
-    return s.total_ns / (2.0 * (double)n);
+    return per_message(point, 2 * n, 1);
 }
 
 static void latency_round(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, const struct opts *o,
                           struct latency *r)
 {
     long n = o->lat_iters;
-    double v;
 
     select_only("0");
-    v = 1e9 * pingpong(ep, n) / (2.0 * (double)n);
-    push(&r->observed, v);
-    v = 1e9 * raw_pingpong(w, peer, n, TIME_NONE) / (2.0 * (double)n);
-    push(&r->raw, v);
+    push(&r->observed, pingpong(ep, n));
+    push(&r->raw, raw_pingpong(w, peer, n, TIME_NONE));
 
     select_only("HLP_post");
     pingpong(ep, n);
@@ -378,9 +420,9 @@ static void points_json(FILE *f, const weft_prof_stat_t *s)
     fprintf(f, ",\n  \"points\": {");
     for (int i = 0; i < NPOINTS; i++)
         fprintf(f, "%s\n    \"%s\": {\"count\": %llu, \"total_ns\": %.3f, \"min_ns\": %.3f, "
-                   "\"median_ns\": %.3f}",
+                   "\"median_ns\": %.3f, \"trimmed_mean_ns\": %.3f}",
                 i ? "," : "", point_names[i], (unsigned long long)s[i].count, s[i].total_ns,
-                s[i].min_ns, s[i].median_ns);
+                s[i].min_ns, s[i].median_ns, s[i].trimmed_mean_ns);
     fprintf(f, "\n  }");
 }
 
@@ -480,7 +522,7 @@ static int parse(int argc, char **argv, struct opts *o)
                 return -1;
         }
     }
-    return o->rounds <= MAX_ROUNDS && o->batch <= o->iters ? 0 : -1;
+    return o->rounds <= MAX_ROUNDS && o->batch <= o->iters && o->lat_iters <= MAX_SAMPLES ? 0 : -1;
 }
 
 int main(int argc, char **argv)

@@ -619,6 +619,8 @@ typedef struct {
     double   total_ns;   /**< sum of the samples */
     double   min_ns;     /**< smallest sample */
     double   median_ns;  /**< median of a uniform sample of up to 1024 per thread */
+    double   trimmed_mean_ns;  /**< mean of that sample without its top 1 %
+                                    (samples stretched by interrupts or the scheduler) */
 } weft_prof_stat_t;
 
 /** Select the points to time: "1"/"all", "0" (none), or a comma-separated

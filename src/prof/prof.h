@@ -106,6 +106,7 @@ void weft__prof_busy_end(uint64_t start);
 struct weft__prof_stat {
     uint64_t count;
     double   total_ns, min_ns, median_ns;
+    double   trimmed_ns;  /* mean of the kept samples without their top 1 % */
 };
 
 /* Parse a selection: "1"/"all"/"on"/"yes"/"true", "0"/"off"/"no"/"false"/"",

@@ -103,6 +103,7 @@ weft_status_t weft_prof_stat(const char *point, weft_prof_stat_t *out)
         out->total_ns = s.total_ns;
         out->min_ns = s.min_ns;
         out->median_ns = s.median_ns;
+        out->trimmed_mean_ns = s.trimmed_ns;
         return WEFT_OK;
     }
     return weft__error(WEFT_ERR_CONFIG, __func__, "unknown point '%.64s'", point);
