@@ -8,6 +8,8 @@ PKGS=(build-essential cmake pkg-config mpich libmpich-dev
       libopenmpi-dev openmpi-bin
       libfftw3-dev libopenblas-dev
       python3-venv python3-pip)
+# SimGrid SMPI: the projection of the hierarchical collectives (weft project coll).
+PKGS+=(libsimgrid-dev simgrid)
 
 missing=()
 for p in "${PKGS[@]}"; do
