@@ -271,9 +271,11 @@ def command_real(args: argparse.Namespace) -> Path:
 
 
 def command_smpi(args: argparse.Namespace) -> Path:
+    if args.merge:
+        return merge(args.merge)
     cal = smpi.calibration()
     plats = [p for p in smpi.platforms(cal) if p.name in args.platforms]
-    if not plats:
+    if not plats and not args.validate:
         raise WeftError(f"no platform among {args.platforms}")
     for plat in plats:
         smpi.write_platform(plat)
@@ -284,7 +286,23 @@ def command_smpi(args: argparse.Namespace) -> Path:
     described = [{**smpi.describe(p), "paper_max": p.paper_max} for p in plats]
     return results.save(BENCHMARK + "-smpi", {"mode": "smpi", "calibration": cal.source, "platforms": described,
                                               "runs": runs, "validation": validation},
-                        transport="simgrid-smpi", ranks=max(p.cores for p in plats))
+                        transport="simgrid-smpi", ranks=max((p.cores for p in plats), default=2))
+
+
+def merge(paths: list[Path]) -> Path:
+    """One document of several projection runs (e.g. one per platform,
+    run side by side): platforms, runs and validation rows concatenated."""
+    documents = [results.load(path) for path in paths]
+    for path, document in zip(paths, documents):
+        if document.get("mode") != "smpi":
+            raise WeftError(f"{path} is not a `weft project coll` result")
+    platforms = [p for d in documents for p in d["platforms"]]
+    return results.save(BENCHMARK + "-smpi", {
+        "mode": "smpi", "calibration": documents[0]["calibration"], "platforms": platforms,
+        "runs": [r for d in documents for r in d["runs"]],
+        "validation": [v for d in documents for v in d.get("validation", [])],
+        "merged_from": [str(path.name) for path in paths]},
+        transport="simgrid-smpi", ranks=max((p["cores"] for p in platforms), default=2))
 
 
 def validate(cal: smpi.Calibration, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -345,6 +363,8 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
                         help="simulated platforms (NTW10E5 SMP20E7 SMP12E5 NTW24E5)")
     parser.add_argument("--no-validate", dest="validate", action="store_false",
                         help="skip the simulated-vs-real comparison on this machine")
+    parser.add_argument("--merge", nargs="+", type=Path, metavar="JSON",
+                        help="combine saved projection results (e.g. one run per platform) into one")
     parser.add_argument("--no-mpich", dest="mpich", action="store_false", help="skip MPICH's default")
     parser.add_argument("--timeout", type=float, default=1800, metavar="S", help="seconds per run (default 1800)")
     parser.add_argument("--json-only", action="store_true", help="print the results as JSON only")
