@@ -3,7 +3,7 @@
  * ones (WEFT_Hbcast, WEFT_Hreduce), over message sizes: the benchmark of
  * §7.2 of the hierarchical-communicators paper (Figs. 5-10).
  *
- *   mpirun -np N weft_bench_coll --json FILE --op bcast|reduce
+ *   mpirun -np N weft_bench_coll --json FILE --op bcast|reduce|pingpong
  *                                [--sizes 8,1024,...] [--iters N] [--groups G1,G2,..]
  *
  * The MPI library's algorithm is chosen outside (Open MPI MCA parameters,
@@ -14,10 +14,14 @@
  * replaces it by a tailor-made hierarchy.
  *
  * Every operation starts after a barrier and is timed on each rank; a
- * point's time is the mean over the iterations of a rank, maximum over the
- * ranks (the paper's "maximum time").  bcast moves bytes from rank 0;
+ * point's time is the median over the iterations of a rank (robust to a
+ * rank being descheduled on a shared machine), maximum over the ranks (the
+ * paper's "maximum time").  bcast moves bytes from rank 0;
  * reduce sums doubles into rank 0.  The results are checked after each
- * point.  The same source builds with mpicc, mpicc.mpich and smpicc.
+ * point.  --op pingpong times a one-way message between ranks 0 and 1
+ * (half a round trip; "native_s" only): the calibration of the simulated
+ * platforms, and its check.  The same source builds with mpicc,
+ * mpicc.mpich and smpicc.
  *
  * Output: {"benchmark": "coll", "op": ..., "nranks": N, "mpi": "...",
  *          "points": [{"size": B, "native_s": t, "hier_s": t}, ...]}
@@ -80,14 +84,45 @@ static int parse(int argc, char **argv, struct opts *o)
             return 0;
         i++;
     }
-    return o->json && o->iters > 0 && (!strcmp(o->op, "bcast") || !strcmp(o->op, "reduce"));
+    return o->json && o->iters > 0 &&
+           (!strcmp(o->op, "bcast") || !strcmp(o->op, "reduce") || !strcmp(o->op, "pingpong"));
 }
 
-/* Mean time of one operation on this rank, maximum over the ranks. */
+/* One-way time between ranks 0 and 1: half the mean round trip. */
+static double pingpong(const struct opts *o, char *buf, long size)
+{
+    double t = 0;
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int it = -WARMUP; it < o->iters; it++) {
+        double t0 = MPI_Wtime();
+        if (rank == 0) {
+            MPI_Send(buf, (int)size, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+            MPI_Recv(buf, (int)size, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(buf, (int)size, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, (int)size, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+        }
+        if (it >= 0)
+            t += MPI_Wtime() - t0;
+    }
+    t /= 2.0 * o->iters;
+    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return t;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median time of one operation on this rank, maximum over the ranks. */
 static double timed(int hier, const struct opts *o, char *buf, double *out, long size)
 {
-    int    count = (int)(size / 8);
-    double sum = 0, t, worst;
+    int     count = (int)(size / 8);
+    double  t, worst, mid;
+    double *each = malloc(sizeof(double) * (size_t)o->iters);
 
     for (int it = -WARMUP; it < o->iters; it++) {
         MPI_Barrier(MPI_COMM_WORLD);
@@ -105,10 +140,12 @@ static double timed(int hier, const struct opts *o, char *buf, double *out, long
         }
         t = MPI_Wtime() - t;
         if (it >= 0)
-            sum += t;
+            each[it] = t;
     }
-    sum /= o->iters;
-    MPI_Allreduce(&sum, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    qsort(each, (size_t)o->iters, sizeof(double), cmp_double);
+    mid = o->iters % 2 ? each[o->iters / 2] : (each[o->iters / 2 - 1] + each[o->iters / 2]) / 2;
+    free(each);
+    MPI_Allreduce(&mid, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return worst;
 }
 
@@ -118,7 +155,7 @@ static int verify(const struct opts *o, const char *buf, const double *out, long
 {
     int ok = 1, all;
 
-    if (!strcmp(o->op, "bcast")) {
+    if (!strcmp(o->op, "bcast") || (!strcmp(o->op, "pingpong") && rank < 2)) {
         for (long i = 0; i < size; i++)
             ok &= buf[i] == (char)(i * 7 + 3);
     } else if (rank == 0) {
@@ -132,7 +169,7 @@ static int verify(const struct opts *o, const char *buf, const double *out, long
 
 static void fill(const struct opts *o, char *buf, long size)
 {
-    if (!strcmp(o->op, "bcast")) {
+    if (strcmp(o->op, "reduce")) {
         for (long i = 0; i < size; i++)
             buf[i] = rank == 0 ? (char)(i * 7 + 3) : 0;
     } else {
@@ -151,9 +188,9 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (!parse(argc, argv, &o)) {
+    if (!parse(argc, argv, &o) || (!strcmp(o.op, "pingpong") && nranks < 2)) {
         if (rank == 0)
-            fprintf(stderr, "usage: weft_bench_coll --json FILE [--op bcast|reduce] "
+            fprintf(stderr, "usage: weft_bench_coll --json FILE [--op bcast|reduce|pingpong (2+ ranks)] "
                             "[--sizes B1,B2,...] [--iters N] [--groups G1,G2,...]\n");
         MPI_Finalize();
         return 2;
@@ -194,6 +231,14 @@ int main(int argc, char **argv)
     for (int s = 0; s < o.nsizes; s++) {
         long   size = o.sizes[s];
         double t[2];
+        if (!strcmp(o.op, "pingpong")) {
+            fill(&o, buf, size);
+            t[0] = pingpong(&o, buf, size);
+            ok &= verify(&o, buf, out, size);
+            if (f)
+                fprintf(f, "%s\n  {\"size\": %ld, \"native_s\": %.9e}", s ? "," : "", size, t[0]);
+            continue;
+        }
         for (int hier = 0; hier < 2; hier++) {
             fill(&o, buf, size);
             t[hier] = timed(hier, &o, buf, out, size);
