@@ -106,7 +106,7 @@ static void *progress_main(void *arg)
     fds[1].fd = efd;
     fds[1].events = POLLIN;
 
-    while (!ctx->pthread_stop) {
+    while (!__atomic_load_n(&ctx->pthread_stop, __ATOMIC_ACQUIRE)) {
         unsigned done = 0, n;
         int armed;
 
@@ -145,7 +145,7 @@ static void stop_progress_thread(weft_ctx_t ctx)
 
     if (!ctx->pthread_running)
         return;
-    ctx->pthread_stop = 1;
+    __atomic_store_n(&ctx->pthread_stop, 1, __ATOMIC_RELEASE);
     (void)!write(ctx->pthread_wake, &one, sizeof(one));
     pthread_join(ctx->pthread, NULL);
     close(ctx->pthread_wake);
