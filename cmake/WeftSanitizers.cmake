@@ -34,6 +34,10 @@ set(WEFT_SANITIZER_ENV "")
 if(WEFT_SANITIZE OR WEFT_FUZZ)
   set(_supp ${PROJECT_SOURCE_DIR}/tests/sanitizers)
   set(WEFT_SANITIZER_ENV
+    "LD_PRELOAD=${PROJECT_BINARY_DIR}/tests/sanitizers/libweft_keep_loaded.so"
+    # UCX, MPI and libc have no frame pointers: unwind slowly but fully, or
+    # their leaks show truncated stacks that name no library.
+    "ASAN_OPTIONS=fast_unwind_on_malloc=0"
     "LSAN_OPTIONS=suppressions=${_supp}/lsan.supp:print_suppressions=0"
     "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1"
     "TSAN_OPTIONS=suppressions=${_supp}/tsan.supp:halt_on_error=1:second_deadlock_stack=1")
