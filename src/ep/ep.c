@@ -51,7 +51,10 @@ unsigned weft__ep_progress(weft_ep_t ep)
     unsigned n = ucp_worker_progress(ep->worker);
 
     WEFT_PROF_END(llp, n ? WEFT__PROF_LLP_PROG : WEFT__PROF_LLP_POLL);
-    if (ep->serves_home)
+    /* Pool endpoints serve the home worker every few calls only: its flag
+     * is shared by all the threads, and a line written by every call of
+     * every thread would cost them their independence. */
+    if (ep->serves_home && (++ep->home_tick & WEFT__HOME_EVERY_MASK) == 0)
         weft__ctx_progress_home(ep->ctx);
     return n;
 }
@@ -218,7 +221,12 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
     L = weft__ctx_layer(ctx, WEFT__LAYER_EP, sizeof(*L), quiesce, teardown, "weft_ep");
     if (L == NULL)
         return WEFT_ERR_NO_MEMORY;
-    ep = calloc(1, sizeof(*ep));
+    /* Whole cache lines of its own: endpoints of different threads must
+     * not share a line their owners write (inflight, the home tick). */
+    ep = aligned_alloc(WEFT__CACHE_LINE, (sizeof(*ep) + WEFT__CACHE_LINE - 1) / WEFT__CACHE_LINE *
+                                             WEFT__CACHE_LINE);
+    if (ep != NULL)
+        memset(ep, 0, sizeof(*ep));
     if (ep == NULL)
         return weft__error(WEFT_ERR_NO_MEMORY, "weft_ep", "endpoint");
     ep->peers = calloc((size_t)ctx->nranks, sizeof(*ep->peers));

@@ -10,6 +10,9 @@
 
 #include "runtime/runtime.h"
 
+#define WEFT__CACHE_LINE      64
+#define WEFT__HOME_EVERY_MASK 15   /* pool endpoints serve home every 16th progress */
+
 /* Everything a one-sided operation needs about (rank, segment), in one
  * place, so the fast path reads a single entry. */
 struct weft__tgt {
@@ -26,6 +29,7 @@ struct weft__ep {
     weft_ctx_t          ctx;
     ucp_worker_h        worker;
     int                 serves_home;  /* its progress calls also progress the home worker */
+    unsigned            home_tick;    /* progress calls, to serve home every 16th */
     ucp_ep_h           *peers;        /* [nranks], connected on first use */
     struct weft__tgt  **tgts;         /* [segment id][rank], filled on first use */
     unsigned            ntgts;        /* length of tgts */
