@@ -39,6 +39,13 @@
  *   weft_flush(ep)           | every put issued on ep before the call is
  *                            | visible at its target
  *   weft_am_send_nb (event)  | header and payload buffers may be reused
+ *
+ * The direct path: to a rank of the same node (WEFT_SHM=1, the default),
+ * every operation above is done by the caller's own loads and stores on
+ * the rank's mapped segment and is complete -- visible at the target --
+ * when the call returns; events are then WEFT_EVENT_NULL.  Its ordering
+ * for other ranks: a signal's add is a release, weft_signal_wait_until an
+ * acquire, weft_flush a release fence (docs/direct-path.md).
  */
 #ifndef WEFT_H
 #define WEFT_H
@@ -327,7 +334,12 @@ weft_status_t weft_ep_pool_destroy(weft_ep_pool_t pool);
  * Allocate a symmetric segment.  Collective: every rank passes the same
  * size (checked; WEFT_ERR_INVALID_ARG if they differ).  The memory is
  * zeroed, page aligned, registered with UCX, and every rank can address
- * every other rank's copy as (rank, seg, offset).
+ * every other rank's copy as (rank, seg, offset).  With the direct path on
+ * (WEFT_SHM=1), a rank that shares its node with others gets a POSIX
+ * shared-memory segment that each of them maps; its name is removed before
+ * the call returns, so nothing stays in /dev/shm even if a rank dies.
+ * WEFT_ERR_CONFIG when ranks disagree on WEFT_SHM or WEFT_TOPO_NODE is
+ * malformed.
  *
  * \param bytes  size of this rank's part, > 0
  * \param seg    [out] the segment handle

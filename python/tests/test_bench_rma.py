@@ -281,16 +281,19 @@ def test_bench_rma_peers_end_to_end(fake_rma: Path, monkeypatch: pytest.MonkeyPa
     others = [e for e in peer_entries() if e["impl"] in ("openshmem", "ucx_perftest")]
     monkeypatch.setattr(bench_rma, "shmem_peer", lambda timeout: Path("shmem_peer"))
     monkeypatch.setattr(bench_rma, "measure_shmem",
-                        lambda program, iters, timeout: [e for e in others if e["impl"] == "openshmem"])
+                        lambda program, iters, timeout, rounds: [e for e in others if e["impl"] == "openshmem"])
     monkeypatch.setattr(bench_rma, "measure_perftest",
                         lambda iters, timeout: [e for e in others if e["impl"] == "ucx_perftest"])
-    assert cli.main(["bench", "rma", "--no-busy"]) == 0
+    assert cli.main(["bench", "rma", "--no-busy", "--cycles", "2"]) == 0
     out = capsys.readouterr().out
     assert "beside its peers" in out
     document = results.load(fake_rma / "rma-latest.json")
     (run,) = document["runs"]
     assert run["kind"] == "peers" and "--sweep" in run["transport"]
     assert {e["impl"] for e in run["results"]} >= {"weft", "openshmem", "ucx_perftest"}
+    # one entry per system, operation and size, holding the rounds of both cycles
+    shmem_rate = [e for e in run["results"] if e["impl"] == "openshmem" and e["op"] == "put_rate"]
+    assert len(shmem_rate) == 1 and shmem_rate[0]["rounds"] == [30.0, 30.0]
     assert list(fake_rma.glob("*.png"))
 
 
@@ -298,3 +301,14 @@ def test_missing_oshcc_is_a_clear_error(fake_build: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(bench_rma.shutil, "which", lambda name: None)
     with pytest.raises(WeftError, match="oshcc.*--no-peers"):
         bench_rma.shmem_peer(10)
+
+
+def test_merge_cycles_keeps_every_round_and_takes_the_median() -> None:
+    entries = [
+        {"impl": "weft", "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": 2.0, "rounds": [1.0, 3.0]},
+        {"impl": "weft", "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": 10.0, "rounds": [10.0]},
+        {"impl": "ucx_perftest", "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": 5.0},
+    ]
+    merged = {e["impl"]: e for e in bench_rma.merge_cycles(entries)}
+    assert merged["weft"]["rounds"] == [1.0, 3.0, 10.0] and merged["weft"]["value"] == 3.0
+    assert merged["ucx_perftest"]["rounds"] == [5.0] and merged["ucx_perftest"]["value"] == 5.0

@@ -44,10 +44,12 @@ BENCH = "bench/weft_bench_rma"
 BENCHMARK = "rma"
 
 # Each transport and the settings that select it: UCX's for weft and UCX,
-# Open MPI's for MPI two-sided (other MPIs ignore OMPI_ variables).
+# Open MPI's for MPI two-sided (other MPIs ignore OMPI_ variables).  Over
+# shm weft takes its direct path; over tcp the direct path is off, or weft
+# would not use TCP between ranks of one node.
 TRANSPORT_ENV: dict[str, dict[str, str]] = {
     "shm": {},
-    "tcp": {"UCX_TLS": "tcp,self", "OMPI_MCA_btl": "tcp,self"},
+    "tcp": {"UCX_TLS": "tcp,self", "OMPI_MCA_btl": "tcp,self", "WEFT_SHM": "0"},
 }
 # What a reader must know about a transport's comparison.
 TRANSPORT_NOTES = {
@@ -128,7 +130,7 @@ def parse_rows(entries: Any) -> list[Row]:
 
 
 def measure(program: Path, tls: str, nranks: int, iters: int | None, timeout: float,
-            sweep: bool = False) -> dict[str, Any]:
+            sweep: bool = False, rounds: int | None = None) -> dict[str, Any]:
     """Run weft_bench_rma once over one transport (with the bandwidth sweep
     when asked); returns its run record."""
     with tempfile.TemporaryDirectory(prefix="weft-rma-") as tmp:
@@ -138,6 +140,8 @@ def measure(program: Path, tls: str, nranks: int, iters: int | None, timeout: fl
             argv += ["--iters", str(iters)]
         if sweep:
             argv.append("--sweep")
+        if rounds is not None:
+            argv += ["--rounds", str(rounds)]
         runner.run_mpi(nranks, argv, env=TRANSPORT_ENV[tls], timeout=timeout)
         data = results.read_json(output)
     if not isinstance(data, dict):
@@ -234,12 +238,15 @@ PEER_ROW_NAMES = {
 }
 SWEEP_SIZES = (8, 64, 512, 4096, 32768, 65536, 262144, 1 << 20, 4 << 20)
 SWEEP_BYTES = 64 << 20
+# Rounds of weft_bench_rma and shmem_peer in each cycle of --peers.
+CYCLE_ROUNDS = 2
 PERFTEST_NOTE = (
     "ucx_perftest: put rate from ucp_put_bw, latency from ucp_am_lat (half a ping-pong of "
     "active messages), get latency from ucp_get, bandwidth from ucp_put_bw; "
     "OpenSHMEM: shmem_putmem_nbi windows + shmem_quiet, shmem_putmem + shmem_quiet, "
-    "shmem_getmem. Ratios with OpenSHMEM and ucx_perftest compare medians of separate "
-    "programs run one after the other; the others pair rounds of one program."
+    "shmem_getmem. The programs run one after the other, in cycles; ratios with "
+    "OpenSHMEM and ucx_perftest compare medians over the cycles, the others pair rounds of "
+    "one program."
 )
 
 
@@ -258,7 +265,7 @@ def shmem_peer(timeout: float) -> Path:
     return program
 
 
-def measure_shmem(program: Path, iters: int | None, timeout: float) -> list[Any]:
+def measure_shmem(program: Path, iters: int | None, timeout: float, rounds: int) -> list[Any]:
     """OpenSHMEM's figures from shmem_peer on 2 PEs.  Its exit status is not
     trusted: Open MPI 4.1's shmem_finalize crashes on some machines after
     the results are written, so the results file decides."""
@@ -266,7 +273,8 @@ def measure_shmem(program: Path, iters: int | None, timeout: float) -> list[Any]
         raise WeftError("`oshrun` is not on PATH: install openmpi-bin or run with --no-peers")
     with tempfile.TemporaryDirectory(prefix="weft-rma-") as tmp:
         output = Path(tmp) / "shmem.json"
-        argv = ["oshrun", "-np", "2", "--oversubscribe", str(program), "--json", str(output)]
+        argv = ["oshrun", "-np", "2", "--oversubscribe", str(program), "--json", str(output),
+                "--rounds", str(rounds)]
         if iters is not None:
             argv += ["--iters", str(iters)]
         env = {**os.environ}
@@ -354,21 +362,44 @@ def measure_perftest(iters: int | None, timeout: float) -> list[Any]:
     return entries
 
 
-def measure_peers(program: Path, nranks: int, iters: int | None, timeout: float) -> dict[str, Any]:
-    """weft_bench_rma with the sweep over shared memory, then OpenSHMEM and
-    ucx_perftest, each a step of the progress bar; one run record."""
-    steps = ["weft", "openshmem", "ucx_perftest"]
+def merge_cycles(entries: list[Any]) -> list[Any]:
+    """One entry per (impl, op, size) from the entries of several cycles:
+    the rounds of every cycle, in order, and their median."""
+    merged: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for entry in entries:
+        key = (entry["impl"], entry["op"], int(entry["size"]))
+        rounds = entry.get("rounds", [entry["value"]])
+        if key in merged:
+            merged[key]["rounds"] += rounds
+        else:
+            merged[key] = {**entry, "rounds": list(rounds)}
+    for entry in merged.values():
+        entry["value"] = statistics.median(entry["rounds"])
+    return list(merged.values())
+
+
+def measure_peers(program: Path, nranks: int, iters: int | None, timeout: float,
+                  cycles: int) -> dict[str, Any]:
+    """weft_bench_rma with the sweep over shared memory, OpenSHMEM and
+    ucx_perftest, one after the other, `cycles` times, so that load on a
+    shared machine hits every system alike; each program is a step of the
+    progress bar.  One run record."""
+    steps = [(cycle, step) for cycle in range(cycles) for step in ("weft", "openshmem", "ucx_perftest")]
     labels = {"weft": "weft_bench_rma: weft, MPI RMA, MPI 2-sided, memcpy",
               "openshmem": "OpenSHMEM (oshrun)", "ucx_perftest": "ucx_perftest"}
     run: dict[str, Any] = {}
-    for step in runner.steps(steps, lambda step: labels[step]):
+    entries: list[Any] = []
+    for cycle, step in runner.steps(steps, lambda item: f"cycle {item[0] + 1}/{cycles}: {labels[item[1]]}"):
         if step == "weft":
-            run = measure(program, "shm", nranks, iters, timeout, sweep=True)
-            run["kind"] = "peers"
+            run = measure(program, "shm", nranks, iters, timeout, sweep=True, rounds=CYCLE_ROUNDS)
+            entries += run["results"]
         elif step == "openshmem":
-            run["results"] += measure_shmem(shmem_peer(timeout), iters, timeout)
+            entries += measure_shmem(shmem_peer(timeout), iters, timeout, CYCLE_ROUNDS)
         else:
-            run["results"] += measure_perftest(iters, timeout)
+            entries += measure_perftest(iters, timeout)
+    run["results"] = merge_cycles(entries)
+    run["kind"] = "peers"
+    run["cycles"] = cycles
     parse_rows(run["results"])
     return run
 
@@ -558,7 +589,11 @@ def command(args: argparse.Namespace) -> None:
         # over shared memory the peers run measures weft too
         comparisons = [t for t in transports if not (t == "shm" and args.peers)]
         steps = comparisons + ([] if args.no_busy else ["busy"])
-        runs = [measure_peers(program, args.np, args.iters, args.timeout)] if "shm" in transports and args.peers else []
+        runs = (
+            [measure_peers(program, args.np, args.iters, args.timeout, args.cycles)]
+            if "shm" in transports and args.peers
+            else []
+        )
         runs += [
             measure_busy(program, args.np, args.timeout)
             if step == "busy"
@@ -615,6 +650,10 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
         default=True,
         help="over shm, also measure OpenSHMEM, ucx_perftest and memcpy and show one table of "
         "rate, latencies and bandwidth 8 B - 4 MiB with weft's ratio to each (default: on)",
+    )
+    parser.add_argument(
+        "--cycles", type=int, default=3, metavar="N",
+        help="with --peers, run the systems one after the other N times (default: 3)",
     )
     parser.add_argument("--last", action="store_true", help="show the last saved results instead of measuring")
     parser.set_defaults(func=command)
