@@ -10,6 +10,7 @@ JOBS   ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 .PHONY: all setup build python check demo install clean
+.PHONY: check-ci check-sanitizers check-tsan check-valgrind
 
 all: build
 
@@ -37,3 +38,39 @@ install: build
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- CI checks beyond `make check` (.ci/run runs them after it) ----------
+# Each instrumented build has a directory of its own; UCX, hwloc and MPI are
+# not instrumented, and tests/sanitizers/*.supp filters their reports by
+# library.
+ASAN_BUILD   ?= build-asan
+TSAN_BUILD   ?= build-tsan
+FUZZ_SECONDS ?= 20
+SAN_CMAKE     = -DCMAKE_C_COMPILER=clang -DWEFT_BUILD_BENCH=OFF -DWEFT_BUILD_APPS=OFF
+
+check-ci: check-sanitizers check-tsan check-valgrind
+
+# AddressSanitizer + UBSan over the C test suite, and every fuzz target for
+# FUZZ_SECONDS (prints executions per target).  Left out: the tests that
+# build uninstrumented programs (installed package, MPICH comparison) and
+# the 12- and 32-rank team runs, which take 2-3 minutes each instrumented
+# on 2 cores and run the same code as the 4- and 8-rank ones.
+ASAN_SKIP = install\.consumers|team\.compare_mpich|team\.paper_5_1|team\.dump_paper_5_1|team\.properties
+check-sanitizers: setup
+	cmake -S . -B $(ASAN_BUILD) $(SAN_CMAKE) -DWEFT_SANITIZE=address,undefined -DWEFT_FUZZ=ON \
+	      -DWEFT_FUZZ_SECONDS=$(FUZZ_SECONDS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j 2 -E '$(ASAN_SKIP)'
+	@bash tests/fuzz/executions.sh $(ASAN_BUILD)
+
+# ThreadSanitizer over the tests that run several threads in a process
+# (the progress thread's, and every test run with it).
+TSAN_TESTS = thread
+check-tsan: setup
+	cmake -S . -B $(TSAN_BUILD) $(SAN_CMAKE) -DWEFT_SANITIZE=thread
+	cmake --build $(TSAN_BUILD) -j $(JOBS)
+	cd $(TSAN_BUILD) && ctest --output-on-failure -j 2 -R '$(TSAN_TESTS)'
+
+# valgrind memcheck on a few multi-rank tests of the normal build.
+check-valgrind: build
+	cd $(BUILD) && ctest --output-on-failure -j 2 -L valgrind -C valgrind

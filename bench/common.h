@@ -24,4 +24,10 @@ double bench_now(void);
  * cannot tell). */
 void bench_transport_of(weft_ep_t ep, int rank, weft_seg_t seg, char *out, size_t len);
 
+/* Empty functions with the arguments of weft_put_nbi and weft_progress,
+ * out of line, so a benchmark can time its own loop around weft's calls. */
+weft_status_t bench_nop_post(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src,
+                             size_t n);
+weft_status_t bench_nop_progress(weft_ep_t ep, unsigned *count);
+
 #endif

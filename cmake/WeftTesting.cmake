@@ -10,6 +10,7 @@ if(_weft_mpiexec_version MATCHES "Open MPI|OpenRTE")
 endif()
 set(WEFT_TEST_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
                   OMPI_MCA_rmaps_base_oversubscribe=1)
+list(APPEND WEFT_TEST_ENV ${WEFT_SANITIZER_ENV})  # cmake/WeftSanitizers.cmake
 
 # weft_add_test(NAME name COMMAND exe args... [ENV VAR=value ...] [TIMEOUT s] [LABELS l...])
 function(weft_add_test)

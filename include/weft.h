@@ -183,6 +183,149 @@ const char *weft_last_error(void);
  */
 weft_status_t weft_ep_default(weft_ctx_t ctx, weft_ep_t *ep);
 
+/* ---- Endpoint pools (ep layer) ----------------------------------------- */
+
+/**
+ * Endpoint pools: one or more endpoints per thread, with a chosen level of
+ * resource sharing between threads (docs/endpoints.md).  UCX objects stand
+ * for the network resources: a UCX context for a device context, a UCX
+ * worker for a set of queues with its completion queue and doorbell, the
+ * worker's thread mode for the lock on them.
+ *
+ *   policy          UCX objects for T threads          lock on the fast path
+ *   --------------- ---------------------------------- ---------------------
+ *   "process"       T contexts, one worker each        none
+ *   "dedicated-2x"  1 context, 2 workers per thread,   none
+ *                   the thread uses the first
+ *   "dedicated"     1 context, 1 worker per thread     none (thread mode SINGLE)
+ *   "shared:k"      1 context, ceil(T/k) workers,      a lock per call
+ *                   threads t/k share one (k >= T:     (when k > 1 and T > 1)
+ *                   one worker for all)
+ *   "paired"        shared:2
+ *   "static:k"      1 context, k workers, thread t     a lock per call (when k < T)
+ *                   uses worker t mod k
+ *   "single"        1 context, 1 worker for all        a lock per call (T > 1)
+ *
+ * Every pool endpoint reaches every rank's segments: it connects to the
+ * peers' home workers and unpacks their keys itself, also under "process"
+ * (keys are unpacked through the endpoint's own UCX context).  Incoming
+ * operations that need this rank's CPU (TCP) are served by the progress
+ * thread or, without it, by whichever pool thread progresses (one at a
+ * time).  Without the progress thread, the default endpoint (whose worker
+ * is the home worker) must not be used while pool threads communicate.
+ */
+typedef struct weft__ep_pool *weft_ep_pool_t;
+
+/** Kinds of sharing policy (weft_ep_policy_parse). */
+typedef enum {
+    WEFT_EP_PROCESS      = 0,
+    WEFT_EP_DEDICATED_2X = 1,
+    WEFT_EP_DEDICATED    = 2,
+    WEFT_EP_SHARED       = 3,  /**< k threads per worker */
+    WEFT_EP_STATIC       = 4,  /**< k workers, round robin */
+    WEFT_EP_SINGLE       = 5
+} weft_ep_policy_kind_t;
+
+typedef struct {
+    weft_ep_policy_kind_t kind;
+    unsigned              k;   /**< shared/static: the k; 1 otherwise */
+} weft_ep_policy_t;
+
+/** Who serialises threads that share a worker. */
+typedef enum {
+    WEFT_EP_LOCK_UCX    = 0,  /**< UCX locks the worker on every call (thread mode MULTI) */
+    WEFT_EP_LOCK_CALLER = 1   /**< the worker is SERIALIZED; threads bracket their calls with
+                               *   weft_ep_lock()/weft_ep_unlock(), e.g. once per batch */
+} weft_ep_lock_t;
+
+/** Settings of weft_ep_pool_create().  Zero-initialise, then set nthreads
+ *  and policy; zero fields take their defaults. */
+typedef struct {
+    int            nthreads;          /**< threads that use the pool, 1 ... 4096 */
+    const char    *policy;            /**< as parsed by weft_ep_policy_parse; NULL = "dedicated" */
+    int            eps_per_thread;    /**< endpoints per thread (e.g. one per neighbour); 0 = 1 */
+    /** Completion sharing (the paper's CQ sharing): 1 = a thread's endpoints
+     *  share one worker, so one progress call completes them all; 0 = each
+     *  endpoint of a thread has a worker (completion queue) of its own. */
+    int            shared_completion;
+    weft_ep_lock_t lock;              /**< for workers used by several threads */
+    /** 1 = every endpoint remembers the thread that got it with weft_ep_get
+     *  and weft_progress/weft_flush on it from another thread fail with
+     *  WEFT_ERR_BUSY; puts and gets are not checked (no cost on them). */
+    int            check_owner;
+    size_t         buf_bytes;         /**< private source buffer per thread (weft_ep_pool_buffer); 0 = none */
+} weft_ep_pool_params_t;
+
+/** What a pool created, as counted and measured by weft_ep_pool_resources. */
+typedef struct {
+    unsigned ucx_contexts;      /**< UCX contexts its endpoints use (created by the pool under
+                                 *   "process"; else the weft context's one) */
+    unsigned workers;           /**< UCX workers created, idle ones included (dedicated-2x) */
+    unsigned workers_used;      /**< workers some thread uses */
+    unsigned endpoints;         /**< UCX endpoints (connections) open now; lazy ones count
+                                 *   once connected */
+    unsigned weft_endpoints;    /**< weft endpoints (nthreads * eps_per_thread) */
+    unsigned max_threads_per_worker;
+    unsigned locked_workers;    /**< workers whose every call takes a UCX lock (MULTI) */
+    unsigned locks_per_call;    /**< locks one put/progress call takes on the fast path: 0 or 1 */
+    unsigned long long caller_locks; /**< weft_ep_lock acquisitions so far (LOCK_CALLER) */
+    size_t   rss_bytes;         /**< resident-set growth across weft_ep_pool_create
+                                 *   (/proc/self/statm; pages touched, incl. UCX's mappings) */
+    size_t   heap_bytes;        /**< heap growth across weft_ep_pool_create (mallinfo2:
+                                 *   in-use arena + mmapped blocks of malloc) */
+} weft_resources_t;
+
+/**
+ * Parse a policy name: "process", "dedicated-2x", "dedicated", "shared:k",
+ * "paired" (= shared:2), "static:k", "single"; k a decimal in 1 ... 4096,
+ * no signs, spaces or trailing characters.  Pure (no context needed).
+ * \return WEFT_ERR_INVALID_ARG with a message quoting s when malformed;
+ *         *out is then untouched.
+ */
+weft_status_t weft_ep_policy_parse(const char *s, weft_ep_policy_t *out);
+
+/**
+ * Create a pool of endpoints for params->nthreads threads.  Local (no
+ * communication); connections are made on first use, or at creation with
+ * WEFT_CONNECT=eager.  Errors: WEFT_ERR_INVALID_ARG (NULL, nthreads or
+ * eps_per_thread out of range, malformed policy, unknown lock), WEFT_ERR_UNSUPPORTED for any policy but
+ * "single" while the progress thread runs (UCX 1.13's TCP transport crashed
+ * with a worker per thread beside the progress thread; "single" then uses
+ * the home worker, which the thread already locks), WEFT_ERR_TRANSPORT or
+ * WEFT_ERR_NO_MEMORY when UCX fails.
+ */
+weft_status_t weft_ep_pool_create(weft_ctx_t ctx, const weft_ep_pool_params_t *params,
+                                  weft_ep_pool_t *pool);
+
+/** Endpoint 0 of thread `thread` (0 ... nthreads-1); call it from that
+ *  thread (with check_owner, the caller becomes the endpoint's owner). */
+weft_status_t weft_ep_get(weft_ep_pool_t pool, int thread, weft_ep_t *ep);
+
+/** Endpoint `index` (0 ... eps_per_thread-1) of thread `thread`. */
+weft_status_t weft_ep_get_nth(weft_ep_pool_t pool, int thread, int index, weft_ep_t *ep);
+
+/** LOCK_CALLER pools: take / release the lock of ep's worker.  Every call
+ *  on a shared endpoint (puts, progress, waits, flush) must be made holding
+ *  it.  No-ops for endpoints whose worker has a single user, and for
+ *  LOCK_UCX pools. */
+weft_status_t weft_ep_lock(weft_ep_t ep);
+weft_status_t weft_ep_unlock(weft_ep_t ep);
+
+/** Thread `thread`'s private source buffer: params->buf_bytes bytes,
+ *  starting on a cache line of its own and padded to whole lines, so no two
+ *  threads' buffers share a line. */
+weft_status_t weft_ep_pool_buffer(weft_ep_pool_t pool, int thread, void **buf, size_t *bytes);
+
+/** What the pool created (see weft_resources_t). */
+weft_status_t weft_ep_pool_resources(weft_ep_pool_t pool, weft_resources_t *res);
+
+/** Destroy a pool.  Collective over the context (every rank destroys its
+ *  pools in the same order): completes the pool's operations, waits for
+ *  every rank, then closes its connections and workers.  No thread may use
+ *  its endpoints any more.  weft_finalize destroys pools still alive. */
+weft_status_t weft_ep_pool_destroy(weft_ep_pool_t pool);
+/* ---- end of Endpoint pools --------------------------------------------- */
+
 /* ------------------------------------------------------------------------ */
 /* Segments                                                                 */
 /* ------------------------------------------------------------------------ */
@@ -420,6 +563,99 @@ weft_status_t weft_team_ctx_rank(weft_team_t team, int team_rank, int *ctx_rank)
  *  freeing WEFT_TEAM_NULL does nothing. */
 weft_status_t weft_team_free(weft_team_t *team);
 /* ---- end of Teams ------------------------------------------------------ */
+
+/* ---- Team collectives (coll layer) ------------------------------------ */
+
+/**
+ * Collectives over a team that follow the machine's hierarchy (the
+ * hierarchical-communicators paper, Algorithm 4; docs/collectives.md): a
+ * loop over the levels of the team, top down for a broadcast, bottom up for
+ * a reduction or a gather, each level running MPI's own collective on that
+ * level's roots communicator.  The levels are built on first use (a
+ * collective step) and kept with the team.  Every call is collective over
+ * the team, blocking, and must be made by every rank with the same count,
+ * type, op and root.  A root other than rank 0 costs one extra message.
+ * Errors: WEFT_ERR_INVALID_ARG (not a team, unknown type or op, a bitwise
+ * op on a floating type), WEFT_ERR_RANK (root outside the team),
+ * WEFT_ERR_TOO_LARGE (count over INT_MAX), WEFT_ERR_CONFIG (a malformed
+ * WEFT_TOPO_* setting when the levels are built), WEFT_ERR_MPI.
+ */
+typedef enum {
+    WEFT_TYPE_BYTE, WEFT_TYPE_INT32, WEFT_TYPE_INT64, WEFT_TYPE_UINT32,
+    WEFT_TYPE_UINT64, WEFT_TYPE_FLOAT, WEFT_TYPE_DOUBLE
+} weft_type_t;
+
+/** Reduction operations (bitwise ones on integer types only). */
+typedef enum {
+    WEFT_OP_SUM, WEFT_OP_PROD, WEFT_OP_MIN, WEFT_OP_MAX, WEFT_OP_BAND, WEFT_OP_BOR,
+    WEFT_OP_BXOR
+} weft_op_t;
+
+/** buf of count elements on root is copied to buf on every rank. */
+weft_status_t weft_team_bcast(weft_team_t team, void *buf, size_t count, weft_type_t type,
+                              int root);
+/** dst on root gets op over every rank's src (src == dst allowed on root). */
+weft_status_t weft_team_reduce(weft_team_t team, const void *src, void *dst, size_t count,
+                               weft_type_t type, weft_op_t op, int root);
+/** dst on every rank gets op over every rank's src. */
+weft_status_t weft_team_allreduce(weft_team_t team, const void *src, void *dst, size_t count,
+                                  weft_type_t type, weft_op_t op);
+/** dst on root (room for nranks * count elements) gets every rank's src in
+ *  team rank order. */
+weft_status_t weft_team_gather(weft_team_t team, const void *src, void *dst, size_t count,
+                               weft_type_t type, int root);
+/** Returns once every rank of the team has entered. */
+weft_status_t weft_team_barrier(weft_team_t team);
+/* ---- end of Team collectives ------------------------------------------- */
+
+/* ---- Profiling (docs/breakdown.md) ------------------------------------ */
+
+/**
+ * Trace points time weft's own code and the UCX calls it makes, with the
+ * CPU's invariant TSC, so that the time of a message can be broken down
+ * (HLP: weft, LLP: UCX).  Points: "HLP_post", "LLP_post", "LLP_prog",
+ * "LLP_poll", "HLP_tx_prog", "HLP_rx_prog", "busy_post", "direct_copy";
+ * docs/breakdown.md says where each starts and stops.  WEFT_PROFILE=1 (or
+ * a comma-separated list of points) selects them at weft_init, and
+ * weft_finalize then writes their statistics as JSON to WEFT_PROFILE_FILE
+ * ("%r" is replaced by the rank; default weft-profile-%r.json).  Off, a
+ * point costs a predicted branch; a build with the CMake option
+ * WEFT_PROFILE=OFF has none (the calls below then return
+ * WEFT_ERR_UNSUPPORTED for any selection but "0").  Process-wide, not
+ * per context.
+ */
+
+/** Statistics of one point; times in ns with the timer's own cost removed. */
+typedef struct {
+    uint64_t count;      /**< samples */
+    double   total_ns;   /**< sum of the samples */
+    double   min_ns;     /**< smallest sample */
+    double   median_ns;  /**< median of a uniform sample of up to 1024 per thread */
+    double   trimmed_mean_ns;  /**< mean of that sample without its top 1 %
+                                    (samples stretched by interrupts or the scheduler) */
+} weft_prof_stat_t;
+
+/** Select the points to time: "1"/"all", "0" (none), or a comma-separated
+ *  list of names.  The first selection calibrates the timer (about 0.1 s).
+ *  WEFT_ERR_CONFIG naming an unknown point; WEFT_ERR_UNSUPPORTED without
+ *  an invariant TSC or without trace points in this build. */
+weft_status_t weft_prof_select(const char *points);
+
+/** Forget every sample.  No thread may be inside weft meanwhile. */
+weft_status_t weft_prof_reset(void);
+
+/** Statistics of a point, summed over every thread (zeros if never hit).
+ *  WEFT_ERR_CONFIG for an unknown name. */
+weft_status_t weft_prof_stat(const char *point, weft_prof_stat_t *out);
+
+/** The TSC frequency and the cost of an empty timed region, subtracted
+ *  from every sample (WEFT_ERR_NOT_INIT before the first selection). */
+weft_status_t weft_prof_timer(double *tsc_ghz, double *overhead_ns);
+
+/** Write every point's statistics as JSON to path (what weft_finalize
+ *  writes under WEFT_PROFILE). */
+weft_status_t weft_prof_write(const char *path, int rank);
+/* ---- end of Profiling -------------------------------------------------- */
 
 #ifdef __cplusplus
 }

@@ -106,6 +106,50 @@ int WEFT_Comm_get_min_hlevel(MPI_Comm comm, int nranks, const int *ranks, const 
  *  communicator belongs to the team: do not free it. */
 int WEFT_Team_comm(weft_team_t team, MPI_Comm *comm);
 
+/* ---- Hierarchical collectives (coll layer; docs/collectives.md) -------- */
+
+/*
+ * The paper's Algorithm 4 as MPI collectives: a loop over the levels of the
+ * machine, each level running the MPI library's own collective (whatever
+ * algorithm it selects or is told to use) on that level's roots
+ * communicator -- the rank 0s of the groups WEFT_Comm_hsplit_with_roots
+ * makes, plus ranks bound no deeper than the level.  Broadcasts go down
+ * from the top, reductions and gathers up from the bottom.  The levels are
+ * built on the first call on comm (collective) and cached on it as an
+ * attribute, freed with comm; MPI_Comm_dup(comm) builds its own.  Same
+ * arguments and semantics as the MPI call of the same name (any datatype,
+ * any op, MPI_IN_PLACE where MPI allows it, any root); a root other than 0
+ * costs one extra message.  A non-commutative op is applied in rank order,
+ * through the levels when every group is a contiguous range of ranks and
+ * by the flat MPI call otherwise.  Errors: MPI_ERR_COMM, MPI_ERR_COUNT,
+ * MPI_ERR_TYPE, MPI_ERR_OP, MPI_ERR_ROOT, MPI_ERR_BUFFER (MPI_IN_PLACE
+ * where it is not allowed), MPI_ERR_INFO_VALUE (a malformed machine
+ * description), or the class an MPI call on a level returned; the checks
+ * are local, weft_last_error() names the values.
+ */
+int WEFT_Hbcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
+int WEFT_Hreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                 int root, MPI_Comm comm);
+int WEFT_Hallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                    MPI_Comm comm);
+int WEFT_Hgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int WEFT_Hbarrier(MPI_Comm comm);
+
+/**
+ * Build (again) the levels the WEFT_H* calls use on comm.  Collective.
+ * Without it they are built on first use from the machine as
+ * WEFT_Comm_hsplit_with_roots sees it with MPI_INFO_NULL.
+ *
+ * \param info  MPI_INFO_NULL; weft_topo_* keys describing the machine
+ *              (docs/topology.md); or weft_coll_groups = "G1,G2,...,Gk",
+ *              a tailor-made hierarchy that ignores the machine: G1 groups
+ *              at the top, each of G2 groups, ..., bottom groups of Gk
+ *              consecutive ranks (the product must be the size of comm).
+ * \return MPI_ERR_INFO_VALUE for a malformed description, on every rank.
+ */
+int WEFT_Comm_hier_init(MPI_Comm comm, MPI_Info info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,7 +7,10 @@ PKGS=(build-essential cmake pkg-config mpich libmpich-dev
       libucx-dev ucx-utils libhwloc-dev hwloc
       libopenmpi-dev openmpi-bin
       libfftw3-dev libopenblas-dev
-      python3-venv python3-pip)
+      python3-venv python3-pip
+      clang libclang-rt-14-dev valgrind)
+# SimGrid SMPI: the projection of the hierarchical collectives (weft project coll).
+PKGS+=(libsimgrid-dev simgrid)
 
 missing=()
 for p in "${PKGS[@]}"; do

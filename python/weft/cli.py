@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from weft import WeftError, __version__
 
 # Top-level commands: each name is a module weft.<name> exposing register(subparsers).
-COMMANDS: tuple[str, ...] = ("info", "topo")
+COMMANDS: tuple[str, ...] = ("info", "topo", "model", "resources", "project")
 # Benchmarks of `weft bench`: each name is a module weft.bench_<name> exposing register(bench_subparsers).
-BENCHMARKS: tuple[str, ...] = ("rma", "ft", "latbw")
+BENCHMARKS: tuple[str, ...] = ("rma", "ft", "latbw", "endpoints", "dgemm", "stencil", "profcost", "coll")
 
 
 def build_parser() -> argparse.ArgumentParser:

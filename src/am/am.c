@@ -60,6 +60,7 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t header_length,
     int id;
     size_t hlen;
     struct handler *h;
+    WEFT_PROF_BEGIN(rx, WEFT__PROF_HLP_RX_PROG);
 
     if (header_length < sizeof(int32_t) + sizeof(int32_t))
         return UCS_OK;
@@ -95,6 +96,7 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t header_length,
     }
     if (h->fn)
         h->fn(L->ctx, src, header, hlen, data, length, h->arg);
+    WEFT_PROF_END(rx, WEFT__PROF_HLP_RX_PROG);
     return UCS_OK;
 }
 
@@ -116,6 +118,7 @@ static void send_done(void *request, ucs_status_t status, void *user_data)
 {
     struct weft__am_slot *slot = user_data;
     struct weft__ep *ep = slot->ep;
+    WEFT_PROF_BEGIN(tx, WEFT__PROF_HLP_TX_PROG);
 
     (void)request;
     (void)status;
@@ -123,6 +126,7 @@ static void send_done(void *request, ucs_status_t status, void *user_data)
     slot->next = ep->am_slots;
     ep->am_slots = slot;
     slots_unlock(ep);
+    WEFT_PROF_END(tx, WEFT__PROF_HLP_TX_PROG);
 }
 
 static weft_status_t set_ucx_handler(struct am_layer *L, int id, int on)
@@ -197,6 +201,7 @@ weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, s
     ucp_request_param_t p;
     ucs_status_ptr_t sp;
     weft_status_t st;
+    WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_POST);
 
     if ((st = weft__ep_check(ep, __func__)) != WEFT_OK)
         return st;
@@ -233,8 +238,11 @@ weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, s
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.send = send_done;
     p.user_data = slot;
+    WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
+    WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
     sp = ucp_am_send_nbx(ep->peers[rank], (unsigned)id, &slot->src,
                          sizeof(slot->src) + sizeof(id) + hdr_len, payload, len, &p);
+    WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
     if (sp == NULL || UCS_PTR_IS_ERR(sp))
         send_done(NULL, UCS_OK, slot);
     if (sp == NULL) {

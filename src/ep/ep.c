@@ -10,6 +10,7 @@
 static void nbi_done(void *request, ucs_status_t status, void *user_data)
 {
     struct weft__ep *ep = user_data;
+    WEFT_PROF_BEGIN(tx, WEFT__PROF_HLP_TX_PROG);
 
     /* may run on the progress thread while the owner issues more */
     __atomic_sub_fetch(&ep->inflight, 1, __ATOMIC_RELAXED);
@@ -18,6 +19,7 @@ static void nbi_done(void *request, ucs_status_t status, void *user_data)
         __atomic_compare_exchange_n(&ep->nbi_error, &none, st, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
     }
     ucp_request_free(request);
+    WEFT_PROF_END(tx, WEFT__PROF_HLP_TX_PROG);
 }
 
 weft_status_t weft__ep_check(weft_ep_t ep, const char *fn)
@@ -45,9 +47,14 @@ weft_status_t weft__ep_connect(weft_ep_t ep, int rank, const char *fn)
 
 unsigned weft__ep_progress(weft_ep_t ep)
 {
+    WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_PROG);
     unsigned n = ucp_worker_progress(ep->worker);
 
-    if (ep->owns_worker)
+    WEFT_PROF_END(llp, n ? WEFT__PROF_LLP_PROG : WEFT__PROF_LLP_POLL);
+    /* Pool endpoints serve the home worker every few calls only: its flag
+     * is shared by all the threads, and a line written by every call of
+     * every thread would cost them their independence. */
+    if (ep->serves_home && (++ep->home_tick & WEFT__HOME_EVERY_MASK) == 0)
         weft__ctx_progress_home(ep->ctx);
     return n;
 }
@@ -72,38 +79,56 @@ weft_status_t weft__ep_wait_req(weft_ep_t ep, ucs_status_ptr_t req, const char *
 void weft__ep_backpressure(weft_ep_t ep)
 {
     unsigned spins = 0;
+    WEFT_PROF_BUSY_BEGIN(busy);
 
     while (__atomic_load_n(&ep->inflight, __ATOMIC_RELAXED) >= ep->max_inflight / 2)
         if (weft__ep_progress(ep) == 0)
             weft__spin_pause(&spins);
+    WEFT_PROF_BUSY_END(busy);
 }
 
-static weft_status_t ep_flush(weft_ep_t ep, const char *fn)
+weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn)
 {
     ucp_request_param_t p = {.op_attr_mask = 0};
     weft_status_t st, err;
 
+    /* On a worker shared by threads this also waits for the others'
+     * operations: the price of sharing. */
     st = weft__ep_wait_req(ep, ucp_worker_flush_nbx(ep->worker, &p), fn, "ucp_worker_flush_nbx");
-    /* The flush completed every operation; their callbacks have run. */
-    err = ep->nbi_error;
-    ep->nbi_error = WEFT_OK;
+    /* The flush completed every operation; their callbacks have run (on
+     * a shared worker, perhaps in another thread). */
+    err = __atomic_exchange_n(&ep->nbi_error, WEFT_OK, __ATOMIC_ACQ_REL);
     return st != WEFT_OK ? st : err;
+}
+
+/* Checks of weft_flush and weft_progress: a usable endpoint, and with
+ * check_owner, called by the thread that owns it. */
+static weft_status_t check_caller(weft_ep_t ep, const char *fn)
+{
+    weft_status_t st = weft__ep_check(ep, fn);
+
+    if (st == WEFT_OK && WEFT__UNLIKELY(ep->check_owner) && ep->owner_set &&
+        !pthread_equal(ep->owner, pthread_self()))
+        return weft__error(WEFT_ERR_BUSY, fn,
+                           "endpoint of pool thread %d used by a thread that does not own it",
+                           ep->thread);
+    return st;
 }
 
 weft_status_t weft_flush(weft_ep_t ep)
 {
-    weft_status_t st = weft__ep_check(ep, __func__);
+    weft_status_t st = check_caller(ep, __func__);
 
     /* The direct path's stores are complete when issued; the release fence
      * orders them before whatever the caller does next. */
     __atomic_thread_fence(__ATOMIC_RELEASE);
 
-    return st != WEFT_OK ? st : ep_flush(ep, __func__);
+    return st != WEFT_OK ? st : weft__ep_flush(ep, __func__);
 }
 
 weft_status_t weft_progress(weft_ep_t ep, unsigned *count)
 {
-    weft_status_t st = weft__ep_check(ep, __func__);
+    weft_status_t st = check_caller(ep, __func__);
     unsigned n;
 
     if (st != WEFT_OK)
@@ -119,32 +144,52 @@ static weft_status_t quiesce(weft_ctx_t ctx)
     weft_status_t st, first = WEFT_OK;
 
     for (struct weft__ep *ep = weft__ep_layer(ctx)->eps; ep; ep = ep->next)
-        if ((st = ep_flush(ep, "weft_finalize")) != WEFT_OK && first == WEFT_OK)
+        if ((st = weft__ep_flush(ep, "weft_finalize")) != WEFT_OK && first == WEFT_OK)
             first = st;
     return first;
 }
 
-static void destroy_ep(struct weft__ep *ep)
+/* force: close without telling the peers (at finalize, when their workers
+ * go away too); else a graceful close, so that peers whose workers live on
+ * drop their side of the connection (UCX 1.13's TCP transport crashed later
+ * in peers that kept connections to a destroyed worker). */
+static void destroy_ep(struct weft__ep *ep, int force)
 {
     ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                             .flags = UCP_EP_CLOSE_FLAG_FORCE};
+                             .flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0};
 
     for (int r = 0; r < ep->nranks; r++) {
         if (ep->peers[r] == NULL)
             continue;
-        /* Every rank has flushed and passed the final barrier, so no
-         * operation is in flight: closing needs no answer from the peer. */
+        /* Every rank has flushed and met at a barrier, so no operation is
+         * in flight. */
         weft__ep_wait_req(ep, ucp_ep_close_nbx(ep->peers[r], &p), "weft_finalize",
                           "ucp_ep_close_nbx");
     }
-    for (unsigned i = 0; i < ep->ntgts; i++)
+    for (unsigned i = 0; i < ep->ntgts; i++) {
+        /* keys of segments still alive (freed ones were released then) */
+        for (int r = 0; ep->tgts[i] && r < ep->nranks; r++)
+            if (ep->tgts[i][r].rkey)
+                ucp_rkey_destroy(ep->tgts[i][r].rkey);
         free(ep->tgts[i]);
+    }
     free(ep->tgts);
     free(ep->peers);
-    if (ep->owns_worker)
-        ucp_worker_destroy(ep->worker);
+    ep->tgts = NULL;
+    ep->ntgts = 0;
+    ep->peers = NULL;
     pthread_mutex_destroy(&ep->am_lock);
     ep->state = WEFT__DEAD;
+}
+
+void weft__ep_destroy(struct weft__ep *ep)
+{
+    struct weft__ep **pp = &weft__ep_layer(ep->ctx)->eps;
+
+    destroy_ep(ep, 0);
+    while (*pp != ep)
+        pp = &(*pp)->next;
+    *pp = ep->next;
 }
 
 static void teardown(weft_ctx_t ctx)
@@ -153,7 +198,8 @@ static void teardown(weft_ctx_t ctx)
     struct weft__ep *ep, *next;
 
     for (ep = L->eps; ep; ep = ep->next)
-        destroy_ep(ep);
+        destroy_ep(ep, 1);
+    weft__pools_teardown(ctx);
     /* The default endpoint's shell is kept (dead) with the context's, so a
      * stale handle is reported rather than undefined. */
     for (ep = L->eps; ep; ep = next) {
@@ -166,37 +212,27 @@ static void teardown(weft_ctx_t ctx)
         L->dflt->next = NULL;
 }
 
-/* Create an endpoint; worker NULL creates one of its own.  Caller holds
- * ctx->lock. */
-static weft_status_t ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__ep **out)
+weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__ep **out)
 {
     struct weft__ep_layer *L = NULL;
     struct weft__ep *ep;
-    ucp_worker_params_t wp;
-    ucs_status_t s;
     weft_status_t st;
 
     L = weft__ctx_layer(ctx, WEFT__LAYER_EP, sizeof(*L), quiesce, teardown, "weft_ep");
     if (L == NULL)
         return WEFT_ERR_NO_MEMORY;
-    ep = calloc(1, sizeof(*ep));
+    /* Whole cache lines of its own: endpoints of different threads must
+     * not share a line their owners write (inflight, the home tick). */
+    ep = aligned_alloc(WEFT__CACHE_LINE, (sizeof(*ep) + WEFT__CACHE_LINE - 1) / WEFT__CACHE_LINE *
+                                             WEFT__CACHE_LINE);
+    if (ep != NULL)
+        memset(ep, 0, sizeof(*ep));
     if (ep == NULL)
         return weft__error(WEFT_ERR_NO_MEMORY, "weft_ep", "endpoint");
     ep->peers = calloc((size_t)ctx->nranks, sizeof(*ep->peers));
     if (ep->peers == NULL) {
-        st = weft__error(WEFT_ERR_NO_MEMORY, "weft_ep", "peer table");
-        goto err_free_ep;
-    }
-    if (worker == NULL) {
-        memset(&wp, 0, sizeof(wp));
-        wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-        wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
-        s = ucp_worker_create(ctx->ucp, &wp, &worker);
-        if (s != UCS_OK) {
-            st = weft__ucs_error(s, "weft_ep", "ucp_worker_create");
-            goto err_free_peers;
-        }
-        ep->owns_worker = 1;
+        free(ep);
+        return weft__error(WEFT_ERR_NO_MEMORY, "weft_ep", "peer table");
     }
     ep->ctx = ctx;
     ep->nranks = ctx->nranks;
@@ -219,12 +255,7 @@ static weft_status_t ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft_
     return WEFT_OK;
 
 err_destroy:
-    destroy_ep(ep);
-    free(ep);
-    return st;
-err_free_peers:
-    free(ep->peers);
-err_free_ep:
+    destroy_ep(ep, 1);
     free(ep);
     return st;
 }
@@ -248,7 +279,7 @@ weft_status_t weft_ep_default(weft_ctx_t ctx, weft_ep_t *out)
          * UCX then locks.  (A second worker for the application would avoid
          * the lock, but UCX 1.13's TCP transport crashes with one worker
          * per thread in this pattern.) */
-        st = ep_create(ctx, ctx->home, &ep);
+        st = weft__ep_create(ctx, ctx->home, &ep);
         if (st == WEFT_OK)
             weft__ep_layer(ctx)->dflt = ep;
     }

@@ -1,13 +1,17 @@
 /*
  * ep -- endpoints: a UCX worker plus this endpoint's connections to every
  * peer and the remote keys it has unpacked.  An endpoint is used by one
- * thread at a time and takes no lock on the fast path.  May call runtime
- * and prof.
+ * thread at a time and takes no lock of weft's on the fast path.  Also
+ * endpoint pools (pool.c): per-thread endpoints on workers and UCX contexts
+ * shared as a policy says, and what they cost.  May call runtime and prof.
  */
 #ifndef WEFT_EP_H
 #define WEFT_EP_H
 
 #include "runtime/runtime.h"
+
+#define WEFT__CACHE_LINE      64
+#define WEFT__HOME_EVERY_MASK 15   /* pool endpoints serve home every 16th progress */
 
 /* Everything a one-sided operation needs about (rank, segment), in one
  * place, so the fast path reads a single entry. */
@@ -24,7 +28,8 @@ struct weft__ep {
     int                 nranks;
     weft_ctx_t          ctx;
     ucp_worker_h        worker;
-    int                 owns_worker;  /* 0 when it is the context's home worker */
+    int                 serves_home;  /* its progress calls also progress the home worker */
+    unsigned            home_tick;    /* progress calls, to serve home every 16th */
     ucp_ep_h           *peers;        /* [nranks], connected on first use */
     struct weft__tgt  **tgts;         /* [segment id][rank], filled on first use */
     unsigned            ntgts;        /* length of tgts */
@@ -36,12 +41,29 @@ struct weft__ep {
     ucp_request_param_t prm_nb;       /* explicit ops: completion via event */
     struct weft__am_slot *am_slots;   /* free send-header buffers of the am layer */
     struct weft__ep    *next;         /* the context's list */
+    /* pool endpoints */
+    struct weft__ep_pool *pool;       /* NULL for the default endpoint */
+    struct weft__pool_worker *pw;     /* its worker's pool entry */
+    int                 thread;       /* pool thread that owns it */
+    int                 check_owner;  /* weft_progress/flush check the caller */
+    int                 owner_set;
+    pthread_t           owner;        /* the thread that got it (check_owner) */
+};
+
+/* A worker of a pool, with the lock its threads take under LOCK_CALLER. */
+struct weft__pool_worker {
+    ucp_worker_h        worker;
+    pthread_spinlock_t  lock;
+    unsigned            users;        /* threads that use it */
+    int                 caller_lock;  /* users > 1 and LOCK_CALLER */
+    unsigned long long  acquired;     /* weft_ep_lock calls that took the lock */
 };
 
 /* Per-context state of the ep layer. */
 struct weft__ep_layer {
     struct weft__ep *eps;       /* every endpoint of the context */
     struct weft__ep *dflt;      /* weft_ep_default, created on first call */
+    struct weft__ep_pool *pools;/* live pools */
 };
 
 static inline struct weft__ep_layer *weft__ep_layer(weft_ctx_t ctx)
@@ -51,6 +73,22 @@ static inline struct weft__ep_layer *weft__ep_layer(weft_ctx_t ctx)
 
 /* WEFT_OK for a usable endpoint, else an error naming fn. */
 weft_status_t weft__ep_check(weft_ep_t ep, const char *fn);
+
+/* Create an endpoint on worker (which the caller owns) and add it to the
+ * context's list.  Caller holds ctx->lock. */
+weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__ep **out);
+
+/* Flush, then close ep's connections and keys and unlink it from the
+ * context's list (every rank has flushed and met at a barrier since).
+ * Caller holds ctx->lock. */
+void weft__ep_destroy(struct weft__ep *ep);
+
+/* Complete ep's operations (weft_flush without the checks). */
+weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn);
+
+/* The pools' part of teardown: workers and UCX contexts (after every
+ * endpoint is destroyed).  In pool.c. */
+void weft__pools_teardown(weft_ctx_t ctx);
 
 /* Slow path of the peer lookup: connect ep to rank. */
 weft_status_t weft__ep_connect(weft_ep_t ep, int rank, const char *fn);

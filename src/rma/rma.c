@@ -32,14 +32,17 @@ struct target {
  * as fast as the alternatives tried (bench/README: non-temporal stores). */
 static inline void direct_copy(void *dst, const void *src, size_t n)
 {
+    WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
+
     if (WEFT__LIKELY(n == sizeof(uint64_t))) {
         uint64_t v;
 
         memcpy(&v, src, sizeof(v));
         memcpy(dst, &v, sizeof(v));
-        return;
+    } else {
+        memcpy(dst, src, n);
     }
-    memcpy(dst, src, n);
+    WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
 }
 
 static __attribute__((noinline)) weft_status_t
@@ -146,16 +149,21 @@ static __attribute__((noinline)) weft_status_t
 put_nbi_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src, size_t n)
 {
     struct target t;
+    ucs_status_ptr_t sp;
+    WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_POST);
     weft_status_t st = get_target(ep, rank, seg, off, n, src, "weft_put_nbi", &t);
 
     if (st != WEFT_OK)
         return st;
+    WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     if (t.local) {
         direct_copy(t.local, src, n);
         return WEFT_OK;
     }
-    return weft__ep_track(ep, ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi),
-                          "weft_put_nbi", "ucp_put_nbx");
+    WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
+    sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi);
+    WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
+    return weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
 }
 
 weft_status_t weft_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
@@ -163,14 +171,18 @@ weft_status_t weft_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
 {
     struct target t;
     ucs_status_ptr_t sp;
+    WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_POST);
 
     if (WEFT__UNLIKELY(!fast_target(ep, rank, seg, off, n, src, &t)))
         return put_nbi_slow(ep, rank, seg, off, src, n);
+    WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     if (t.local) {
         direct_copy(t.local, src, n);
         return WEFT_OK;
     }
+    WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
     sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi);
+    WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
     if (WEFT__LIKELY(sp == NULL))
         return WEFT_OK;
     return weft__ep_track(ep, sp, __func__, "ucp_put_nbx");
@@ -197,17 +209,22 @@ weft_status_t weft_put_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
 {
     struct target t;
     weft_status_t st;
+    ucs_status_ptr_t sp;
+    WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_POST);
 
     CHECK_EV(ev, __func__);
     if (WEFT__UNLIKELY((st = get_target(ep, rank, seg, off, n, src, __func__, &t)) != WEFT_OK))
         return st;
+    WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     if (t.local) {
         direct_copy(t.local, src, n);
         *ev = WEFT_EVENT_NULL;
         return WEFT_OK;
     }
-    return to_event(ep, ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nb), ev, __func__,
-                    "ucp_put_nbx");
+    WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
+    sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nb);
+    WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
+    return to_event(ep, sp, ev, __func__, "ucp_put_nbx");
 }
 
 weft_status_t weft_get_nb(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off,
@@ -215,17 +232,22 @@ weft_status_t weft_get_nb(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, siz
 {
     struct target t;
     weft_status_t st;
+    ucs_status_ptr_t sp;
+    WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_POST);
 
     CHECK_EV(ev, __func__);
     if (WEFT__UNLIKELY((st = get_target(ep, rank, seg, off, n, dst, __func__, &t)) != WEFT_OK))
         return st;
+    WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     if (t.local) {
         direct_copy(dst, t.local, n);
         *ev = WEFT_EVENT_NULL;
         return WEFT_OK;
     }
-    return to_event(ep, ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nb), ev, __func__,
-                    "ucp_get_nbx");
+    WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
+    sp = ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nb);
+    WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
+    return to_event(ep, sp, ev, __func__, "ucp_get_nbx");
 }
 
 weft_status_t weft_put(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src,

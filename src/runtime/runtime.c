@@ -46,8 +46,12 @@ void *weft__ctx_layer(weft_ctx_t ctx, int layer, size_t size, weft__quiesce_fn q
 
 void weft__ctx_progress_home(weft_ctx_t ctx)
 {
-    if (!ctx->pthread_running)
+    /* Threads of an endpoint pool may all serve the home worker, one at a
+     * time: whoever finds it busy leaves it to the thread that has it. */
+    if (!ctx->pthread_running && !__atomic_exchange_n(&ctx->home_busy, 1, __ATOMIC_ACQUIRE)) {
         ucp_worker_progress(ctx->home);
+        __atomic_store_n(&ctx->home_busy, 0, __ATOMIC_RELEASE);
+    }
 }
 
 void weft__spin_pause(unsigned *spins)
@@ -106,7 +110,7 @@ static void *progress_main(void *arg)
     fds[1].fd = efd;
     fds[1].events = POLLIN;
 
-    while (!ctx->pthread_stop) {
+    while (!__atomic_load_n(&ctx->pthread_stop, __ATOMIC_ACQUIRE)) {
         unsigned done = 0, n;
         int armed;
 
@@ -145,7 +149,7 @@ static void stop_progress_thread(weft_ctx_t ctx)
 
     if (!ctx->pthread_running)
         return;
-    ctx->pthread_stop = 1;
+    __atomic_store_n(&ctx->pthread_stop, 1, __ATOMIC_RELEASE);
     (void)!write(ctx->pthread_wake, &one, sizeof(one));
     pthread_join(ctx->pthread, NULL);
     close(ctx->pthread_wake);
@@ -174,6 +178,19 @@ static weft_status_t init_mpi(weft_ctx_t ctx)
     return WEFT_OK;
 }
 
+void weft__ucx_params(weft_ctx_t ctx, ucp_params_t *params)
+{
+    memset(params, 0, sizeof(*params));
+    params->field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
+                         UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
+    params->features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
+    if (ctx->cfg.progress_thread)
+        params->features |= UCP_FEATURE_WAKEUP;
+    params->request_size = sizeof(weft__req_t);
+    params->mt_workers_shared = 1;
+    params->estimated_num_eps = (size_t)ctx->nranks;
+}
+
 static weft_status_t init_ucx(weft_ctx_t ctx)
 {
     ucp_config_t *config;
@@ -184,15 +201,7 @@ static weft_status_t init_ucx(weft_ctx_t ctx)
     s = ucp_config_read(NULL, NULL, &config);
     if (s != UCS_OK)
         return weft__ucs_error(s, "weft_init", "ucp_config_read");
-    memset(&params, 0, sizeof(params));
-    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
-                        UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
-    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
-    if (ctx->cfg.progress_thread)
-        params.features |= UCP_FEATURE_WAKEUP;
-    params.request_size = sizeof(weft__req_t);
-    params.mt_workers_shared = 1;
-    params.estimated_num_eps = (size_t)ctx->nranks;
+    weft__ucx_params(ctx, &params);
     s = ucp_init(&params, config, &ctx->ucp);
     ucp_config_release(config);
     if (s != UCS_OK)
@@ -303,6 +312,8 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *out)
     st = weft__agree(ctx, exchange_addresses(ctx));
     if (st != WEFT_OK)
         goto err_release_ucx;
+    if ((st = weft__agree(ctx, weft__profile_start())) != WEFT_OK)
+        goto err_release_ucx;
     if (ctx->cfg.progress_thread &&
         (st = weft__agree(ctx, start_progress_thread(ctx))) != WEFT_OK)
         goto err_stop_thread;
@@ -357,6 +368,8 @@ weft_status_t weft_finalize(weft_ctx_t ctx)
         if (ctx->teardown[layer])
             ctx->teardown[layer](ctx);
     stop_progress_thread(ctx);
+    if ((st = weft__profile_finish(ctx->rank)) != WEFT_OK && first == WEFT_OK)
+        first = st;
     release_ucx(ctx);
     free(ctx->addrs);
     free(ctx->addr_off);

@@ -11,6 +11,7 @@
 #define WEFT_RUNTIME_H
 
 #include <weft.h>
+#include "prof/prof.h"
 #include <mpi.h>
 #include <pthread.h>
 #include <ucp/api/ucp.h>
@@ -42,13 +43,14 @@ struct weft__ctx {
     int             owns_mpi;       /* weft called MPI_Init_thread */
     ucp_context_h   ucp;
     ucp_worker_h    home;           /* peers connect here */
+    int             home_busy;      /* a thread is progressing home (weft__ctx_progress_home) */
     char           *addrs;          /* all ranks' home worker addresses */
     size_t         *addr_off;       /* rank -> offset in addrs */
     pthread_mutex_t lock;           /* slow-path state (lists, registration) */
     /* progress thread */
     pthread_t       pthread;
     int             pthread_running;
-    volatile int    pthread_stop;
+    int             pthread_stop;   /* atomic: set by weft_finalize */
     int             pthread_wake;   /* eventfd that interrupts its sleep */
     /* per-layer state and teardown */
     void             *layer[WEFT__NUM_LAYERS];
@@ -77,7 +79,12 @@ void *weft__ctx_layer(weft_ctx_t ctx, int layer, size_t size, weft__quiesce_fn q
  * may outnumber cores. */
 void weft__spin_pause(unsigned *spins);
 
-/* Progress the home worker if no progress thread serves it. */
+/* The parameters of the context's UCX context (features, request size),
+ * for other UCX contexts that must behave alike (endpoint pools). */
+void weft__ucx_params(weft_ctx_t ctx, ucp_params_t *params);
+
+/* Progress the home worker if no progress thread serves it and no other
+ * thread is progressing it now. */
 void weft__ctx_progress_home(weft_ctx_t ctx);
 
 /* Wait for a non-blocking MPI operation while serving incoming operations.
@@ -92,6 +99,11 @@ weft_status_t weft__agree(weft_ctx_t ctx, weft_status_t st);
 
 /* Map a UCX status to a weft status, recording a message. */
 weft_status_t weft__ucs_error(ucs_status_t s, const char *fn, const char *what);
+
+/* WEFT_PROFILE and WEFT_PROFILE_FILE: select trace points at weft_init,
+ * write their statistics at weft_finalize (profile.c). */
+weft_status_t weft__profile_start(void);
+weft_status_t weft__profile_finish(int rank);
 
 /* Settings parsers (pure functions, fuzzable). */
 weft_status_t weft__parse_bool(const char *name, const char *s, int *out);

@@ -493,7 +493,7 @@ weft_status_t weft_seg_free(weft_ctx_t ctx, weft_seg_t seg)
      * every rank to do the same before the memory goes away. */
     EL = weft__ep_layer(ctx);
     for (struct weft__ep *ep = EL ? EL->eps : NULL; st == WEFT_OK && ep; ep = ep->next)
-        st = weft_flush(ep);
+        st = weft__ep_flush(ep, __func__);
     if ((agreed = weft__agree(ctx, st)) != WEFT_OK)
         return st != WEFT_OK ? st : agreed;
     if ((st = weft_barrier(ctx)) != WEFT_OK)

@@ -119,7 +119,8 @@ static weft_status_t expand(const char *pattern, size_t len, char *prefix, size_
         for (unsigned long v = lo; v <= hi; v++) {
             char   num[32];
             int    n = snprintf(num, sizeof(num), "%0*lu", width, v);
-            if (plen + (size_t)n >= WEFT__TOPO_NAME_MAX)
+            /* A wide zero padding ("[000...01]") does not fit num either. */
+            if (n < 0 || (size_t)n >= sizeof(num) || plen + (size_t)n >= WEFT__TOPO_NAME_MAX)
                 return weft__topo_fail(err, WEFT_ERR_CONFIG, "hostlist: host name longer than %d",
                                        WEFT__TOPO_NAME_MAX - 1);
             memcpy(prefix + plen, num, (size_t)n);

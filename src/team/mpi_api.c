@@ -6,8 +6,8 @@
 
 #include <weft_mpi.h>
 
-/* Record the message and return the MPI error class of a status. */
-static int mpi_error(const char *fn, weft_status_t st, const weft__topo_err_t *err)
+/* Record the message and return the MPI error class of a status (team.h). */
+int weft__topo_mpi_error(const char *fn, weft_status_t st, const weft__topo_err_t *err)
 {
     weft__error(st, fn, "%s", err->msg);
     switch (st) {
@@ -43,9 +43,9 @@ int WEFT_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     if (split_type != WEFT_COMM_TYPE_PHYSICAL_TOPOLOGY)
         return MPI_Comm_split_type(comm, split_type, key, info, newcomm);
     if ((st = check_call(newcomm, newcomm, &err)) != WEFT_OK)
-        return mpi_error(__func__, st, &err);
+        return weft__topo_mpi_error(__func__, st, &err);
     if ((st = weft__topo_split(comm, info, key, &nc, NULL, &err)) != WEFT_OK)
-        return mpi_error(__func__, st, &err);
+        return weft__topo_mpi_error(__func__, st, &err);
     *newcomm = nc;
     return MPI_SUCCESS;
 }
@@ -59,11 +59,11 @@ int WEFT_Comm_hsplit_with_roots(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
     weft_status_t    st;
 
     if ((st = check_call(newcomm, rootscomm, &err)) != WEFT_OK)
-        return mpi_error(__func__, st, &err);
+        return weft__topo_mpi_error(__func__, st, &err);
     if (comm != MPI_COMM_NULL)
         MPI_Comm_rank(comm, &rank);
     if ((st = weft__topo_split(comm, info, rank, &nc, &rc, &err)) != WEFT_OK)
-        return mpi_error(__func__, st, &err);
+        return weft__topo_mpi_error(__func__, st, &err);
     *newcomm = nc;
     *rootscomm = rc;
     return MPI_SUCCESS;
@@ -80,7 +80,7 @@ int WEFT_Comm_get_hlevel_info(MPI_Comm comm, int *num_comms, int *index, const c
     if (st == WEFT_OK)
         st = weft__topo_level(comm, &level, &err);
     if (st != WEFT_OK)
-        return mpi_error(__func__, st, &err);
+        return weft__topo_mpi_error(__func__, st, &err);
     *num_comms = level.num_comms;
     *index = level.index;
     *type = level.type;
@@ -96,7 +96,7 @@ int WEFT_Comm_get_min_hlevel(MPI_Comm comm, int nranks, const int *ranks, const 
     if (st == WEFT_OK)
         st = weft__topo_min_level(comm, MPI_INFO_NULL, nranks, ranks, &name, &err);
     if (st != WEFT_OK)
-        return mpi_error(__func__, st, &err);
+        return weft__topo_mpi_error(__func__, st, &err);
     *type = name;
     return MPI_SUCCESS;
 }

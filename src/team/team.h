@@ -50,6 +50,10 @@ uint64_t weft__topo_hash_str(uint64_t seed, const char *s);
 /* A level name that lives as long as the process (returned to users). */
 const char *weft__topo_intern(const char *name);
 
+/* Record err's message for fn (weft_last_error) and return the MPI error
+ * class of st: how the WEFT_* MPI-level calls report (mpi_api.c). */
+int weft__topo_mpi_error(const char *fn, weft_status_t st, const weft__topo_err_t *err);
+
 /* ---- Settings ---------------------------------------------------------- */
 
 /* The five settings, from MPI_Info keys or WEFT_TOPO_* variables; NULL when

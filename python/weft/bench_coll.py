@@ -1,0 +1,384 @@
+"""`weft bench coll`: native MPI broadcast/reduce against weft's
+hierarchical ones (WEFT_Hbcast/WEFT_Hreduce, a loop over the machine's
+levels calling the same MPI collective), for each Open MPI coll/tuned
+algorithm forced by MCA parameters, Open MPI coll/han and MPICH's default,
+over message sizes: §7.2 of the hierarchical-communicators paper (Figs. 5-10).
+
+`weft bench coll` measures on this machine (bench/weft_bench_coll);
+`weft bench coll --smpi` (also `weft project coll`) runs the same source
+built with smpicc on SimGrid platforms of the paper's machines
+(python/weft/smpi.py) and, for validation, on a simulated copy of this
+machine next to real runs of the same configurations.
+
+The enhancement factor of a point is native time / hierarchical time, each
+the median over iterations of one rank, maximum over the ranks (the paper's
+"maximum time"; the median resists a rank descheduled on a shared machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from rich.console import Group
+from rich.table import Column
+from rich.text import Text
+
+from weft import WeftError, report, results, runner, smpi
+
+BENCH = "bench/weft_bench_coll"
+BENCH_MPICH = "bench/smpi/weft_bench_coll_mpich"
+BENCH_SMPI = "bench/smpi/weft_bench_coll_smpi"
+BENCHMARK = "coll"
+OPS = ("bcast", "reduce")
+
+# Open MPI coll/tuned algorithm numbers (MACHINE-NOTES.md) and the SimGrid
+# SMPI implementation of the same algorithm.
+ALGORITHMS: dict[str, list[tuple[str, int, str]]] = {
+    "bcast": [("linear", 1, "flattree"), ("chain", 2, "NTSL"), ("pipeline", 3, "ompi_pipeline"),
+              ("split binary", 4, "ompi_split_bintree"), ("binary", 5, "NTSB"),
+              ("binomial", 6, "binomial_tree")],
+    "reduce": [("linear", 1, "ompi_basic_linear"), ("chain", 2, "ompi_chain"),
+               ("pipeline", 3, "ompi_pipeline"), ("binary", 4, "ompi_binary"),
+               ("binomial", 5, "ompi_binomial"), ("in-order binary", 6, "ompi_in_order_binary")],
+}
+LINEAR_FAMILY = ("linear", "chain", "pipeline")   # the goal: hierarchical >= native for these
+REAL_SIZES = "8,64,512,4096,32768,262144,1048576"
+SMPI_SIZES = "8,1024,16384,262144,1048576"
+# Collectives the hierarchy construction uses under SMPI (not timed):
+# SimGrid's default allgather is very slow to simulate beyond 64 ranks.
+SMPI_SETUP_CFG = {"smpi/allgather": "ring", "smpi/allreduce": "rdb", "smpi/simulate-computation": "no"}
+
+
+def factors(points: list[dict[str, Any]]) -> dict[int, float]:
+    """{size: native/hierarchical} of a run's points."""
+    out = {}
+    for point in points:
+        try:
+            out[int(point["size"])] = float(point["native_s"]) / float(point["hier_s"])
+        except (KeyError, TypeError, ValueError, ZeroDivisionError):
+            raise WeftError(f"weft_bench_coll wrote a malformed point: {point!r}") from None
+    return out
+
+
+def _run_bench(argv_prefix: list[str], op: str, sizes: str, iters: int, runner_fn, timeout: float) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="weft-coll-") as tmp:
+        output = Path(tmp) / "coll.json"
+        runner_fn([*argv_prefix, "--json", str(output), "--op", op, "--sizes", sizes,
+                   "--iters", str(iters)], timeout)
+        data = results.read_json(output)
+    if not isinstance(data, dict) or not data.get("verified"):
+        raise WeftError(f"weft_bench_coll {op}: results not verified")
+    factors(data["points"])
+    return data
+
+
+# ---- real runs ------------------------------------------------------------------
+
+
+def real_configs(op: str, mpich: bool) -> list[dict[str, Any]]:
+    """Every configuration measured on this machine for op."""
+    configs = [{"config": f"tuned {label}", "algorithm": label, "mpi": "openmpi",
+                "env": {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                        f"OMPI_MCA_coll_tuned_{op}_algorithm": str(number)}}
+               for label, number, _ in ALGORITHMS[op]]
+    configs.append({"config": "han", "algorithm": "han", "mpi": "openmpi",
+                    "env": {"OMPI_MCA_coll_han_priority": "100"}})
+    if mpich:
+        configs.append({"config": "MPICH default", "algorithm": "mpich", "mpi": "mpich", "env": {}})
+    return configs
+
+
+def measure_real(op: str, config: dict[str, Any], ranks: int, sizes: str, iters: int,
+                 timeout: float) -> dict[str, Any]:
+    env = config["env"]
+    if config["mpi"] == "mpich":
+        program = runner.executable(BENCH_MPICH)
+        launch = runner.Launcher("mpich", "mpiexec.mpich")
+    else:
+        program = runner.executable(BENCH)
+        launch = runner.Launcher("openmpi", "mpirun")
+
+    def run(argv: list[str], limit: float) -> None:
+        runner.run_program(launch.command(ranks, argv, env), env=launch.environment(), timeout=limit)
+
+    data = _run_bench([str(program)], op, sizes, iters, run, timeout)
+    return {"op": op, **{k: v for k, v in config.items() if k != "env"}, "env": env,
+            "nranks": ranks, "library": data["mpi"], "points": data["points"]}
+
+
+# ---- simulated runs ---------------------------------------------------------------
+
+
+def measure_smpi(platform: smpi.Platform, op: str, label: str, smpi_name: str, sizes: str,
+                 iters: int, timeout: float) -> dict[str, Any]:
+    program = runner.executable(BENCH_SMPI)
+    cfg = {**SMPI_SETUP_CFG, f"smpi/{op}": smpi_name}
+
+    def run(argv: list[str], limit: float) -> None:
+        smpi.run(platform, program, argv[1:], cfg, limit)
+
+    data = _run_bench([str(program)], op, sizes, iters, run, timeout)
+    return {"op": op, "platform": platform.name, "config": f"tuned {label}", "algorithm": label,
+            "smpi_algorithm": smpi_name, "nranks": platform.cores, "points": data["points"]}
+
+
+# ---- reports --------------------------------------------------------------------
+
+
+def best(run: dict[str, Any]) -> tuple[float, int]:
+    """The largest factor of a run and its size."""
+    fac = factors(run["points"])
+    size = max(fac, key=fac.get)  # type: ignore[arg-type]
+    return fac[size], size
+
+
+def factor_table(title: str, runs: list[dict[str, Any]], caption: str | None = None) -> Any:
+    """Rows: configurations; columns: the factor at each size, then the maximum."""
+    sizes = sorted({int(p["size"]) for run in runs for p in run["points"]})
+    table = report.table(title, [Column("algorithm", no_wrap=True),
+                                 *(Column(report.fmt_size(s), justify="right") for s in sizes),
+                                 Column("max", justify="right")], [], caption=caption)
+    for run in runs:
+        fac = factors(run["points"])
+        goal = 1.0 if run["algorithm"] in LINEAR_FAMILY else 0.0
+        table.add_row(run["config"], *(report.fmt_ratio(fac.get(s), goal) for s in sizes),
+                      report.fmt_ratio(best(run)[0], goal))
+    return table
+
+
+def times_table(title: str, runs: list[dict[str, Any]]) -> Any:
+    """Native and hierarchical times of the largest size."""
+    table = report.table(title, [Column("algorithm", no_wrap=True), Column("size", justify="right"),
+                                 Column("native µs", justify="right"),
+                                 Column("hierarchical µs", justify="right")], [])
+    for run in runs:
+        point = max(run["points"], key=lambda p: int(p["size"]))
+        table.add_row(run["config"], report.fmt_size(int(point["size"])),
+                      report.fmt_number(float(point["native_s"]) * 1e6),
+                      report.fmt_number(float(point["hier_s"]) * 1e6))
+    return table
+
+
+def factor_chart(path: Path, groups: dict[str, list[dict[str, Any]]], title: str) -> Path:
+    """Like the paper's Figs. 5-10: per panel (platform/op), the factor of
+    each algorithm at each size, log scale, a line at 1."""
+    panels = list(groups.items())
+    columns = 2
+    rows = (len(panels) + columns - 1) // columns
+    figure = Figure(figsize=(12, 3.6 * rows), layout="constrained")
+    FigureCanvasAgg(figure)
+    for index, (name, runs) in enumerate(panels):
+        axes = figure.add_subplot(rows, columns, index + 1)
+        sizes = sorted({int(p["size"]) for run in runs for p in run["points"]})
+        width = 0.8 / max(len(runs), 1)
+        for k, run in enumerate(runs):
+            fac = factors(run["points"])
+            xs = [i + (k - (len(runs) - 1) / 2) * width for i in range(len(sizes))]
+            axes.bar(xs, [fac.get(s, float("nan")) for s in sizes], width=width, label=run["config"])
+        axes.axhline(1.0, color="black", linestyle="--", linewidth=1)
+        axes.set_yscale("log")
+        axes.set_xticks(range(len(sizes)), [report.fmt_size(s) for s in sizes])
+        axes.set_title(name)
+        axes.set_ylabel("native / hierarchical")
+        axes.grid(axis="y", alpha=0.3, which="both")
+        axes.legend(fontsize="x-small", ncols=2)
+    figure.suptitle(title)
+    figure.savefig(path, dpi=110)
+    return path
+
+
+def real_report(document: dict[str, Any]) -> Group:
+    ranks = document["ranks"]
+    over = document["oversubscribed"]
+    label = (f"{ranks} ranks on {document['metadata']['cores']} cores"
+             + (" — OVERSUBSCRIBED: timings are not performance" if over else ""))
+    parts: list[Any] = [Text.assemble(("hierarchical vs native collectives, measured", "bold"), f": {label}")]
+    for op in OPS:
+        runs = [run for run in document["runs"] if run["op"] == op]
+        parts.append(factor_table(f"{op}: enhancement factor (native max-time / hierarchical max-time)", runs))
+        parts.append(times_table(f"{op}: times at the largest size", runs))
+    return Group(*parts)
+
+
+def smpi_report(document: dict[str, Any]) -> Group:
+    parts: list[Any] = [Text("hierarchical vs native collectives, SIMULATED with SimGrid SMPI "
+                             "(projection, not measurement)", style="bold")]
+    for plat in document["platforms"]:
+        for op in OPS:
+            runs = [r for r in document["runs"] if r["platform"] == plat["name"] and r["op"] == op]
+            if runs:
+                paper = plat.get("paper_max", {}).get(op)
+                parts.append(factor_table(
+                    f"{plat['name']} ({plat['cores']} simulated cores), {op}: projected factor", runs,
+                    caption=f"paper's maximum on this machine: {paper}×" if paper else
+                    "the paper reports no broadcast/reduce figure for this machine"))
+    parts.append(summary_table(document))
+    if document.get("validation"):
+        parts.append(validation_table(document["validation"]))
+    return Group(*parts)
+
+
+def summary_table(document: dict[str, Any]) -> Any:
+    table = report.table("projected maxima next to the paper's",
+                         [Column("platform"), Column("op"), Column("projected max", justify="right"),
+                          Column("at (algorithm, size)"), Column("paper max", justify="right"),
+                          Column("hier ≥ native for linear/chain/pipeline?", justify="right")], [])
+    for plat in document["platforms"]:
+        for op in OPS:
+            runs = [r for r in document["runs"] if r["platform"] == plat["name"] and r["op"] == op]
+            if not runs:
+                continue
+            top = max(runs, key=lambda r: best(r)[0])
+            value, size = best(top)
+            linear = [min(factors(r["points"]).values()) >= 1.0 for r in runs if r["algorithm"] in LINEAR_FAMILY]
+            paper = plat.get("paper_max", {}).get(op)
+            table.add_row(plat["name"], op, report.fmt_ratio(value), f"{top['algorithm']}, {report.fmt_size(size)}",
+                          f"{paper}×" if paper else report.MISSING,
+                          Text("yes", style="bold green") if all(linear) else Text("NO", style="bold red"))
+    return table
+
+
+def validation_table(rows: list[dict[str, Any]]) -> Any:
+    table = report.table("validation: the simulated copy of this machine vs real runs (2 ranks)",
+                         [Column("op"), Column("algorithm"), Column("size", justify="right"),
+                          Column("impl"), Column("real µs", justify="right"),
+                          Column("simulated µs", justify="right"), Column("error", justify="right")], [])
+    for row in rows:
+        table.add_row(row["op"], row["algorithm"], report.fmt_size(row["size"]), row["impl"],
+                      report.fmt_number(row["real_s"] * 1e6), report.fmt_number(row["sim_s"] * 1e6),
+                      f"{100 * row['error']:+.0f}%")
+    return table
+
+
+# ---- commands -------------------------------------------------------------------
+
+
+def command_real(args: argparse.Namespace) -> Path:
+    mpich = args.mpich and (runner.build_dir() / BENCH_MPICH).is_file()
+    jobs = [(op, config) for op in OPS for config in real_configs(op, mpich)]
+    runs = [measure_real(op, config, args.ranks, args.sizes or REAL_SIZES, args.iters, args.timeout)
+            for op, config in runner.steps(jobs, lambda job: f"{job[0]} {job[1]['config']} ({args.ranks} ranks)")]
+    over = args.ranks > (os.cpu_count() or 1)
+    return results.save(BENCHMARK, {"mode": "real", "ranks": args.ranks, "oversubscribed": over, "runs": runs},
+                        transport="mpi", ranks=args.ranks)
+
+
+def command_smpi(args: argparse.Namespace) -> Path:
+    if args.merge:
+        return merge(args.merge)
+    cal = smpi.calibration()
+    plats = [p for p in smpi.platforms(cal) if p.name in args.platforms]
+    if not plats and not args.validate:
+        raise WeftError(f"no platform among {args.platforms}")
+    for plat in plats:
+        smpi.write_platform(plat)
+    jobs = [(plat, op, label, name) for plat in plats for op in OPS for label, _, name in ALGORITHMS[op]]
+    runs = [measure_smpi(plat, op, label, name, args.sizes or SMPI_SIZES, args.smpi_iters, args.timeout)
+            for plat, op, label, name in runner.steps(jobs, lambda j: f"SMPI {j[0].name} {j[1]} {j[2]}")]
+    validation = validate(cal, args) if args.validate else []
+    described = [{**smpi.describe(p), "paper_max": p.paper_max} for p in plats]
+    return results.save(BENCHMARK + "-smpi", {"mode": "smpi", "calibration": cal.source, "platforms": described,
+                                              "runs": runs, "validation": validation},
+                        transport="simgrid-smpi", ranks=max((p.cores for p in plats), default=2))
+
+
+def merge(paths: list[Path]) -> Path:
+    """One document of several projection runs (e.g. one per platform,
+    run side by side): platforms, runs and validation rows concatenated."""
+    documents = [results.load(path) for path in paths]
+    for path, document in zip(paths, documents):
+        if document.get("mode") != "smpi":
+            raise WeftError(f"{path} is not a `weft project coll` result")
+    platforms = [p for d in documents for p in d["platforms"]]
+    return results.save(BENCHMARK + "-smpi", {
+        "mode": "smpi", "calibration": documents[0]["calibration"], "platforms": platforms,
+        "runs": [r for d in documents for r in d["runs"]],
+        "validation": [v for d in documents for v in d.get("validation", [])],
+        "merged_from": [str(path.name) for path in paths]},
+        transport="simgrid-smpi", ranks=max((p["cores"] for p in platforms), default=2))
+
+
+def validate(cal: smpi.Calibration, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The same configurations on 2 real ranks and on the simulated copy of
+    this machine; error = simulated / real - 1."""
+    plat = smpi.this_machine(cal, 2)
+    smpi.write_platform(plat)
+    sizes = "8,4096,262144"
+    rows = []
+    jobs = [(op, label, number, name) for op in OPS for label, number, name in ALGORITHMS[op][:3]]
+    for op, label, number, name in runner.steps(jobs, lambda j: f"validation {j[0]} {j[1]}"):
+        config = {"config": f"tuned {label}", "algorithm": label, "mpi": "openmpi",
+                  "env": {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                          f"OMPI_MCA_coll_tuned_{op}_algorithm": str(number)}}
+        real = measure_real(op, config, 2, sizes, args.iters, args.timeout)
+        sim = measure_smpi(plat, op, label, name, sizes, args.smpi_iters, args.timeout)
+        for rp, sp in zip(real["points"], sim["points"]):
+            for impl, key in (("native", "native_s"), ("hierarchical", "hier_s")):
+                rows.append({"op": op, "algorithm": label, "size": int(rp["size"]), "impl": impl,
+                             "real_s": float(rp[key]), "sim_s": float(sp[key]),
+                             "error": float(sp[key]) / float(rp[key]) - 1})
+    return rows
+
+
+def command(args: argparse.Namespace) -> None:
+    name = BENCHMARK + "-smpi" if args.smpi else BENCHMARK
+    if args.last:
+        document = results.load_latest(name)
+        path = None
+    else:
+        path = command_smpi(args) if args.smpi else command_real(args)
+        document = results.load(path)
+    if args.json_only:
+        print(json.dumps(document, indent=2))
+        return
+    report.console.print(smpi_report(document) if args.smpi else real_report(document))
+    if path is not None:
+        if args.smpi:
+            groups = {f"{p['name']} {op}": [r for r in document["runs"] if r["platform"] == p["name"] and r["op"] == op]
+                      for p in document["platforms"] for op in OPS}
+            title = "Projected enhancement factor (SimGrid SMPI), hierarchical vs native"
+        else:
+            groups = {op: [r for r in document["runs"] if r["op"] == op] for op in OPS}
+            title = (f"Measured enhancement factor, {document['ranks']} ranks"
+                     + (" (oversubscribed: not performance)" if document["oversubscribed"] else ""))
+        png = factor_chart(path.with_suffix(".png"), {k: v for k, v in groups.items() if v}, title)
+        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+
+
+def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> None:
+    parser.add_argument("--smpi", action="store_true", default=smpi_default,
+                        help="project to the paper's machines with SimGrid SMPI instead of measuring here")
+    parser.add_argument("--ranks", type=int, default=2, help="real ranks (default 2; more are oversubscribed)")
+    parser.add_argument("--sizes", help="message sizes in bytes, comma-separated")
+    parser.add_argument("--iters", type=int, default=50, help="timed iterations per point, real runs (default 50)")
+    parser.add_argument("--smpi-iters", type=int, default=2, help="iterations per simulated point (default 2)")
+    parser.add_argument("--platforms", nargs="+", default=["NTW10E5", "SMP20E7", "SMP12E5"],
+                        help="simulated platforms (NTW10E5 SMP20E7 SMP12E5 NTW24E5)")
+    parser.add_argument("--no-validate", dest="validate", action="store_false",
+                        help="skip the simulated-vs-real comparison on this machine")
+    parser.add_argument("--merge", nargs="+", type=Path, metavar="JSON",
+                        help="combine saved projection results (e.g. one run per platform) into one")
+    parser.add_argument("--no-mpich", dest="mpich", action="store_false", help="skip MPICH's default")
+    parser.add_argument("--timeout", type=float, default=1800, metavar="S", help="seconds per run (default 1800)")
+    parser.add_argument("--json-only", action="store_true", help="print the results as JSON only")
+    parser.add_argument("--last", action="store_true", help="show the last saved results instead of running")
+    parser.set_defaults(func=command)
+
+
+def register(bench_subparsers: argparse._SubParsersAction) -> None:
+    parser = bench_subparsers.add_parser(
+        "coll",
+        help="hierarchical vs native MPI broadcast/reduce, per Open MPI algorithm (real or SimGrid SMPI)",
+        description="Run bench/weft_bench_coll for each Open MPI coll/tuned bcast/reduce algorithm, "
+        "coll/han and MPICH's default: native vs weft's hierarchical collectives over message sizes. "
+        "--smpi projects the same benchmark to the paper's machines with SimGrid SMPI. Results go to "
+        "bench/results/ (JSON and PNG).",
+    )
+    add_arguments(parser, smpi_default=False)

@@ -1,0 +1,137 @@
+"""Measuring the breakdown of an 8-byte message on this machine.
+
+measure(path) runs bench/weft_bench_breakdown on 2 ranks over one path and
+returns the breakdown document that `weft model breakdown` renders
+(docs/breakdown.md describes every field):
+
+    {"benchmark": "breakdown", "metadata": {...}, "path": "shm",
+     "timer": {"tsc_ghz": f, "overhead_ns": f},
+     "injection": {"observed_ns": f, "batch": q, "components_ns": {...}},
+     "latency": {"observed_ns": f, "components_ns": {...}},
+     "points": {NAME: {"count": n, "total_ns": f, "min_ns": f, "median_ns": f}}}
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from weft import WeftError, results, runner
+
+BENCH = "bench/weft_bench_breakdown"
+
+# Each path and the settings that select it.  "shm" is UCX's shared memory
+# (weft's intra-node direct path off); "tcp-nodes" gives the two ranks
+# different node names, as if they ran on two nodes: on one host the bytes
+# still go through the loopback interface.
+PATH_ENV: dict[str, dict[str, str]] = {
+    "shm": {"WEFT_SHM": "0"},
+    "tcp": {"UCX_TLS": "tcp,self", "WEFT_SHM": "0"},
+    "tcp-nodes": {"UCX_TLS": "tcp,self", "WEFT_TOPO_NODE": "block:node%d:1"},
+}
+PATH_NOTES: dict[str, str] = {
+    "tcp-nodes": "ranks on emulated nodes (WEFT_TOPO_NODE): on one host TCP still uses the loopback interface",
+}
+# Iterations per pass: (puts of the injection benchmark, round trips of the
+# ping-pong), sized so that a pass takes tens of milliseconds.
+DEFAULT_ITERS: dict[str, tuple[int, int]] = {
+    "shm": (400_000, 40_000),
+    "tcp": (40_000, 4_000),
+    "tcp-nodes": (40_000, 4_000),
+}
+DEFAULT_ROUNDS = 7
+DEFAULT_BATCH = 16
+
+INJECTION_COMPONENTS = ("HLP_post", "LLP_post", "LLP_prog", "HLP_tx_prog", "busy_post", "misc")
+LATENCY_COMPONENTS = ("HLP_post", "LLP_post", "transfer", "LLP_prog", "HLP_rx_prog")
+POINT_FIELDS = ("count", "total_ns", "min_ns", "median_ns")
+
+
+def validate(document: Any) -> dict[str, Any]:
+    """The document if it has every field of the breakdown format, else a
+    WeftError naming the first one missing."""
+
+    def need(obj: Any, key: str, where: str) -> Any:
+        if not isinstance(obj, dict) or key not in obj:
+            raise WeftError(f"breakdown result lacks {where}{key}")
+        return obj[key]
+
+    for key in ("timer", "injection", "latency", "points"):
+        need(document, key, "")
+    for key in ("tsc_ghz", "overhead_ns"):
+        float(need(document["timer"], key, "timer."))
+    for section, names in (("injection", INJECTION_COMPONENTS), ("latency", LATENCY_COMPONENTS)):
+        float(need(document[section], "observed_ns", f"{section}."))
+        components = need(document[section], "components_ns", f"{section}.")
+        for name in names:
+            float(need(components, name, f"{section}.components_ns."))
+    int(need(document["injection"], "batch", "injection."))
+    for name, point in document["points"].items():
+        for key in POINT_FIELDS:
+            need(point, key, f"points.{name}.")
+    return document
+
+
+def measure(
+    path: str,
+    *,
+    np: int = 2,
+    iters: int | None = None,
+    lat_iters: int | None = None,
+    rounds: int = DEFAULT_ROUNDS,
+    batch: int = DEFAULT_BATCH,
+    timeout: float = 900,
+    progress: Callable[[str, float, float], None] | None = None,
+) -> dict[str, Any]:
+    """Measure the breakdown over path ("shm", "tcp" or "tcp-nodes").
+
+    iters and lat_iters are the puts of the injection benchmark and the
+    round trips of the ping-pong per pass (defaults per path); progress, if
+    given, is called as progress(step, done, total) before and after the run."""
+    if path not in PATH_ENV:
+        raise WeftError(f"unknown path {path!r}: expected one of {', '.join(PATH_ENV)}")
+    if np != 2:
+        raise WeftError(f"the breakdown runs on 2 ranks (an initiator and a target), not {np}")
+    default_iters, default_lat = DEFAULT_ITERS[path]
+    program = runner.executable(BENCH)
+    step = f"weft_bench_breakdown over {path}"
+    if progress is not None:
+        progress(step, 0, 1)
+    with tempfile.TemporaryDirectory(prefix="weft-breakdown-") as tmp:
+        output = Path(tmp) / "breakdown.json"
+        argv = [
+            str(program),
+            "--json", str(output),
+            "--iters", str(iters or default_iters),
+            "--lat-iters", str(lat_iters or default_lat),
+            "--rounds", str(rounds),
+            "--batch", str(batch),
+        ]
+        runner.run_mpi(np, argv, env=PATH_ENV[path], timeout=timeout)
+        data = results.read_json(output)
+    if progress is not None:
+        progress(step, 1, 1)
+    if not isinstance(data, dict):
+        raise WeftError("weft_bench_breakdown output is not a JSON object")
+    document = {
+        "benchmark": "breakdown",
+        "metadata": results.metadata(transport=str(data.get("transport", "unknown")), ranks=np),
+        "path": path,
+        **{key: value for key, value in data.items() if key != "benchmark"},
+    }
+    if path in PATH_NOTES:
+        document["note"] = PATH_NOTES[path]
+    return validate(document)
+
+
+def model_error(document: dict[str, Any]) -> dict[str, float]:
+    """(model - observed) / observed for injection and latency, where the
+    model is the sum of the components (Eq. 1/2 and the latency equation)."""
+    errors = {}
+    for section in ("injection", "latency"):
+        part = document[section]
+        model = sum(float(v) for v in part["components_ns"].values())
+        errors[section] = (model - float(part["observed_ns"])) / float(part["observed_ns"])
+    return errors

@@ -1,0 +1,133 @@
+/*
+ * prof -- timers and trace points: where each nanosecond of an operation
+ * goes (docs/breakdown.md).  Used by every layer; calls none.
+ *
+ * A trace point is a region of code between WEFT_PROF_BEGIN and
+ * WEFT_PROF_END.  When the point is selected (WEFT_PROFILE, or
+ * weft_prof_select), the region is timed with the invariant TSC, read with
+ * the serialising pattern lfence; rdtsc ... rdtscp; lfence, and the sample
+ * goes to the calling thread's table: count, total, minimum and a
+ * reservoir from which the median is taken.  When it is not selected, a
+ * region costs one load and one well-predicted branch at its start and a
+ * compare of a local at its end.  Built with WEFT__PROF_TRACE 0 (CMake
+ * option WEFT_PROFILE=OFF, and libweft_noprof) the macros are empty.
+ *
+ * The timer's own cost (an empty region) is measured when profiling is
+ * first selected and subtracted from every sample when statistics are
+ * read.
+ */
+#ifndef WEFT_PROF_H
+#define WEFT_PROF_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#ifndef WEFT__PROF_TRACE
+#define WEFT__PROF_TRACE 1
+#endif
+
+/* The points; names in weft__prof_names, meaning in docs/breakdown.md. */
+enum {
+    WEFT__PROF_HLP_POST,     /* weft's entry to the UCX post call */
+    WEFT__PROF_LLP_POST,     /* the UCX post call */
+    WEFT__PROF_LLP_PROG,     /* ucp_worker_progress that returned events */
+    WEFT__PROF_LLP_POLL,     /* ucp_worker_progress that returned none */
+    WEFT__PROF_HLP_TX_PROG,  /* weft's send-completion callbacks */
+    WEFT__PROF_HLP_RX_PROG,  /* weft's AM delivery, handler included */
+    WEFT__PROF_BUSY_POST,    /* progress forced by too many operations in flight */
+    WEFT__PROF_DIRECT_COPY,  /* the intra-node direct path's copy */
+    WEFT__PROF_NPOINTS
+};
+
+#define WEFT__PROF_ALL ((1u << WEFT__PROF_NPOINTS) - 1)
+
+extern const char *const weft__prof_names[WEFT__PROF_NPOINTS];
+
+/* Selected points, a bit per point; 0 when profiling is off.  Hidden, so
+ * that the library reads it without going through the GOT. */
+extern uint32_t weft__prof_mask __attribute__((visibility("hidden")));
+
+#if defined(__x86_64__)
+static inline uint64_t weft__prof_start(void)
+{
+    uint32_t lo, hi;
+
+    __asm__ __volatile__("lfence\n\trdtsc" : "=a"(lo), "=d"(hi)::"memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+
+static inline uint64_t weft__prof_stop(void)
+{
+    uint32_t lo, hi, aux;
+
+    __asm__ __volatile__("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+#else
+/* Elsewhere the timer is CLOCK_MONOTONIC in ns (a "TSC" of 1 GHz). */
+#include <time.h>
+static inline uint64_t weft__prof_start(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#define weft__prof_stop weft__prof_start
+#endif
+
+/* Add a sample of `ticks` (timer overhead included) to point's table of
+ * the calling thread.  Inside a busy_post region only busy_post records:
+ * the progress it forces is counted there, once. */
+void weft__prof_record(int point, uint64_t ticks);
+
+/* busy_post: begin returns the start time, end records it; both maintain
+ * the thread's "inside busy_post" depth whatever points are selected. */
+uint64_t weft__prof_busy_begin(void);
+void weft__prof_busy_end(uint64_t start);
+
+#if WEFT__PROF_TRACE
+#define WEFT_PROF_BEGIN(v, point) \
+    uint64_t v = __builtin_expect(weft__prof_mask & (1u << (point)), 0) ? weft__prof_start() : 0
+#define WEFT_PROF_END(v, point) \
+    do { if (__builtin_expect(v != 0, 0)) weft__prof_record((point), weft__prof_stop() - v); } while (0)
+#define WEFT_PROF_BUSY_BEGIN(v) \
+    uint64_t v = __builtin_expect(weft__prof_mask != 0, 0) ? weft__prof_busy_begin() : 0
+#define WEFT_PROF_BUSY_END(v) \
+    do { if (__builtin_expect(v != 0, 0)) weft__prof_busy_end(v); } while (0)
+#else
+#define WEFT_PROF_BEGIN(v, point) ((void)0)
+#define WEFT_PROF_END(v, point) ((void)0)
+#define WEFT_PROF_BUSY_BEGIN(v) ((void)0)
+#define WEFT_PROF_BUSY_END(v) ((void)0)
+#endif
+
+/* Statistics of one point over every thread, timer overhead subtracted. */
+struct weft__prof_stat {
+    uint64_t count;
+    double   total_ns, min_ns, median_ns;
+    double   trimmed_ns;  /* mean of the kept samples without their top 1 % */
+};
+
+/* Parse a selection: "1"/"all"/"on"/"yes"/"true", "0"/"off"/"no"/"false"/"",
+ * or a comma-separated list of point names (any case).  Returns 0 and sets
+ * *mask, or 1 + the offset in s of the first unknown name.  Pure. */
+int weft__prof_parse(const char *s, uint32_t *mask);
+
+/* Select points; the first non-empty selection calibrates the timer.
+ * -1 if this CPU has no invariant TSC (nothing selected). */
+int weft__prof_select(uint32_t mask);
+
+/* Forget every sample (no thread may be inside weft meanwhile). */
+void weft__prof_reset(void);
+
+void weft__prof_stat(int point, struct weft__prof_stat *out);
+
+/* TSC frequency in GHz and one empty region's cost in ns (0 before the
+ * first selection calibrated them). */
+void weft__prof_timer(double *tsc_ghz, double *overhead_ns);
+
+/* {"rank": r, "timer": {...}, "points": {NAME: {...}, ...}}; 0 on success. */
+int weft__prof_write(FILE *f, int rank);
+
+#endif

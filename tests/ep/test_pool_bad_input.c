@@ -1,0 +1,169 @@
+/* Endpoint pools: every bad argument gets its status and a message naming
+ * the value; the owner check; stale handles after destroy and finalize;
+ * pools refused beside the progress thread, except "single". */
+#include "../common.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#define HAS(text) CHECK(strstr(weft_last_error(), text) != NULL)
+
+static weft_ep_pool_params_t params(int T, const char *policy)
+{
+    weft_ep_pool_params_t p;
+
+    memset(&p, 0, sizeof(p));
+    p.nthreads = T;
+    p.policy = policy;
+    return p;
+}
+
+static void *other_thread(void *arg)
+{
+    weft_ep_t ep = arg;
+
+    /* not the owner: progress and flush are refused */
+    FAILS(weft_progress(ep, NULL), WEFT_ERR_BUSY);
+    HAS("pool thread 0");
+    FAILS(weft_flush(ep), WEFT_ERR_BUSY);
+    return NULL;
+}
+
+static void test_bad_params(weft_ctx_t ctx)
+{
+    weft_ep_pool_params_t p;
+    weft_ep_pool_t pool = NULL;
+
+    FAILS(weft_ep_pool_create(ctx, NULL, &pool), WEFT_ERR_INVALID_ARG);
+    HAS("params is NULL");
+    p = params(2, "dedicated");
+    FAILS(weft_ep_pool_create(ctx, &p, NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_ep_pool_create(NULL, &p, &pool), WEFT_ERR_NOT_INIT);
+    p = params(0, "dedicated");
+    FAILS(weft_ep_pool_create(ctx, &p, &pool), WEFT_ERR_INVALID_ARG);
+    HAS("nthreads 0 is outside [1, 4096]");
+    p = params(5000, "dedicated");
+    FAILS(weft_ep_pool_create(ctx, &p, &pool), WEFT_ERR_INVALID_ARG);
+    HAS("nthreads 5000");
+    p = params(2, "dedicated");
+    p.eps_per_thread = 65;
+    FAILS(weft_ep_pool_create(ctx, &p, &pool), WEFT_ERR_INVALID_ARG);
+    HAS("eps_per_thread 65");
+    p = params(2, "dedicated");
+    p.eps_per_thread = -1;
+    FAILS(weft_ep_pool_create(ctx, &p, &pool), WEFT_ERR_INVALID_ARG);
+    p = params(2, "dedicated");
+    p.lock = (weft_ep_lock_t)7;
+    FAILS(weft_ep_pool_create(ctx, &p, &pool), WEFT_ERR_INVALID_ARG);
+    HAS("lock 7");
+    p = params(2, "shared:x");
+    FAILS(weft_ep_pool_create(ctx, &p, &pool), WEFT_ERR_INVALID_ARG);
+    HAS("weft_ep_pool_create: policy 'shared:x'");
+    CHECK(pool == NULL);  /* never written on failure */
+}
+
+static void test_bad_use(weft_ctx_t ctx)
+{
+    weft_ep_pool_params_t p = params(2, NULL);  /* NULL: dedicated */
+    weft_ep_pool_t pool;
+    weft_ep_t ep, ep2;
+    weft_resources_t res;
+    pthread_t th;
+    void *buf;
+    size_t bytes;
+
+    p.check_owner = 1;
+    OK(weft_ep_pool_create(ctx, &p, &pool));
+    FAILS(weft_ep_get(pool, 2, &ep), WEFT_ERR_INVALID_ARG);
+    HAS("weft_ep_get: thread 2 is outside [0, 2)");
+    FAILS(weft_ep_get(pool, -1, &ep), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_ep_get(NULL, 0, &ep), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_ep_get(pool, 0, NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_ep_get_nth(pool, 0, 1, &ep), WEFT_ERR_INVALID_ARG);
+    HAS("index 1 is outside [0, 1)");
+    FAILS(weft_ep_pool_buffer(pool, 0, &buf, &bytes), WEFT_ERR_INVALID_ARG);
+    HAS("buf_bytes was 0");
+    FAILS(weft_ep_pool_resources(pool, NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_ep_pool_resources(NULL, &res), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_ep_lock(NULL), WEFT_ERR_INVALID_ARG);
+
+    OK(weft_ep_get(pool, 0, &ep));
+    OK(weft_progress(ep, NULL));           /* the owner may */
+    CHECK(pthread_create(&th, NULL, other_thread, ep) == 0);
+    pthread_join(th, NULL);
+    OK(weft_ep_lock(ep));                  /* no-op: nobody shares its worker */
+    OK(weft_ep_unlock(ep));
+    OK(weft_ep_pool_resources(pool, &res));
+    CHECK(res.workers == 2 && res.ucx_contexts == 1 && res.locks_per_call == 0);
+    OK(weft_ep_get(pool, 1, &ep2));
+    CHECK(ep2 != ep);
+
+    OK(weft_ep_pool_destroy(pool));
+    FAILS(weft_ep_pool_destroy(pool), WEFT_ERR_NOT_INIT);
+    FAILS(weft_ep_get(pool, 0, &ep), WEFT_ERR_NOT_INIT);
+    HAS("destroyed");
+    FAILS(weft_progress(ep, NULL), WEFT_ERR_NOT_INIT);
+    FAILS(weft_ep_pool_resources(pool, &res), WEFT_ERR_NOT_INIT);
+}
+
+static void test_buffers(weft_ctx_t ctx)
+{
+    weft_ep_pool_params_t p = params(3, "single");
+    weft_ep_pool_t pool;
+    char *b[3];
+    size_t bytes;
+
+    p.buf_bytes = 8;
+    OK(weft_ep_pool_create(ctx, &p, &pool));
+    for (int t = 0; t < 3; t++) {
+        OK(weft_ep_pool_buffer(pool, t, (void **)&b[t], &bytes));
+        CHECK(bytes == 8 && (uintptr_t)b[t] % 64 == 0);  /* a line of its own */
+        if (t > 0)
+            CHECK(b[t] - b[t - 1] >= 64);
+    }
+    FAILS(weft_ep_pool_buffer(pool, 3, (void **)&b[0], &bytes), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_ep_pool_buffer(pool, 0, NULL, &bytes), WEFT_ERR_INVALID_ARG);
+    OK(weft_ep_pool_destroy(pool));
+}
+
+/* With the progress thread only "single" is allowed, on the home worker. */
+static void test_progress_thread(void)
+{
+    weft_config_t cfg;
+    weft_ctx_t ctx;
+    weft_ep_pool_params_t p = params(2, "dedicated");
+    weft_ep_pool_t pool;
+    weft_resources_t res;
+
+    OK(weft_config_init(&cfg));
+    cfg.progress_thread = 1;
+    OK(weft_init(&cfg, &ctx));
+    FAILS(weft_ep_pool_create(ctx, &p, &pool), WEFT_ERR_UNSUPPORTED);
+    HAS("progress thread");
+    p.policy = "single";
+    OK(weft_ep_pool_create(ctx, &p, &pool));
+    OK(weft_ep_pool_resources(pool, &res));
+    CHECK(res.workers == 0 && res.workers_used == 1 && res.locks_per_call == 1);
+    /* left for weft_finalize to destroy */
+    OK(weft_finalize(ctx));
+    FAILS(weft_ep_pool_resources(pool, &res), WEFT_ERR_NOT_INIT);
+}
+
+int main(void)
+{
+    weft_ctx_t ctx;
+    int provided, rank;
+
+    MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided);
+    OK(weft_init(NULL, &ctx));
+    OK(weft_rank(ctx, &rank));
+    test_bad_params(ctx);
+    test_bad_use(ctx);
+    test_buffers(ctx);
+    OK(weft_finalize(ctx));
+    test_progress_thread();
+    if (rank == 0)
+        printf("pool bad input: every error reported with its values\n");
+    MPI_Finalize();
+    return 0;
+}

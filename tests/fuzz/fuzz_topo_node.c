@@ -1,0 +1,35 @@
+/* WEFT_TOPO_NODE (src/team/parse.c): per-rank node-name lists
+ * ("a*4,b*4") and rules ("block:node%d:8", "cyclic:n%d:4").  The first byte
+ * gives nranks (1..64).  Property: an accepted name is a non-empty node
+ * name of the allowed characters that fits its buffer. */
+#include "fuzz.h"
+#include "team/team.h"
+
+#include <ctype.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    weft__topo_err_t err;
+    char             name[WEFT__TOPO_NAME_MAX];
+    int              nranks;
+    char            *spec;
+
+    if (size < 1)
+        return 0;
+    nranks = 1 + data[0] % 64;
+    spec = fuzz_cstr(data + 1, size - 1);
+    for (int rank = 0; rank < nranks; rank++) {
+        weft_status_t st = weft__topo_parse_node(spec, rank, nranks, name, &err);
+        if (st != WEFT_OK) {
+            FUZZ_ASSERT(st == WEFT_ERR_CONFIG && err.msg[0] != '\0');
+            FUZZ_ASSERT(memchr(err.msg, '\0', sizeof(err.msg)) != NULL);
+            continue;
+        }
+        size_t len = strnlen(name, sizeof(name));
+        FUZZ_ASSERT(len > 0 && len < sizeof(name));
+        for (size_t i = 0; i < len; i++)
+            FUZZ_ASSERT(isalnum((unsigned char)name[i]) || strchr("-_.", name[i]));
+    }
+    free(spec);
+    return 0;
+}

@@ -1,0 +1,111 @@
+/* Trace points count what is issued, and nothing when profiling is off.
+ *
+ *   test_prof_counts            off: counts stay 0; on: one HLP_post and
+ *                               one LLP_post (or direct_copy) per put and
+ *                               AM, one HLP_rx_prog per AM delivered
+ *   test_prof_counts --issue N  issue N puts (rank 0 to 1) and N AMs (rank
+ *                               1 to 0) with whatever WEFT_PROFILE selected,
+ *                               for the JSON that weft_finalize writes
+ *                               (checked by python/tests/test_prof_json.py)
+ */
+#include "../common.h"
+
+#include <string.h>
+
+#define N 1000
+#define AM_ID 3
+
+static volatile int delivered;
+
+static void on_am(weft_ctx_t ctx, int src, const void *hdr, size_t hlen, const void *payload,
+                  size_t len, void *arg)
+{
+    (void)ctx, (void)src, (void)hdr, (void)hlen, (void)payload, (void)len, (void)arg;
+    delivered++;
+}
+
+/* n puts from rank 0 to 1, then n AMs from rank 1 to 0. */
+static void issue(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank, int n)
+{
+    uint64_t v = 7;
+
+    delivered = 0;
+    OK(weft_barrier(ctx));
+    if (rank == 0) {
+        for (int i = 0; i < n; i++)
+            OK(weft_put_nbi(ep, 1, seg, (size_t)(i % 64) * 8, &v, 8));
+        OK(weft_flush(ep));
+    }
+    OK(weft_barrier(ctx));
+    if (rank == 1)
+        for (int i = 0; i < n; i++)
+            OK(weft_am_send(ep, 0, AM_ID, NULL, 0, &v, 8));
+    if (rank == 0)
+        while (delivered < n)
+            OK(weft_progress(ep, NULL));
+    OK(weft_barrier(ctx));
+}
+
+static uint64_t count(const char *point)
+{
+    weft_prof_stat_t s;
+
+    OK(weft_prof_stat(point, &s));
+    return s.count;
+}
+
+int main(int argc, char **argv)
+{
+    weft_ctx_t ctx;
+    weft_ep_t ep;
+    weft_seg_t seg;
+    void *local;
+    int rank, nranks, n = 0;
+
+    if (argc == 3 && strcmp(argv[1], "--issue") == 0)
+        n = atoi(argv[2]);
+    OK(weft_init(NULL, &ctx));
+    OK(weft_rank(ctx, &rank));
+    OK(weft_nranks(ctx, &nranks));
+    CHECK(nranks == 2);
+    OK(weft_ep_default(ctx, &ep));
+    OK(weft_seg_alloc(ctx, 4096, &seg, &local));
+    OK(weft_am_register(ctx, AM_ID, on_am, NULL));
+    OK(weft_barrier(ctx));
+
+    if (n > 0) {
+        issue(ctx, ep, seg, rank, n);
+    } else {
+        const char *points[] = {"HLP_post", "LLP_post", "LLP_prog", "LLP_poll", "HLP_tx_prog",
+                                "HLP_rx_prog", "busy_post", "direct_copy"};
+
+        /* off (no WEFT_PROFILE): nothing is recorded */
+        issue(ctx, ep, seg, rank, N);
+        for (int i = 0; i < 8; i++)
+            CHECK(count(points[i]) == 0);
+
+        /* on: every operation passes its points once */
+        OK(weft_prof_select("all"));
+        OK(weft_prof_reset());
+        issue(ctx, ep, seg, rank, N);
+        CHECK(count("HLP_post") == N);
+        /* a put to a rank of this node is a direct copy unless WEFT_SHM=0;
+         * an AM always goes through UCX */
+        CHECK(count("LLP_post") + count("direct_copy") == N);
+        CHECK(rank == 0 || count("LLP_post") == N);
+        CHECK(count("HLP_rx_prog") == (rank == 0 ? N : 0));
+        /* rank 0 progresses until the AMs arrive (rank 1 may never need to) */
+        CHECK(rank != 0 || count("LLP_prog") > 0);
+
+        /* off again: the counts stay */
+        OK(weft_prof_select("0"));
+        issue(ctx, ep, seg, rank, N);
+        CHECK(count("HLP_post") == N);
+        CHECK(count("HLP_rx_prog") == (rank == 0 ? N : 0));
+        if (rank == 0)
+            printf("prof counts: off 0, on %d puts and %d AMs counted once each\n", N, N);
+    }
+    OK(weft_seg_free(ctx, seg));
+    OK(weft_finalize(ctx));
+    return 0;
+}
