@@ -25,6 +25,10 @@ from weft.breakdown_run import PATH_ENV
 BENCHMARK = "profcost"
 PROGRAMS = {"prof": "bench/weft_bench_breakdown", "noprof": "bench/weft_bench_breakdown_noprof"}
 GOAL = 0.98  # rate with trace points off / rate without them
+# "direct": weft's intra-node direct path (the default between ranks of a
+# node), whose puts pass HLP_post and direct_copy; the others as measured
+# by the breakdown, whose puts pass HLP_post and LLP_post.
+PATHS: dict[str, dict[str, str]] = {"direct": {}, **PATH_ENV}
 
 
 def injection_ns(program: Path, path: str, nranks: int, iters: int, inner: int, timeout: float) -> float:
@@ -34,7 +38,7 @@ def injection_ns(program: Path, path: str, nranks: int, iters: int, inner: int, 
         output = Path(tmp) / "injection.json"
         argv = [str(program), "--injection-only", "--iters", str(iters), "--rounds", str(inner),
                 "--json", str(output)]
-        runner.run_mpi(nranks, argv, env=PATH_ENV[path], timeout=timeout)
+        runner.run_mpi(nranks, argv, env=PATHS[path], timeout=timeout)
         data = results.read_json(output)
     try:
         return float(data["injection"]["observed_ns"])
@@ -118,7 +122,9 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
         "profiling off) with libweft_noprof (no trace points), in interleaved rounds of one run.",
     )
     parser.add_argument("--np", type=int, default=2, metavar="N", help="number of ranks (default: 2)")
-    parser.add_argument("--path", choices=list(PATH_ENV), default="shm", help="transport path (default: shm)")
+    parser.add_argument("--path", choices=list(PATHS), default="direct",
+                        help="direct (weft's intra-node path), shm (UCX shared memory), tcp or tcp-nodes "
+                        "(default: direct)")
     parser.add_argument("--rounds", type=int, default=6, metavar="R", help="rounds per library (default: 6)")
     parser.add_argument("--iters", type=int, default=1_000_000, metavar="N", help="puts per measurement (default: 1000000)")
     parser.add_argument("--inner", type=int, default=5, metavar="K",
