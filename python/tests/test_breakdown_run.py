@@ -31,7 +31,7 @@ DOCUMENT: dict[str, Any] = {
         "components_ns": {"HLP_post": 20.0, "LLP_post": 80.0, "transfer": 200.0, "LLP_prog": 100.0,
                           "HLP_rx_prog": 20.0},
     },
-    "points": {"HLP_post": {"count": 10, "total_ns": 100.0, "min_ns": 8.0, "median_ns": 10.0}},
+    "points": {"HLP_post": {"count": 10, "total_ns": 100.0, "min_ns": 8.0, "median_ns": 10.0, "trimmed_mean_ns": 9.5}},
 }
 
 

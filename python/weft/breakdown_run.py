@@ -47,7 +47,7 @@ DEFAULT_BATCH = 16
 
 INJECTION_COMPONENTS = ("HLP_post", "LLP_post", "LLP_prog", "HLP_tx_prog", "busy_post", "misc")
 LATENCY_COMPONENTS = ("HLP_post", "LLP_post", "transfer", "LLP_prog", "HLP_rx_prog")
-POINT_FIELDS = ("count", "total_ns", "min_ns", "median_ns")
+POINT_FIELDS = ("count", "total_ns", "min_ns", "median_ns", "trimmed_mean_ns")
 
 
 def validate(document: Any) -> dict[str, Any]:
