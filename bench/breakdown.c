@@ -5,7 +5,7 @@
  * at a time (docs/breakdown.md has the method and every field).
  *
  *   mpirun -np 2 weft_bench_breakdown [--json FILE] [--iters N] [--lat-iters N]
- *                                     [--batch Q] [--rounds R] [--injection-only]
+ *                                     [--batch Q] [--rounds R]
  *
  * Injection (rank 0 puts to rank 1): N weft_put_nbi of 8 bytes, a
  * weft_progress every Q puts (the completion batch of Eq. 1/2), one
@@ -16,9 +16,8 @@
  *
  * Each of R rounds measures the observed figures (profiling off), then
  * each component in a pass of its own with only its point selected, so
- * that no timer disturbs another component; the JSON holds the lowest
- * value of each over the rounds.  --injection-only measures the observed injection only,
- * which also runs against libweft_noprof (weft bench profcost).
+ * that no timer disturbs another component; the JSON holds the median
+ * value of each over the rounds.
  */
 #include "common.h"
 #include "prof/prof.h"
@@ -38,7 +37,6 @@
 struct opts {
     const char *json;
     long iters, lat_iters, batch, rounds;
-    int injection_only;
 };
 
 static int rank, nranks;
@@ -55,9 +53,8 @@ static void die(const char *what, weft_status_t st)
 
 /* ---- figures over rounds ---------------------------------------------- */
 
-/* Each figure is measured once per round; the JSON gives the lowest, the
- * round least disturbed by the other programs of a shared machine, and
- * keeps the observed figures of every round.  Within a pass, observed
+/* Each figure is measured once per round; the JSON gives the median over
+ * rounds, and keeps the observed figures of every round.  Within a pass, observed
  * figures are medians of timed chunks or round trips and components are
  * trimmed means of their samples (times count), so that the moments the
  * scheduler takes a rank away count in neither. */
@@ -66,22 +63,24 @@ struct series {
     int n;
 };
 
-static double lowest(const struct series *s)
-{
-    double m = s->n ? s->v[0] : 0;
-
-    for (int i = 1; i < s->n; i++)
-        if (s->v[i] < m)
-            m = s->v[i];
-    return m;
-}
-
 static double samples[MAX_SAMPLES];
 
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Median over rounds. */
+static double mid(const struct series *s)
+{
+    double t[MAX_ROUNDS];
+
+    if (s->n == 0)
+        return 0;
+    memcpy(t, s->v, sizeof(double) * (size_t)s->n);
+    qsort(t, (size_t)s->n, sizeof(double), cmp_double);
+    return s->n % 2 ? t[s->n / 2] : 0.5 * (t[s->n / 2 - 1] + t[s->n / 2]);
 }
 
 /* Median of samples[0, n), which it sorts. */
@@ -233,8 +232,6 @@ static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct opts *o, 
 
     select_only("0");
     push(&r->observed, inject(ep, seg, n, q, CALLS_NONE));
-    if (o->injection_only)
-        return;
     push(&r->misc, inject_loop_only(n, q));
 
     /* whole calls, timed by the caller (no library point selected) */
@@ -458,7 +455,7 @@ static void points_json(FILE *f, const weft_prof_stat_t *s)
 
 static void put_series(FILE *f, const char *name, const struct series *s, const char *sep)
 {
-    fprintf(f, "\"%s\": %.3f%s", name, lowest(s), sep);
+    fprintf(f, "\"%s\": %.3f%s", name, mid(s), sep);
 }
 
 /* A figure derived from others, from their values in the JSON. */
@@ -485,14 +482,13 @@ static void write_json(FILE *f, const struct opts *o, const char *transport,
      * (TCP loopback delivers inside the sender's send, shared memory shows
      * the message before the post returns): that overlap is counted once,
      * taken off LLP_post, and the transfer is 0. */
-    double residual = lowest(&la->raw) - lowest(&la->raw_post) - lowest(&la->raw_prog);
+    double residual = mid(&la->raw) - mid(&la->raw_post) - mid(&la->raw_prog);
     double overlap = residual < 0 ? -residual : 0, transfer = residual < 0 ? 0 : residual;
 
-    if (!o->injection_only)
-        OK(weft_prof_timer(&ghz, &ovh));
+    OK(weft_prof_timer(&ghz, &ovh));
     fprintf(f, "{\n  \"benchmark\": \"breakdown\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
                "  \"ucx_tls\": \"%s\",\n  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n"
-               "  \"statistic\": \"lowest over rounds\",\n"
+               "  \"statistic\": \"median over rounds\",\n"
                "  \"timer\": {\"tsc_ghz\": %.6f, \"overhead_ns\": %.3f},\n",
             nranks, transport, getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", o->iters,
             o->lat_iters, o->rounds, ghz, ovh);
@@ -500,55 +496,48 @@ static void write_json(FILE *f, const struct opts *o, const char *transport,
     put_series(f, "observed_ns", &in->observed, ", ");
     fprintf(f, "\"batch\": %ld, ", o->batch);
     put_rounds(f, "observed_rounds_ns", &in->observed);
-    if (!o->injection_only) {
-        fprintf(f, ",\n    \"components_ns\": {");
-        /* weft's part of a call is the call minus what it calls (§5):
-         * HLP_post = weft_put_nbi - ucp_put_nbx - busy posts inside it;
-         * HLP_tx_prog = weft_progress - ucp_worker_progress + the
-         * callbacks, which ran inside the latter */
-        double llp_prog = lowest(&in->llp_prog) - lowest(&in->tx_prog);
-        put_value(f, "HLP_post", lowest(&in->post_call) - lowest(&in->llp_post) - lowest(&in->busy), ", ");
-        put_series(f, "LLP_post", &in->llp_post, ", ");
-        put_value(f, "LLP_prog", llp_prog, ", ");
-        put_value(f, "HLP_tx_prog", lowest(&in->prog_call) - llp_prog, ", ");
-        put_series(f, "busy_post", &in->busy, ", ");
-        put_series(f, "misc", &in->misc, "}");
-        fprintf(f, ",\n    \"calls_ns\": {");
-        put_series(f, "weft_put_nbi", &in->post_call, ", ");
-        put_series(f, "weft_progress", &in->prog_call, ", ");
-        put_series(f, "HLP_post_point", &in->hlp_post, ", ");
-        put_series(f, "HLP_tx_prog_point", &in->tx_prog, "}");
-    }
+    fprintf(f, ",\n    \"components_ns\": {");
+    /* the callbacks inside the progress calls are HLP_tx_prog */
+    put_series(f, "HLP_post", &in->hlp_post, ", ");
+    put_series(f, "LLP_post", &in->llp_post, ", ");
+    put_value(f, "LLP_prog", mid(&in->llp_prog) - mid(&in->tx_prog), ", ");
+    put_series(f, "HLP_tx_prog", &in->tx_prog, ", ");
+    put_series(f, "busy_post", &in->busy, ", ");
+    put_series(f, "misc", &in->misc, "}");
+    fprintf(f, ",\n    \"calls_ns\": {");
+    put_series(f, "weft_put_nbi", &in->post_call, ", ");
+    put_series(f, "weft_progress", &in->prog_call, ", ");
+    put_value(f, "HLP_post_by_subtraction", mid(&in->post_call) - mid(&in->llp_post) - mid(&in->busy), ", ");
+    put_value(f, "HLP_tx_prog_by_subtraction",
+              mid(&in->prog_call) - mid(&in->llp_prog) + mid(&in->tx_prog), "}");
     fprintf(f, "}");
-    if (!o->injection_only) {
-        fprintf(f, ",\n  \"latency\": {");
-        put_series(f, "observed_ns", &la->observed, ", ");
-        put_rounds(f, "observed_rounds_ns", &la->observed);
-        fprintf(f, ",\n    \"components_ns\": {");
-        put_series(f, "HLP_post", &la->hlp_post, ", ");
-        put_value(f, "LLP_post", lowest(&la->llp_post) - overlap, ", ");
-        put_value(f, "transfer", transfer, ", ");
-        /* the AM delivery inside the progress call is HLP_rx_prog */
-        put_value(f, "LLP_prog", lowest(&la->llp_prog) - lowest(&la->rx_prog), ", ");
-        put_series(f, "HLP_rx_prog", &la->rx_prog, "}");
-        fprintf(f, ",\n    \"probe\": {");
-        put_series(f, "raw_observed_ns", &la->raw, ", ");
-        put_series(f, "raw_LLP_post_ns", &la->raw_post, ", ");
-        put_series(f, "raw_LLP_prog_ns", &la->raw_prog, ", ");
-        put_value(f, "residual_ns", residual, ", ");
-        put_value(f, "overlap_ns", overlap, ", ");
-        put_series(f, "LLP_post_ns", &la->llp_post, ", ");
-        put_value(f, "transfer_ns", transfer, "}");
-        fprintf(f, "}");
-        points_json(f, points);
-    }
+    fprintf(f, ",\n  \"latency\": {");
+    put_series(f, "observed_ns", &la->observed, ", ");
+    put_rounds(f, "observed_rounds_ns", &la->observed);
+    fprintf(f, ",\n    \"components_ns\": {");
+    put_series(f, "HLP_post", &la->hlp_post, ", ");
+    put_value(f, "LLP_post", mid(&la->llp_post) - overlap, ", ");
+    put_value(f, "transfer", transfer, ", ");
+    /* the AM delivery inside the progress call is HLP_rx_prog */
+    put_value(f, "LLP_prog", mid(&la->llp_prog) - mid(&la->rx_prog), ", ");
+    put_series(f, "HLP_rx_prog", &la->rx_prog, "}");
+    fprintf(f, ",\n    \"probe\": {");
+    put_series(f, "raw_observed_ns", &la->raw, ", ");
+    put_series(f, "raw_LLP_post_ns", &la->raw_post, ", ");
+    put_series(f, "raw_LLP_prog_ns", &la->raw_prog, ", ");
+    put_value(f, "residual_ns", residual, ", ");
+    put_value(f, "overlap_ns", overlap, ", ");
+    put_series(f, "LLP_post_ns", &la->llp_post, ", ");
+    put_value(f, "transfer_ns", transfer, "}");
+    fprintf(f, "}");
+    points_json(f, points);
     fprintf(f, "\n}\n");
 }
 
 static void usage(void)
 {
     fprintf(stderr, "usage: mpirun -np 2 weft_bench_breakdown [--json FILE] [--iters N] "
-                    "[--lat-iters N] [--batch Q] [--rounds R] [--injection-only]\n");
+                    "[--lat-iters N] [--batch Q] [--rounds R]\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -558,11 +547,9 @@ static int parse(int argc, char **argv, struct opts *o)
     o->lat_iters = 20000;
     o->batch = 16;
     o->rounds = 5;
-    o->injection_only = 0;
     for (int i = 1; i < argc; i++) {
         long *dst = NULL;
         if (!strcmp(argv[i], "--json") && i + 1 < argc) o->json = argv[++i];
-        else if (!strcmp(argv[i], "--injection-only")) o->injection_only = 1;
         else if (!strcmp(argv[i], "--iters")) dst = &o->iters;
         else if (!strcmp(argv[i], "--lat-iters")) dst = &o->lat_iters;
         else if (!strcmp(argv[i], "--batch")) dst = &o->batch;
@@ -617,23 +604,17 @@ int main(int argc, char **argv)
     bench_transport_of(ep, 1 - rank, seg, transport, sizeof(transport));
 
     /* calibrate the timer before the passes that time calls themselves */
-    if (!o.injection_only) {
-        OK(weft_prof_select("all"));
-        OK(weft_prof_select("0"));
-    }
+    OK(weft_prof_select("all"));
+    OK(weft_prof_select("0"));
     /* warm-up: connections, keys, caches */
     inject(ep, seg, o.iters / 4 + 1, o.batch, CALLS_NONE);
-    if (!o.injection_only) {
-        pingpong(ep, o.lat_iters / 4 + 1);
-        raw_pingpong(w, peer, o.lat_iters / 4 + 1, TIME_NONE);
-    }
+    pingpong(ep, o.lat_iters / 4 + 1);
+    raw_pingpong(w, peer, o.lat_iters / 4 + 1, TIME_NONE);
     for (long r = 0; r < o.rounds; r++) {
         injection_round(ep, seg, &o, &in);
-        if (!o.injection_only)
-            latency_round(ep, w, peer, &o, &la);
+        latency_round(ep, w, peer, &o, &la);
     }
-    if (!o.injection_only)
-        collect_points(ep, seg, &o, points);
+    collect_points(ep, seg, &o, points);
     if (rank == 0) {
         if (o.json && (f = fopen(o.json, "w")) == NULL) {
             fprintf(stderr, "weft_bench_breakdown: cannot write %s\n", o.json);

@@ -154,7 +154,9 @@ put_nbi_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
         return st;
     WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     if (t.local) {
+        WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
         direct_copy(t.local, src, n);
+        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
         return WEFT_OK;
     }
     WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
