@@ -5,7 +5,7 @@
  * at a time (docs/breakdown.md has the method and every field).
  *
  *   mpirun -np 2 weft_bench_breakdown [--json FILE] [--iters N] [--lat-iters N]
- *                                     [--batch Q] [--rounds R] [--injection-only]
+ *                                     [--batch Q] [--rounds R]
  *
  * Injection (rank 0 puts to rank 1): N weft_put_nbi of 8 bytes, a
  * weft_progress every Q puts (the completion batch of Eq. 1/2), one
@@ -16,9 +16,8 @@
  *
  * Each of R rounds measures the observed figures (profiling off), then
  * each component in a pass of its own with only its point selected, so
- * that no timer disturbs another component; the JSON holds the lowest
- * value of each over the rounds.  --injection-only measures the observed injection only,
- * which also runs against libweft_noprof (weft bench profcost).
+ * that no timer disturbs another component; the JSON holds the median
+ * value of each over the rounds.
  */
 #include "common.h"
 #include "prof/prof.h"
@@ -38,7 +37,6 @@
 struct opts {
     const char *json;
     long iters, lat_iters, batch, rounds;
-    int injection_only;
 };
 
 static int rank, nranks;
@@ -55,9 +53,8 @@ static void die(const char *what, weft_status_t st)
 
 /* ---- figures over rounds ---------------------------------------------- */
 
-/* Each figure is measured once per round; the JSON gives the lowest, the
- * round least disturbed by the other programs of a shared machine, and
- * keeps the observed figures of every round.  Within a pass, observed
+/* Each figure is measured once per round; the JSON gives the median over
+ * rounds, and keeps the observed figures of every round.  Within a pass, observed
  * figures are medians of timed chunks or round trips and components are
  * trimmed means of their samples (times count), so that the moments the
  * scheduler takes a rank away count in neither. */
@@ -66,22 +63,24 @@ struct series {
     int n;
 };
 
-static double lowest(const struct series *s)
-{
-    double m = s->n ? s->v[0] : 0;
-
-    for (int i = 1; i < s->n; i++)
-        if (s->v[i] < m)
-            m = s->v[i];
-    return m;
-}
-
 static double samples[MAX_SAMPLES];
 
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Median over rounds. */
+static double mid(const struct series *s)
+{
+    double t[MAX_ROUNDS];
+
+    if (s->n == 0)
+        return 0;
+    memcpy(t, s->v, sizeof(double) * (size_t)s->n);
+    qsort(t, (size_t)s->n, sizeof(double), cmp_double);
+    return s->n % 2 ? t[s->n / 2] : 0.5 * (t[s->n / 2 - 1] + t[s->n / 2]);
 }
 
 /* Median of samples[0, n), which it sorts. */
@@ -99,20 +98,29 @@ static void push(struct series *s, double v)
         s->v[s->n++] = v;
 }
 
-/* A point's time per message of n: its trimmed mean times its count,
- * summed over both ranks when both (rank 0 gets the sum). */
-static double per_message(const char *point, long n, int both)
+/* A point's time per message of n on rank 0: its trimmed mean times its
+ * count, over n. */
+static double per_message(const char *point, long n)
 {
     weft_prof_stat_t s;
-    double mine, sum;
 
     OK(weft_prof_stat(point, &s));
-    mine = s.count ? s.trimmed_mean_ns * (double)s.count : 0;
-    if (!both)
-        return mine / (double)n;
+    return s.count ? s.trimmed_mean_ns * (double)s.count / (double)n : 0;
+}
+
+/* A point's time per sample over both ranks (rank 0 gets it): the
+ * count-weighted median, as robust as the observed latency's. */
+static double per_sample(const char *point)
+{
+    weft_prof_stat_t s;
+    double mine[2], sum[2];
+
+    OK(weft_prof_stat(point, &s));
+    mine[0] = s.count ? s.median_ns * (double)s.count : 0;
+    mine[1] = (double)s.count;
     OK(weft_barrier(ctx));
-    MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    return sum / (double)n;
+    MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    return sum[1] > 0 ? sum[0] / sum[1] : 0;
 }
 
 /* Select one point (or none: "0") on both ranks and forget old samples.
@@ -137,14 +145,20 @@ static long chunk_of(long n, long q)
     return c < n ? c : n;
 }
 
+/* What inject() times around weft's calls, besides the chunks. */
+enum { CALLS_NONE, CALLS_POST, CALLS_PROGRESS };
+
 /* Rank 0: n puts with a progress every q, timed by chunks; rank 1 serves
  * them until rank 0 signals the end.  Returns rank 0's median ns per put
  * over the chunks; the final flush is outside them, and outside the
- * components too. */
-static double inject(weft_ep_t ep, weft_seg_t seg, long n, long q)
+ * components too.  With `calls`, each weft_put_nbi (recorded as HLP_post)
+ * or each weft_progress (as HLP_tx_prog) is timed from the caller, with no
+ * library point selected: the paper's way of finding a layer's own time,
+ * the call minus what it calls. */
+static double inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int calls)
 {
-    uint64_t src = 42;
-    long chunk = chunk_of(n, q), k = 0;
+    uint64_t src = 42, c = 0;
+    long chunk = chunk_of(n, q), k = 0, to_progress = q, to_chunk = chunk;
     double last, now, ns = 0;
 
     OK(weft_barrier(ctx));
@@ -152,10 +166,21 @@ static double inject(weft_ep_t ep, weft_seg_t seg, long n, long q)
     if (rank == 0) {
         last = bench_now();
         for (long i = 0; i < n; i++) {
+            if (calls == CALLS_POST)
+                c = weft__prof_start();
             OK(weft_put_nbi(ep, 1, seg, (size_t)(i & 63) * 8, &src, 8));
-            if ((i + 1) % q == 0)
+            if (calls == CALLS_POST)
+                weft__prof_record(WEFT__PROF_HLP_POST, weft__prof_stop() - c);
+            if (--to_progress == 0) {
+                to_progress = q;
+                if (calls == CALLS_PROGRESS)
+                    c = weft__prof_start();
                 OK(weft_progress(ep, NULL));
-            if ((i + 1) % chunk == 0) {
+                if (calls == CALLS_PROGRESS)
+                    weft__prof_record(WEFT__PROF_HLP_TX_PROG, weft__prof_stop() - c);
+            }
+            if (--to_chunk == 0) {
+                to_chunk = chunk;
                 now = bench_now();
                 samples[k++] = 1e9 * (now - last) / (double)chunk;
                 last = now;
@@ -178,14 +203,17 @@ static double inject(weft_ep_t ep, weft_seg_t seg, long n, long q)
 static double inject_loop_only(long n, long q)
 {
     uint64_t src = 42;
-    long chunk = chunk_of(n, q), k = 0;
+    long chunk = chunk_of(n, q), k = 0, to_progress = q, to_chunk = chunk;
     double last = bench_now(), now;
 
     for (long i = 0; i < n; i++) {
         bench_nop_post(NULL, 1, NULL, (size_t)(i & 63) * 8, &src, 8);
-        if ((i + 1) % q == 0)
+        if (--to_progress == 0) {
+            to_progress = q;
             bench_nop_progress(NULL, NULL);
-        if ((i + 1) % chunk == 0) {
+        }
+        if (--to_chunk == 0) {
+            to_chunk = chunk;
             now = bench_now();
             samples[k++] = 1e9 * (now - last) / (double)chunk;
             last = now;
@@ -195,41 +223,46 @@ static double inject_loop_only(long n, long q)
 }
 
 struct injection {
-    struct series observed, hlp_post, llp_post, llp_prog, tx_prog, busy, misc;
+    struct series observed, post_call, prog_call, hlp_post, llp_post, llp_prog, tx_prog, busy, misc;
 };
 
 static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct opts *o, struct injection *r)
 {
-    long n = o->iters;
+    long n = o->iters, q = o->batch;
 
     select_only("0");
-    push(&r->observed, inject(ep, seg, n, o->batch));
-    if (o->injection_only)
-        return;
-    push(&r->misc, inject_loop_only(n, o->batch));
+    push(&r->observed, inject(ep, seg, n, q, CALLS_NONE));
+    push(&r->misc, inject_loop_only(n, q));
+
+    /* whole calls, timed by the caller (no library point selected) */
+    select_only("0");
+    inject(ep, seg, n, q, CALLS_POST);
+    push(&r->post_call, per_message("HLP_post", n));
+    select_only("0");
+    inject(ep, seg, n, q, CALLS_PROGRESS);
+    push(&r->prog_call, per_message("HLP_tx_prog", n));
 
     select_only("HLP_post");
-    inject(ep, seg, o->iters, o->batch);
-    push(&r->hlp_post, per_message("HLP_post", n, 0));
+    inject(ep, seg, n, q, CALLS_NONE);
+    push(&r->hlp_post, per_message("HLP_post", n));
 
     select_only("LLP_post");
-    inject(ep, seg, o->iters, o->batch);
-    push(&r->llp_post, per_message("LLP_post", n, 0));
+    inject(ep, seg, n, q, CALLS_NONE);
+    push(&r->llp_post, per_message("LLP_post", n));
 
     /* LLP_prog's region also times the calls that found nothing (LLP_poll);
-     * the completion callbacks inside it are HLP_tx_prog, removed below */
+     * the completion callbacks inside it are HLP_tx_prog */
     select_only("LLP_prog");
-    inject(ep, seg, o->iters, o->batch);
-    push(&r->llp_prog, per_message("LLP_prog", n, 0) + per_message("LLP_poll", n, 0));
+    inject(ep, seg, n, q, CALLS_NONE);
+    push(&r->llp_prog, per_message("LLP_prog", n) + per_message("LLP_poll", n));
 
     select_only("HLP_tx_prog");
-    inject(ep, seg, o->iters, o->batch);
-    push(&r->tx_prog, per_message("HLP_tx_prog", n, 0));
-    r->llp_prog.v[r->llp_prog.n - 1] -= r->tx_prog.v[r->tx_prog.n - 1];
+    inject(ep, seg, n, q, CALLS_NONE);
+    push(&r->tx_prog, per_message("HLP_tx_prog", n));
 
     select_only("busy_post");
-    inject(ep, seg, o->iters, o->batch);
-    push(&r->busy, per_message("busy_post", n, 0));
+    inject(ep, seg, n, q, CALLS_NONE);
+    push(&r->busy, per_message("busy_post", n));
     select_only("0");
 }
 
@@ -350,14 +383,8 @@ static double raw_pingpong(ucp_worker_h w, ucp_ep_h peer, long n, int what)
 
 struct latency {
     struct series observed, hlp_post, llp_post, llp_prog, rx_prog;
-    struct series raw, raw_post, raw_prog, transfer;
+    struct series raw, raw_post, raw_prog;
 };
-
-/* Per one-way message: over both ranks, of 2n messages. */
-static double per_msg(const char *point, long n)
-{
-    return per_message(point, 2 * n, 1);
-}
 
 static void latency_round(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, const struct opts *o,
                           struct latency *r)
@@ -370,28 +397,26 @@ static void latency_round(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, const str
 
     select_only("HLP_post");
     pingpong(ep, n);
-    push(&r->hlp_post, per_msg("HLP_post", n));
+    push(&r->hlp_post, per_sample("HLP_post"));
     select_only("LLP_post");
     pingpong(ep, n);
-    push(&r->llp_post, per_msg("LLP_post", n));
+    push(&r->llp_post, per_sample("LLP_post"));
     select_only("HLP_rx_prog");
     pingpong(ep, n);
-    push(&r->rx_prog, per_msg("HLP_rx_prog", n));
+    push(&r->rx_prog, per_sample("HLP_rx_prog"));
     /* only the progress calls that returned events: those that found
      * nothing overlap the transfer; the AM delivery inside is HLP_rx_prog */
     select_only("LLP_prog");
     pingpong(ep, n);
-    push(&r->llp_prog, per_msg("LLP_prog", n) - r->rx_prog.v[r->rx_prog.n - 1]);
+    push(&r->llp_prog, per_sample("LLP_prog"));
 
     /* the probe times its own calls; no weft point is selected */
     select_only("0");
     raw_pingpong(w, peer, n, TIME_POST);
-    push(&r->raw_post, per_msg("LLP_post", n));
+    push(&r->raw_post, per_sample("LLP_post"));
     select_only("0");
     raw_pingpong(w, peer, n, TIME_PROG);
-    push(&r->raw_prog, per_msg("LLP_prog", n));
-    push(&r->transfer, r->raw.v[r->raw.n - 1] - r->raw_post.v[r->raw_post.n - 1] -
-                           r->raw_prog.v[r->raw_prog.n - 1]);
+    push(&r->raw_prog, per_sample("LLP_prog"));
 }
 
 /* The points of the injection benchmark, each from a pass with only it
@@ -407,7 +432,7 @@ static void collect_points(weft_ep_t ep, weft_seg_t seg, const struct opts *o,
         if (i == 3)
             continue;
         select_only(point_names[i]);
-        inject(ep, seg, o->iters, o->batch);
+        inject(ep, seg, o->iters, o->batch, CALLS_NONE);
         OK(weft_prof_stat(point_names[i], &s[i]));
         if (i == 2)
             OK(weft_prof_stat("LLP_poll", &s[3]));
@@ -430,7 +455,13 @@ static void points_json(FILE *f, const weft_prof_stat_t *s)
 
 static void put_series(FILE *f, const char *name, const struct series *s, const char *sep)
 {
-    fprintf(f, "\"%s\": %.3f%s", name, lowest(s), sep);
+    fprintf(f, "\"%s\": %.3f%s", name, mid(s), sep);
+}
+
+/* A figure derived from others, from their values in the JSON. */
+static void put_value(FILE *f, const char *name, double v, const char *sep)
+{
+    fprintf(f, "\"%s\": %.3f%s", name, v, sep);
 }
 
 static void put_rounds(FILE *f, const char *name, const struct series *s)
@@ -446,12 +477,18 @@ static void write_json(FILE *f, const struct opts *o, const char *transport,
                        const weft_prof_stat_t *points)
 {
     double ghz = 0, ovh = 0;
+    /* The probe's latency not explained by its own calls.  When its calls
+     * are longer than its latency, part of the post overlaps the transfer
+     * (TCP loopback delivers inside the sender's send, shared memory shows
+     * the message before the post returns): that overlap is counted once,
+     * taken off LLP_post, and the transfer is 0. */
+    double residual = mid(&la->raw) - mid(&la->raw_post) - mid(&la->raw_prog);
+    double overlap = residual < 0 ? -residual : 0, transfer = residual < 0 ? 0 : residual;
 
-    if (!o->injection_only)
-        OK(weft_prof_timer(&ghz, &ovh));
+    OK(weft_prof_timer(&ghz, &ovh));
     fprintf(f, "{\n  \"benchmark\": \"breakdown\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
                "  \"ucx_tls\": \"%s\",\n  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n"
-               "  \"statistic\": \"lowest over rounds\",\n"
+               "  \"statistic\": \"median over rounds\",\n"
                "  \"timer\": {\"tsc_ghz\": %.6f, \"overhead_ns\": %.3f},\n",
             nranks, transport, getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", o->iters,
             o->lat_iters, o->rounds, ghz, ovh);
@@ -459,41 +496,48 @@ static void write_json(FILE *f, const struct opts *o, const char *transport,
     put_series(f, "observed_ns", &in->observed, ", ");
     fprintf(f, "\"batch\": %ld, ", o->batch);
     put_rounds(f, "observed_rounds_ns", &in->observed);
-    if (!o->injection_only) {
-        fprintf(f, ",\n    \"components_ns\": {");
-        put_series(f, "HLP_post", &in->hlp_post, ", ");
-        put_series(f, "LLP_post", &in->llp_post, ", ");
-        put_series(f, "LLP_prog", &in->llp_prog, ", ");
-        put_series(f, "HLP_tx_prog", &in->tx_prog, ", ");
-        put_series(f, "busy_post", &in->busy, ", ");
-        put_series(f, "misc", &in->misc, "}");
-    }
+    fprintf(f, ",\n    \"components_ns\": {");
+    /* the callbacks inside the progress calls are HLP_tx_prog */
+    put_series(f, "HLP_post", &in->hlp_post, ", ");
+    put_series(f, "LLP_post", &in->llp_post, ", ");
+    put_value(f, "LLP_prog", mid(&in->llp_prog) - mid(&in->tx_prog), ", ");
+    put_series(f, "HLP_tx_prog", &in->tx_prog, ", ");
+    put_series(f, "busy_post", &in->busy, ", ");
+    put_series(f, "misc", &in->misc, "}");
+    fprintf(f, ",\n    \"calls_ns\": {");
+    put_series(f, "weft_put_nbi", &in->post_call, ", ");
+    put_series(f, "weft_progress", &in->prog_call, ", ");
+    put_value(f, "HLP_post_by_subtraction", mid(&in->post_call) - mid(&in->llp_post) - mid(&in->busy), ", ");
+    put_value(f, "HLP_tx_prog_by_subtraction",
+              mid(&in->prog_call) - mid(&in->llp_prog) + mid(&in->tx_prog), "}");
     fprintf(f, "}");
-    if (!o->injection_only) {
-        fprintf(f, ",\n  \"latency\": {");
-        put_series(f, "observed_ns", &la->observed, ", ");
-        put_rounds(f, "observed_rounds_ns", &la->observed);
-        fprintf(f, ",\n    \"components_ns\": {");
-        put_series(f, "HLP_post", &la->hlp_post, ", ");
-        put_series(f, "LLP_post", &la->llp_post, ", ");
-        put_series(f, "transfer", &la->transfer, ", ");
-        put_series(f, "LLP_prog", &la->llp_prog, ", ");
-        put_series(f, "HLP_rx_prog", &la->rx_prog, "}");
-        fprintf(f, ",\n    \"probe\": {");
-        put_series(f, "raw_observed_ns", &la->raw, ", ");
-        put_series(f, "raw_LLP_post_ns", &la->raw_post, ", ");
-        put_series(f, "raw_LLP_prog_ns", &la->raw_prog, ", ");
-        put_series(f, "transfer_ns", &la->transfer, "}");
-        fprintf(f, "}");
-        points_json(f, points);
-    }
+    fprintf(f, ",\n  \"latency\": {");
+    put_series(f, "observed_ns", &la->observed, ", ");
+    put_rounds(f, "observed_rounds_ns", &la->observed);
+    fprintf(f, ",\n    \"components_ns\": {");
+    put_series(f, "HLP_post", &la->hlp_post, ", ");
+    put_value(f, "LLP_post", mid(&la->llp_post) - overlap, ", ");
+    put_value(f, "transfer", transfer, ", ");
+    /* the AM delivery inside the progress call is HLP_rx_prog */
+    put_value(f, "LLP_prog", mid(&la->llp_prog) - mid(&la->rx_prog), ", ");
+    put_series(f, "HLP_rx_prog", &la->rx_prog, "}");
+    fprintf(f, ",\n    \"probe\": {");
+    put_series(f, "raw_observed_ns", &la->raw, ", ");
+    put_series(f, "raw_LLP_post_ns", &la->raw_post, ", ");
+    put_series(f, "raw_LLP_prog_ns", &la->raw_prog, ", ");
+    put_value(f, "residual_ns", residual, ", ");
+    put_value(f, "overlap_ns", overlap, ", ");
+    put_series(f, "LLP_post_ns", &la->llp_post, ", ");
+    put_value(f, "transfer_ns", transfer, "}");
+    fprintf(f, "}");
+    points_json(f, points);
     fprintf(f, "\n}\n");
 }
 
 static void usage(void)
 {
     fprintf(stderr, "usage: mpirun -np 2 weft_bench_breakdown [--json FILE] [--iters N] "
-                    "[--lat-iters N] [--batch Q] [--rounds R] [--injection-only]\n");
+                    "[--lat-iters N] [--batch Q] [--rounds R]\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -503,11 +547,9 @@ static int parse(int argc, char **argv, struct opts *o)
     o->lat_iters = 20000;
     o->batch = 16;
     o->rounds = 5;
-    o->injection_only = 0;
     for (int i = 1; i < argc; i++) {
         long *dst = NULL;
         if (!strcmp(argv[i], "--json") && i + 1 < argc) o->json = argv[++i];
-        else if (!strcmp(argv[i], "--injection-only")) o->injection_only = 1;
         else if (!strcmp(argv[i], "--iters")) dst = &o->iters;
         else if (!strcmp(argv[i], "--lat-iters")) dst = &o->lat_iters;
         else if (!strcmp(argv[i], "--batch")) dst = &o->batch;
@@ -561,19 +603,18 @@ int main(int argc, char **argv)
     OK(weft_barrier(ctx));
     bench_transport_of(ep, 1 - rank, seg, transport, sizeof(transport));
 
+    /* calibrate the timer before the passes that time calls themselves */
+    OK(weft_prof_select("all"));
+    OK(weft_prof_select("0"));
     /* warm-up: connections, keys, caches */
-    inject(ep, seg, o.iters / 4 + 1, o.batch);
-    if (!o.injection_only) {
-        pingpong(ep, o.lat_iters / 4 + 1);
-        raw_pingpong(w, peer, o.lat_iters / 4 + 1, TIME_NONE);
-    }
+    inject(ep, seg, o.iters / 4 + 1, o.batch, CALLS_NONE);
+    pingpong(ep, o.lat_iters / 4 + 1);
+    raw_pingpong(w, peer, o.lat_iters / 4 + 1, TIME_NONE);
     for (long r = 0; r < o.rounds; r++) {
         injection_round(ep, seg, &o, &in);
-        if (!o.injection_only)
-            latency_round(ep, w, peer, &o, &la);
+        latency_round(ep, w, peer, &o, &la);
     }
-    if (!o.injection_only)
-        collect_points(ep, seg, &o, points);
+    collect_points(ep, seg, &o, points);
     if (rank == 0) {
         if (o.json && (f = fopen(o.json, "w")) == NULL) {
             fprintf(stderr, "weft_bench_breakdown: cannot write %s\n", o.json);

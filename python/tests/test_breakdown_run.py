@@ -31,7 +31,7 @@ DOCUMENT: dict[str, Any] = {
         "components_ns": {"HLP_post": 20.0, "LLP_post": 80.0, "transfer": 200.0, "LLP_prog": 100.0,
                           "HLP_rx_prog": 20.0},
     },
-    "points": {"HLP_post": {"count": 10, "total_ns": 100.0, "min_ns": 8.0, "median_ns": 10.0}},
+    "points": {"HLP_post": {"count": 10, "total_ns": 100.0, "min_ns": 8.0, "median_ns": 10.0, "trimmed_mean_ns": 9.5}},
 }
 
 
@@ -145,6 +145,7 @@ def test_measure_shm_tiny(monkeypatch: pytest.MonkeyPatch) -> None:
 @NEEDS_BENCH
 def test_profcost_runs_both_libraries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
-    fields = bench_profcost.measure("shm", 2, rounds=2, iters=5000, inner=1, timeout=120)
+    fields = bench_profcost.measure("direct", 2, rounds=2, iters=5000, timeout=120)
     assert set(fields["ns_per_put"]) == {"prof", "noprof"}
+    assert all(len(values) == 2 and min(values) > 0 for values in fields["ns_per_put"].values())
     assert len(fields["ratios"]) == 2 and fields["ratio"] > 0

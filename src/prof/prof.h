@@ -91,12 +91,21 @@ void weft__prof_busy_end(uint64_t start);
     uint64_t v = __builtin_expect(weft__prof_mask & (1u << (point)), 0) ? weft__prof_start() : 0
 #define WEFT_PROF_END(v, point) \
     do { if (__builtin_expect(v != 0, 0)) weft__prof_record((point), weft__prof_stop() - v); } while (0)
+/* The same in a body instantiated with and without points: `traced` is a
+ * constant, so the untraced instance has no trace code at all. */
+#define WEFT_PROF_BEGIN_IF(traced, v, point) \
+    uint64_t v = (traced) && __builtin_expect(weft__prof_mask & (1u << (point)), 0) ? weft__prof_start() : 0
+/* Whether any point is selected: the one branch of a path that has a
+ * traced and an untraced instance. */
+#define WEFT_PROF_ANY() __builtin_expect(weft__prof_mask != 0, 0)
 #define WEFT_PROF_BUSY_BEGIN(v) \
     uint64_t v = __builtin_expect(weft__prof_mask != 0, 0) ? weft__prof_busy_begin() : 0
 #define WEFT_PROF_BUSY_END(v) \
     do { if (__builtin_expect(v != 0, 0)) weft__prof_busy_end(v); } while (0)
 #else
 #define WEFT_PROF_BEGIN(v, point) ((void)0)
+#define WEFT_PROF_BEGIN_IF(traced, v, point) ((void)0)
+#define WEFT_PROF_ANY() 0
 #define WEFT_PROF_END(v, point) ((void)0)
 #define WEFT_PROF_BUSY_BEGIN(v) ((void)0)
 #define WEFT_PROF_BUSY_END(v) ((void)0)

@@ -32,17 +32,14 @@ struct target {
  * as fast as the alternatives tried (bench/README: non-temporal stores). */
 static inline void direct_copy(void *dst, const void *src, size_t n)
 {
-    WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
-
     if (WEFT__LIKELY(n == sizeof(uint64_t))) {
         uint64_t v;
 
         memcpy(&v, src, sizeof(v));
         memcpy(dst, &v, sizeof(v));
-    } else {
-        memcpy(dst, src, n);
+        return;
     }
-    WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
+    memcpy(dst, src, n);
 }
 
 static __attribute__((noinline)) weft_status_t
@@ -157,7 +154,9 @@ put_nbi_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
         return st;
     WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     if (t.local) {
+        WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
         direct_copy(t.local, src, n);
+        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
         return WEFT_OK;
     }
     WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
@@ -166,26 +165,48 @@ put_nbi_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
     return weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
 }
 
-weft_status_t weft_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
-                           const void *src, size_t n)
+/* weft_put_nbi's body, with trace points when `traced` (a constant): the
+ * untraced instance has none, so the injection path pays one branch for
+ * profiling (in weft_put_nbi), not one per point. */
+static inline __attribute__((always_inline)) weft_status_t
+put_nbi_body(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src, size_t n,
+             const int traced)
 {
     struct target t;
     ucs_status_ptr_t sp;
-    WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_POST);
+    WEFT_PROF_BEGIN_IF(traced, hlp, WEFT__PROF_HLP_POST);
+
+    (void)traced;  /* unused when the points are compiled out */
 
     if (WEFT__UNLIKELY(!fast_target(ep, rank, seg, off, n, src, &t)))
         return put_nbi_slow(ep, rank, seg, off, src, n);
     WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     if (t.local) {
+        WEFT_PROF_BEGIN_IF(traced, copy, WEFT__PROF_DIRECT_COPY);
         direct_copy(t.local, src, n);
+        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
         return WEFT_OK;
     }
-    WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
+    WEFT_PROF_BEGIN_IF(traced, llp, WEFT__PROF_LLP_POST);
     sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi);
     WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
     if (WEFT__LIKELY(sp == NULL))
         return WEFT_OK;
-    return weft__ep_track(ep, sp, __func__, "ucp_put_nbx");
+    return weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
+}
+
+static __attribute__((noinline)) weft_status_t
+put_nbi_traced(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src, size_t n)
+{
+    return put_nbi_body(ep, rank, seg, off, src, n, 1);
+}
+
+weft_status_t weft_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                           const void *src, size_t n)
+{
+    if (WEFT_PROF_ANY())
+        return put_nbi_traced(ep, rank, seg, off, src, n);
+    return put_nbi_body(ep, rank, seg, off, src, n, 0);
 }
 
 weft_status_t weft_get_nbi(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off,
