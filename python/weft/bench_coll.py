@@ -72,7 +72,10 @@ def _run_bench(argv_prefix: list[str], op: str, sizes: str, iters: int, runner_f
         output = Path(tmp) / "coll.json"
         runner_fn([*argv_prefix, "--json", str(output), "--op", op, "--sizes", sizes,
                    "--iters", str(iters)], timeout)
-        data = results.read_json(output)
+        try:
+            data = results.read_json(output)
+        except WeftError as error:
+            raise WeftError(f"{error}\n  the file:\n{output.read_text(errors='replace')}") from None
     if not isinstance(data, dict) or not data.get("verified"):
         raise WeftError(f"weft_bench_coll {op}: results not verified")
     factors(data["points"])
