@@ -275,8 +275,8 @@ def run(p: Platform, program: Path, args: list[str], cfg: dict[str, str], timeou
     # its own, so that simulations run side by side do not share copies.
     with tempfile.TemporaryDirectory(prefix="weft-smpi-") as tmp:
         argv = [smpirun(), "-np", str(p.cores), "-platform", str(p.path), "-hostfile", str(hostfile),
-                f"--cfg=smpi/tmpdir:{tmp}", "--cfg=smpi/display-timing:0", "--cfg=smpi/bw-factor:65472:1",
-                "--cfg=smpi/lat-factor:65472:1", "--log=root.thres:critical",
+                f"--cfg=smpi/tmpdir:{tmp}", "--cfg=smpi/display-timing:0", "--cfg=smpi/bw-factor:0:1",
+                "--cfg=smpi/lat-factor:0:1", "--log=root.thres:critical",
                 *(f"--cfg={key}:{value}" for key, value in cfg.items()), str(program), *args]
         runner.run_program(argv, env=env, timeout=timeout)
 
