@@ -22,6 +22,7 @@ measurements of the paper's machines, which we do not have.
 from __future__ import annotations
 
 import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -270,11 +271,14 @@ def run(p: Platform, program: Path, args: list[str], cfg: dict[str, str], timeou
            "WEFT_TOPO_NODE": _node_list(hosts)}
     if p.switches:
         env["WEFT_TOPO_SLURM_CONF"] = str(p.path.with_suffix(".topology.conf"))
-    argv = [smpirun(), "-np", str(p.cores), "-platform", str(p.path), "-hostfile", str(hostfile),
-            "--cfg=smpi/display-timing:0", "--cfg=smpi/bw-factor:65472:1",
-            "--cfg=smpi/lat-factor:65472:1", "--log=root.thres:critical",
-            *(f"--cfg={key}:{value}" for key, value in cfg.items()), str(program), *args]
-    runner.run_program(argv, env=env, timeout=timeout)
+    # Privatisation copies the program per rank into tmpdir: a directory of
+    # its own, so that simulations run side by side do not share copies.
+    with tempfile.TemporaryDirectory(prefix="weft-smpi-") as tmp:
+        argv = [smpirun(), "-np", str(p.cores), "-platform", str(p.path), "-hostfile", str(hostfile),
+                f"--cfg=smpi/tmpdir:{tmp}", "--cfg=smpi/display-timing:0", "--cfg=smpi/bw-factor:0:1",
+                "--cfg=smpi/lat-factor:0:1", "--log=root.thres:critical",
+                *(f"--cfg={key}:{value}" for key, value in cfg.items()), str(program), *args]
+        runner.run_program(argv, env=env, timeout=timeout)
 
 
 def _node_list(hosts: list[str]) -> str:
