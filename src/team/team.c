@@ -3,16 +3,23 @@
 #include "team.h"
 #include "runtime/runtime.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <weft_mpi.h>
 
 #define TEAM_ALIVE 0x7465616d /* "team" */
 
 struct weft__team {
-    uint32_t   magic;
-    weft_ctx_t ctx;
-    MPI_Comm   comm;
+    uint32_t           magic;
+    weft_ctx_t         ctx;
+    MPI_Comm           comm;
+    struct weft__team *next_shell;
 };
+
+/* A freed team stays as a shell, as contexts do, so that a second free or
+ * a call through a stale copy of the handle is reported, not undefined. */
+static pthread_mutex_t    shells_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct weft__team *shells;
 
 static weft_status_t team_check(weft_team_t team, const char *fn)
 {
@@ -30,7 +37,7 @@ static weft_status_t team_wrap(weft_ctx_t ctx, MPI_Comm comm, weft_team_t *team,
         MPI_Comm_free(&comm);
         return weft__error(WEFT_ERR_NO_MEMORY, fn, "out of memory for a team");
     }
-    *t = (struct weft__team){.magic = TEAM_ALIVE, .ctx = ctx, .comm = comm};
+    *t = (struct weft__team){.magic = TEAM_ALIVE, .ctx = ctx, .comm = comm, .next_shell = NULL};
     *team = t;
     return WEFT_OK;
 }
@@ -158,7 +165,10 @@ weft_status_t weft_team_free(weft_team_t *team)
     /* After MPI_Finalize the communicator is gone with MPI. */
     if (!finalized)
         MPI_Comm_free(&(*team)->comm);
-    free(*team);
+    pthread_mutex_lock(&shells_lock);
+    (*team)->next_shell = shells;
+    shells = *team;
+    pthread_mutex_unlock(&shells_lock);
     *team = WEFT_TEAM_NULL;
     return WEFT_OK;
 }

@@ -67,6 +67,28 @@ int main(int argc, char **argv)
     expect_message("WEFT_SHM");
     unsetenv("WEFT_SHM");
 
+    /* every variable, each kind of malformed value */
+    static const struct { const char *var, *value, *says; } bad_settings[] = {
+        {"WEFT_CONNECT", "", "lazy, eager"},
+        {"WEFT_CONNECT", "lazy ", "lazy, eager"},
+        {"WEFT_PROGRESS_THREAD", "2", "not a boolean"},
+        {"WEFT_PROGRESS_INTERVAL_US", "0", "outside [1, 1000000]"},
+        {"WEFT_PROGRESS_INTERVAL_US", "1000001", "outside [1, 1000000]"},
+        {"WEFT_PROGRESS_INTERVAL_US", "12abc", "not a non-negative integer"},
+        {"WEFT_PROGRESS_INTERVAL_US", "99999999999999999999999", "not a non-negative integer"},
+        {"WEFT_VERBOSE", "yess", "not a boolean"},
+        {"WEFT_SHM", "2", "not a boolean"},
+    };
+    for (size_t i = 0; i < sizeof(bad_settings) / sizeof(bad_settings[0]); i++) {
+        setenv(bad_settings[i].var, bad_settings[i].value, 1);
+        FAILS(weft_config_init(&cfg), WEFT_ERR_CONFIG);
+        expect_message(bad_settings[i].var);
+        expect_message(bad_settings[i].says);
+        FAILS(weft_init(NULL, &ctx), WEFT_ERR_CONFIG);
+        unsetenv(bad_settings[i].var);
+    }
+    CHECK(((unsigned char *)&cfg)[0] == 0xab);
+
     OK(weft_init(NULL, &ctx));
     OK(weft_rank(ctx, &rank));
     OK(weft_nranks(ctx, &n));
@@ -155,6 +177,52 @@ int main(int argc, char **argv)
     FAILS(weft_put(ep, peer, NULL, 0, buf, 1), WEFT_ERR_SEG);
     FAILS(weft_seg_free(ctx, NULL), WEFT_ERR_SEG);
 
+    /* a freed segment as the signal word, NULL segments and endpoints */
+    FAILS(weft_put_signal_nb(ep, peer, seg, 0, buf, 8, seg2, 0, 1, &ev), WEFT_ERR_SEG);
+    FAILS(weft_atomic_add_nbi(ep, peer, seg2, 0, 1), WEFT_ERR_SEG);
+    FAILS(weft_atomic_cswap(ep, peer, seg2, 0, 0, 1, &old), WEFT_ERR_SEG);
+    FAILS(weft_signal_wait_until(ep, NULL, 0, 1, NULL), WEFT_ERR_SEG);
+    FAILS(weft_signal_wait_until(ep, seg2, 0, 1, NULL), WEFT_ERR_SEG);
+    FAILS(weft_signal_wait_until(NULL, seg, 0, 1, NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_get(NULL, buf, peer, seg, 0, 1), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_am_send(NULL, peer, 3, NULL, 0, NULL, 0), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_atomic_add_nbi(ep, n, seg, 0, 1), WEFT_ERR_RANK);
+    FAILS(weft_atomic_cswap(ep, -1, seg, 0, 0, 1, &old), WEFT_ERR_RANK);
+    FAILS(weft_put_signal_nb(ep, n, seg, 0, buf, 8, seg, 64, 1, &ev), WEFT_ERR_RANK);
+    FAILS(weft_put_signal_nb(ep, peer, seg, 0, buf, 8, seg, SEG, 1, &ev), WEFT_ERR_BOUNDS);
+    FAILS(weft_nranks(ctx, NULL), WEFT_ERR_INVALID_ARG);
+    OK(weft_wait_all(NULL, 0));
+    OK(weft_am_register(ctx, 3, NULL, NULL));
+    FAILS(weft_am_send(ep, peer, 3, NULL, 0, NULL, 0), WEFT_ERR_AM_ID);
+
+    /* a segment of another context is the wrong segment */
+    weft_ctx_t other;
+    weft_seg_t foreign;
+    OK(weft_init(NULL, &other));
+    OK(weft_seg_alloc(other, SEG, &foreign, NULL));
+    FAILS(weft_put(ep, peer, foreign, 0, buf, 1), WEFT_ERR_SEG);
+    expect_message("another context");
+    FAILS(weft_get_nb(ep, buf, peer, foreign, 0, 1, &ev), WEFT_ERR_SEG);
+    FAILS(weft_seg_free(ctx, foreign), WEFT_ERR_SEG);
+    OK(weft_seg_free(other, foreign));
+    OK(weft_finalize(other));
+
+    /* teams: NULL, freed, out of range, and a second free through a copy */
+    weft_team_t team, copy;
+    int tr;
+    FAILS(weft_team_world(ctx, NULL), WEFT_ERR_INVALID_ARG);
+    OK(weft_team_world(ctx, &team));
+    FAILS(weft_team_ctx_rank(team, n, &tr), WEFT_ERR_RANK);
+    FAILS(weft_team_ctx_rank(team, -1, &tr), WEFT_ERR_RANK);
+    FAILS(weft_team_rank(team, NULL), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_team_rank(NULL, &tr), WEFT_ERR_INVALID_ARG);
+    copy = team;
+    OK(weft_team_free(&team));
+    CHECK(team == WEFT_TEAM_NULL);
+    FAILS(weft_team_free(&copy), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_team_nranks(copy, &tr), WEFT_ERR_INVALID_ARG);
+    FAILS(weft_team_split_topology(copy, &team, NULL), WEFT_ERR_INVALID_ARG);
+
     /* the context still works after all of that */
     OK(weft_put(ep, peer, seg, 0, buf, 3));
     OK(weft_barrier(ctx));
@@ -175,6 +243,14 @@ int main(int argc, char **argv)
     FAILS(weft_progress(ep, NULL), WEFT_ERR_NOT_INIT);
     FAILS(weft_am_send(ep, peer, 3, NULL, 0, NULL, 0), WEFT_ERR_NOT_INIT);
     FAILS(weft_seg_query(seg, NULL, NULL), WEFT_ERR_SEG);
+    FAILS(weft_seg_free(ctx, seg), WEFT_ERR_NOT_INIT);
+    FAILS(weft_nranks(ctx, &n), WEFT_ERR_NOT_INIT);
+    FAILS(weft_am_register(ctx, 4, nop_handler, NULL), WEFT_ERR_NOT_INIT);
+    FAILS(weft_atomic_fetch_add(ep, peer, seg, 0, 1, &old), WEFT_ERR_NOT_INIT);
+    FAILS(weft_atomic_add_nbi(ep, peer, seg, 0, 1), WEFT_ERR_NOT_INIT);
+    FAILS(weft_put_signal_nb(ep, peer, seg, 0, buf, 8, seg, 64, 1, &ev), WEFT_ERR_NOT_INIT);
+    FAILS(weft_signal_wait_until(ep, seg, 0, 1, NULL), WEFT_ERR_NOT_INIT);
+    FAILS(weft_team_world(ctx, &team), WEFT_ERR_NOT_INIT);
 
     /* every status has a name */
     for (int s = WEFT_OK; s >= WEFT_ERR_UNSUPPORTED; s--)
