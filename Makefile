@@ -65,7 +65,8 @@ check-sanitizers: setup
 	@bash tests/fuzz/executions.sh $(ASAN_BUILD)
 
 # ThreadSanitizer over the tests that run several threads in a process
-# (the progress thread's, every test run with it, threads hammering atomics).
+# (endpoint pools under concurrent threads, the progress thread's, every
+# test run with it, threads hammering atomics).
 TSAN_TESTS = thread
 check-tsan: setup
 	cmake -S . -B $(TSAN_BUILD) $(SAN_CMAKE) -DWEFT_SANITIZE=thread
