@@ -1,10 +1,10 @@
-/* Threads of one process on the direct path, concurrently.  Each of
- * THREADS threads runs its own producer/consumer stream to the same thread
- * of the right neighbour through weft_ptr stores and release/acquire flags
- * (no endpoint involved), and adds to a shared counter of the neighbour
- * with weft_atomic_fetch_add on the default endpoint, which threads must
- * take in turn (one thread at a time).  Endpoints of their own per thread
- * are not in the API yet.  Needs every rank mapped (direct path on). */
+/* Threads of one process on the direct path, concurrently, each with an
+ * endpoint of its own (a "dedicated" pool).  Each of THREADS threads runs
+ * its own producer/consumer stream to the same thread of the right
+ * neighbour, alternating weft_ptr stores + a release flag with
+ * weft_put_signal_nb on its endpoint, and adds to a counter of the
+ * neighbour that every thread of every rank shares with
+ * weft_atomic_fetch_add.  Needs every rank mapped (direct path on). */
 #include "../common.h"
 
 #include <pthread.h>
@@ -27,16 +27,19 @@ struct layout {
 };
 
 static weft_ctx_t ctx;
-static weft_ep_t ep;
+static weft_ep_pool_t pool;
 static weft_seg_t seg;
 static struct layout *mine, *right_part;
 static int rank, n, right, left;
-static pthread_mutex_t ep_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void *lane_main(void *arg)
 {
     int t = (int)(intptr_t)arg;
     struct lane *out = &right_part->lanes[t], *in = &mine->lanes[t];
+    unsigned char buf[BLOCK];
+    weft_ep_t ep;
+
+    OK(weft_ep_get(pool, t, &ep));
 
     for (uint64_t i = 0; i < ITERS; i++) {
         unsigned tag = (unsigned)(((uint64_t)rank * THREADS + (uint64_t)t) * ITERS + i);
@@ -46,9 +49,18 @@ static void *lane_main(void *arg)
         /* the right neighbour's thread t has read block i - 1 */
         while (__atomic_load_n(&mine->lanes[t].ack, __ATOMIC_ACQUIRE) < i)
             sched_yield();  /* threads outnumber cores */
-        for (size_t k = 0; k < BLOCK; k++)
-            out->data[k] = test_pattern(tag, k);
-        __atomic_store_n(&out->flag, i + 1, __ATOMIC_RELEASE);
+        if (i % 2 == 0) {
+            for (size_t k = 0; k < BLOCK; k++)
+                out->data[k] = test_pattern(tag, k);
+            __atomic_store_n(&out->flag, i + 1, __ATOMIC_RELEASE);
+        } else {
+            weft_event_t ev;
+            for (size_t k = 0; k < BLOCK; k++)
+                buf[k] = test_pattern(tag, k);
+            OK(weft_put_signal_nb(ep, right, seg, offsetof(struct layout, lanes[t].data), buf, BLOCK,
+                                  seg, offsetof(struct layout, lanes[t].flag), 1, &ev));
+            CHECK(ev == WEFT_EVENT_NULL);  /* direct: born complete */
+        }
         /* block i from the left neighbour's thread t */
         while (__atomic_load_n(&in->flag, __ATOMIC_ACQUIRE) < i + 1)
             sched_yield();
@@ -57,11 +69,8 @@ static void *lane_main(void *arg)
         void *ack;
         OK(weft_ptr(ctx, left, seg, offsetof(struct layout, lanes[t].ack), &ack));
         __atomic_fetch_add((uint64_t *)ack, 1, __ATOMIC_RELEASE);
-        if (i % 16 == 0) {
-            pthread_mutex_lock(&ep_lock);
+        if (i % 16 == 0)
             OK(weft_atomic_fetch_add(ep, right, seg, offsetof(struct layout, counter), 1, &old));
-            pthread_mutex_unlock(&ep_lock);
-        }
     }
     return NULL;
 }
@@ -73,7 +82,8 @@ int main(void)
     OK(weft_init(NULL, &ctx));
     OK(weft_rank(ctx, &rank));
     OK(weft_nranks(ctx, &n));
-    OK(weft_ep_default(ctx, &ep));
+    weft_ep_pool_params_t params = {.nthreads = THREADS, .policy = "dedicated"};
+    OK(weft_ep_pool_create(ctx, &params, &pool));
     OK(weft_seg_alloc(ctx, sizeof(struct layout), &seg, (void **)&mine));
     right = (rank + 1) % n;
     left = (rank + n - 1) % n;
@@ -86,6 +96,7 @@ int main(void)
     CHECK(mine->counter == (uint64_t)THREADS * ((ITERS + 15) / 16));
     for (int t = 0; t < THREADS; t++)
         CHECK(mine->lanes[t].flag == ITERS && mine->lanes[t].ack == ITERS);
+    OK(weft_ep_pool_destroy(pool));
     OK(weft_seg_free(ctx, seg));
     OK(weft_finalize(ctx));
     if (rank == 0)
