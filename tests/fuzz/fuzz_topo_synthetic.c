@@ -18,7 +18,7 @@
 
 #define MAX_OBJECTS 2048
 
-/* The product of the decimal numbers of s: at least the number of objects
+/* The product of the numbers of s: at least the number of objects
  * of the deepest level it describes. */
 static int too_large(const char *s)
 {
@@ -29,9 +29,9 @@ static int too_large(const char *s)
             p++;
             continue;
         }
-        double v = 0;
-        while (isdigit((unsigned char)*p))
-            v = v * 10 + (*p++ - '0');
+        char  *end;
+        double v = (double)strtoull(p, &end, 0);  /* hwloc reads 0x... too */
+        p = end > p ? end : p + 1;
         if (v > 1)
             product *= v;
     }
