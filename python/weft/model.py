@@ -35,7 +35,7 @@ from weft.breakdown_model import CATEGORIES, KINDS, PATHS, PRESETS, Breakdown, C
     from_measurement, preset
 
 BENCHMARK = "breakdown"
-# The goal: the model within 10 % of the observation (the paper: 5 %).
+# weft's goal: the model within 10 % of the observation (the paper: 5 %).
 GOAL_ERROR = 10.0
 STRETCH_ERROR = 5.0
 
