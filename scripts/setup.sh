@@ -10,7 +10,7 @@ PKGS=(build-essential cmake pkg-config mpich libmpich-dev
       python3-venv python3-pip
       clang libclang-rt-14-dev valgrind)
 # SimGrid SMPI: the projection of the hierarchical collectives (weft project coll).
-PKGS+=(libsimgrid-dev simgrid)
+PKGS+=(libsimgrid-dev)
 
 missing=()
 for p in "${PKGS[@]}"; do
