@@ -14,8 +14,6 @@ Every run's C is checked bit for bit against a serial cblas_dgemm.
 from __future__ import annotations
 
 import argparse
-import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +24,8 @@ from rich.table import Column
 from rich.text import Text
 
 from weft import WeftError, report, results, runner
-from weft.bench_endpoints import (BASELINE, ENV, MLX5_KEYS, fmt_int, fmt_mib, fmt_model, mlx5_resources,
-                                  parse_threads)
+from weft.bench_endpoints import (BASELINE, add_run_options, fmt_int, fmt_mib, fmt_mlx5, fmt_objects,
+                                  parse_threads, run_pool_bench, show)
 
 BENCH = "bench/weft_bench_ga_dgemm"
 BENCHMARK = "dgemm"
@@ -49,16 +47,9 @@ def rows_of(run: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def measure(program: Path, threads: int, args: argparse.Namespace) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="weft-dgemm-") as tmp:
-        output = Path(tmp) / "dgemm.json"
-        argv = [str(program), "--threads", str(threads), "--policies", args.policies, "--n", str(args.n),
-                "--tile", str(args.tile), "--rounds", str(args.rounds), "--json", str(output)]
-        runner.run_mpi(threads + 1, argv, env=ENV, timeout=args.timeout)
-        run = results.read_json(output)
-    if not isinstance(run, dict):
-        raise WeftError("weft_bench_ga_dgemm output is not a JSON object")
-    for entry in run.get("results", []):
-        entry["mlx5"] = mlx5_resources(str(entry.get("policy")), threads)
+    run = run_pool_bench(program, BENCHMARK, threads + 1, threads,
+                         ["--policies", args.policies, "--n", str(args.n), "--tile", str(args.tile),
+                          "--rounds", str(args.rounds)], args.timeout)
     rows_of(run)
     return run
 
@@ -78,12 +69,11 @@ def run_report(document: dict[str, Any]) -> Group:
     )
     for r in rows:
         res = r.get("resources", {})
-        model = report.MISSING if r.get("mlx5") is None else "·".join(fmt_model(r["mlx5"], k) for k in MLX5_KEYS[:4])
         table.add_row(str(r["threads"]), r["policy"], report.fmt_number(r["gflops_median"]),
                       report.fmt_ratio(r["ratio"], 0.95) if r["policy"] != BASELINE else Text("1.00×"),
                       Text("yes", style="green") if r.get("verified") else Text("NO", style="bold red"),
-                      "·".join(fmt_int(res.get(k)) for k in ("ucx_contexts", "workers", "endpoints")),
-                      fmt_int(res.get("locks_per_put")), fmt_mib(res.get("rss_bytes")), model)
+                      fmt_objects(res), fmt_int(res.get("locks_per_put")), fmt_mib(res.get("rss_bytes")),
+                      fmt_mlx5(r.get("mlx5")))
     meta = document["metadata"]
     heading = Text.assemble(("DGEMM on endpoint pools", "bold"),
                             f" — {meta['hostname']}, {meta['cores']} cores, UCX path (WEFT_SHM=0)")
@@ -112,6 +102,7 @@ def chart(document: dict[str, Any], path: Path) -> Path:
 
 
 def command(args: argparse.Namespace) -> None:
+    path = None
     if args.last:
         document = results.load_latest(BENCHMARK)
     else:
@@ -120,13 +111,7 @@ def command(args: argparse.Namespace) -> None:
         runs = [measure(program, t, args) for t in runner.steps(threads, lambda t: f"weft_bench_ga_dgemm T={t}")]
         path = results.save(BENCHMARK, {"runs": runs}, transport="ucx", ranks=max(threads) + 1)
         document = results.load(path)
-    if args.json_only:
-        print(json.dumps(document, indent=2))
-        return
-    report.console.print(run_report(document))
-    if not args.last:
-        png = chart(document, path.with_suffix(".png"))
-        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+    show(document, path, args.json_only, run_report, chart)
     if not all(r.get("verified") for run in document["runs"] for r in rows_of(run)):
         raise WeftError("a DGEMM result did not match the serial dgemm")
 
@@ -143,8 +128,5 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--policies", default=DEFAULT_POLICIES, help=f"(default: {DEFAULT_POLICIES})")
     parser.add_argument("--n", type=int, default=512, help="matrix order (default: 512)")
     parser.add_argument("--tile", type=int, default=64, help="tile order, divides n (default: 64)")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default: 3)")
-    parser.add_argument("--timeout", type=float, default=600, metavar="S", help="seconds allowed per run")
-    parser.add_argument("--json-only", action="store_true", help="save the results and print them as JSON only")
-    parser.add_argument("--last", action="store_true", help="show the last saved results instead of measuring")
+    add_run_options(parser, rounds=3)
     parser.set_defaults(func=command)

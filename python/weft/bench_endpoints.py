@@ -22,6 +22,7 @@ import argparse
 import importlib
 import json
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,19 +114,29 @@ def goal(rows: list[Row]) -> dict[int, bool | None]:
     return verdict
 
 
-def measure(program: Path, threads: int, args: argparse.Namespace) -> dict[str, Any]:
-    """One weft_bench_endpoints run at T threads, with the mlx5 model added."""
-    with tempfile.TemporaryDirectory(prefix="weft-endpoints-") as tmp:
-        output = Path(tmp) / "endpoints.json"
-        argv = [str(program), "--threads", str(threads), "--policies", args.policies,
-                "--variants", args.variants, "--batch", str(args.batch), "--every", str(args.every),
-                "--secs", str(args.secs), "--rounds", str(args.rounds), "--json", str(output)]
-        runner.run_mpi(threads + 1, argv, env=ENV, timeout=args.timeout)
+def run_pool_bench(program: Path, name: str, ranks: int, threads: int, options: list[str],
+                   timeout: float) -> dict[str, Any]:
+    """One run of a pool benchmark program (bench/weft_bench_<name>: endpoints,
+    ga_dgemm, stencil) on `ranks` ranks of `threads` threads, given its options
+    but --threads and --json; its JSON object, with the mlx5 model added."""
+    with tempfile.TemporaryDirectory(prefix=f"weft-{name}-") as tmp:
+        output = Path(tmp) / f"{name}.json"
+        argv = [str(program), "--threads", str(threads), *options, "--json", str(output)]
+        runner.run_mpi(ranks, argv, env=ENV, timeout=timeout)
         run = results.read_json(output)
     if not isinstance(run, dict):
-        raise WeftError("weft_bench_endpoints output is not a JSON object")
+        raise WeftError(f"{Path(program).name} output is not a JSON object")
     for entry in run.get("results", []):
         entry["mlx5"] = mlx5_resources(str(entry.get("policy")), threads)
+    return run
+
+
+def measure(program: Path, threads: int, args: argparse.Namespace) -> dict[str, Any]:
+    """One weft_bench_endpoints run at T threads, with the mlx5 model added."""
+    run = run_pool_bench(program, BENCHMARK, threads + 1, threads,
+                         ["--policies", args.policies, "--variants", args.variants, "--batch", str(args.batch),
+                          "--every", str(args.every), "--secs", str(args.secs), "--rounds", str(args.rounds)],
+                         args.timeout)
     rows_of(run)  # reject malformed output before it is saved
     return run
 
@@ -142,6 +153,16 @@ def fmt_model(model: dict[str, Any] | None, key: str) -> str:
     if model is None or model.get(key) is None:
         return report.MISSING
     return fmt_mib(model[key]) if key == "bytes" else fmt_int(model[key])
+
+
+def fmt_objects(resources: dict[str, Any]) -> str:
+    """The UCX contexts, workers and endpoints measured, as ctx·wrk·ep."""
+    return "·".join(fmt_int(resources.get(k)) for k in ("ucx_contexts", "workers", "endpoints"))
+
+
+def fmt_mlx5(model: dict[str, Any] | None) -> str:
+    """The mlx5 model's UAR·uUAR·QP·CQ."""
+    return report.MISSING if model is None else "·".join(fmt_model(model, k) for k in MLX5_KEYS[:4])
 
 
 def run_report(document: dict[str, Any]) -> Group:
@@ -168,12 +189,10 @@ def run_report(document: dict[str, Any]) -> Group:
             taken = fmt_int(res.get("locks_taken"))
             if res.get("locks_taken") and not res.get("locks_counted"):
                 taken += "*"
-            model = report.MISSING if r.mlx5 is None else "·".join(fmt_model(r.mlx5, k) for k in MLX5_KEYS[:4])
             table.add_row(str(r.threads), r.policy, report.fmt_number(r.rate / 1e6),
                           report.fmt_ratio(r.ratio, GOAL_RATIO) if r.policy != BASELINE else Text("1.00×"),
-                          "·".join(fmt_int(res.get(k)) for k in ("ucx_contexts", "workers", "endpoints")),
-                          f"{res.get('locks_per_put', 0):g}", taken, fmt_mib(res.get("rss_bytes")),
-                          model, fmt_model(r.mlx5, "bytes"))
+                          fmt_objects(res), f"{res.get('locks_per_put', 0):g}", taken,
+                          fmt_mib(res.get("rss_bytes")), fmt_mlx5(r.mlx5), fmt_model(r.mlx5, "bytes"))
         tables.append(table)
     verdicts = goal(all_rows)
     parts = [f"T={t}: " + ("yes" if v else report.MISSING if v is None else "NO") for t, v in sorted(verdicts.items())]
@@ -227,7 +246,21 @@ def parse_threads(text: str) -> list[int]:
     return values
 
 
+def show(document: dict[str, Any], path: Path | None, json_only: bool,
+         run_report: Callable[[dict[str, Any]], Group], chart: Callable[[dict[str, Any], Path], Path]) -> None:
+    """Print a pool benchmark's document as JSON only, or as its report; a
+    document just saved at `path` (None for --last) gets its chart beside it."""
+    if json_only:
+        print(json.dumps(document, indent=2))
+        return
+    report.console.print(run_report(document))
+    if path is not None:
+        png = chart(document, path.with_suffix(".png"))
+        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+
+
 def command(args: argparse.Namespace) -> None:
+    path = None
     if args.last:
         document = results.load_latest(BENCHMARK)
     else:
@@ -240,13 +273,15 @@ def command(args: argparse.Namespace) -> None:
         path = results.save(BENCHMARK, {"runs": runs, "goal_ratio": GOAL_RATIO}, transport="ucx",
                             ranks=max(threads) + 1)
         document = results.load(path)
-    if args.json_only:
-        print(json.dumps(document, indent=2))
-        return
-    report.console.print(run_report(document))
-    if not args.last:
-        png = chart(document, path.with_suffix(".png"))
-        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+    show(document, path, args.json_only, run_report, chart)
+
+
+def add_run_options(parser: argparse.ArgumentParser, rounds: int) -> None:
+    """The options every pool benchmark command ends with."""
+    parser.add_argument("--rounds", type=int, default=rounds, help=f"interleaved rounds (default: {rounds})")
+    parser.add_argument("--timeout", type=float, default=600, metavar="S", help="seconds allowed per run")
+    parser.add_argument("--json-only", action="store_true", help="save the results and print them as JSON only")
+    parser.add_argument("--last", action="store_true", help="show the last saved results instead of measuring")
 
 
 def register(bench_subparsers: argparse._SubParsersAction) -> None:
@@ -267,8 +302,5 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--batch", type=int, default=32, help="puts between progress calls, p (default: 32)")
     parser.add_argument("--every", type=int, default=64, help="one tracked event every q puts (default: 64)")
     parser.add_argument("--secs", type=float, default=0.3, help="seconds per measurement (default: 0.3)")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default: 5)")
-    parser.add_argument("--timeout", type=float, default=600, metavar="S", help="seconds allowed per run")
-    parser.add_argument("--json-only", action="store_true", help="save the results and print them as JSON only")
-    parser.add_argument("--last", action="store_true", help="show the last saved results instead of measuring")
+    add_run_options(parser, rounds=5)
     parser.set_defaults(func=command)

@@ -17,9 +17,7 @@ against a serial run on rank 0.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +28,7 @@ from rich.table import Column
 from rich.text import Text
 
 from weft import WeftError, report, results, runner
-from weft.bench_endpoints import ENV, MLX5_KEYS, fmt_int, fmt_mib, fmt_model, mlx5_resources
+from weft.bench_endpoints import add_run_options, fmt_mib, fmt_mlx5, fmt_objects, run_pool_bench, show
 
 BENCH = "bench/weft_bench_stencil"
 BENCHMARK = "stencil"
@@ -59,17 +57,9 @@ def rows_of(run: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def measure(program: Path, ranks: int, threads: int, args: argparse.Namespace) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="weft-stencil-") as tmp:
-        output = Path(tmp) / "stencil.json"
-        argv = [str(program), "--threads", str(threads), "--policies", args.policies, "--rows", str(args.rows),
-                "--cols", str(args.cols), "--iters", str(args.iters), "--rounds", str(args.rounds),
-                "--json", str(output)]
-        runner.run_mpi(ranks, argv, env=ENV, timeout=args.timeout)
-        run = results.read_json(output)
-    if not isinstance(run, dict):
-        raise WeftError("weft_bench_stencil output is not a JSON object")
-    for entry in run.get("results", []):
-        entry["mlx5"] = mlx5_resources(str(entry.get("policy")), threads)
+    run = run_pool_bench(program, BENCHMARK, ranks, threads,
+                         ["--policies", args.policies, "--rows", str(args.rows), "--cols", str(args.cols),
+                          "--iters", str(args.iters), "--rounds", str(args.rounds)], args.timeout)
     rows_of(run)
     return run
 
@@ -90,12 +80,10 @@ def run_report(document: dict[str, Any]) -> Group:
     )
     for r in rows:
         res = r.get("resources", {})
-        model = report.MISSING if r.get("mlx5") is None else "·".join(fmt_model(r["mlx5"], k) for k in MLX5_KEYS[:4])
         table.add_row(r["split"], r["policy"], f"{r['msgs_per_s_median']:.0f}",
                       report.fmt_ratio(r["ratio"], 0.95) if r["policy"] != REFERENCE else Text("1.00×"),
                       Text("yes", style="green") if r.get("verified") else Text("NO", style="bold red"),
-                      "·".join(fmt_int(res.get(k)) for k in ("ucx_contexts", "workers", "endpoints")),
-                      fmt_mib(res.get("rss_bytes")), model)
+                      fmt_objects(res), fmt_mib(res.get("rss_bytes")), fmt_mlx5(r.get("mlx5")))
     meta = document["metadata"]
     heading = Text.assemble(("stencil on endpoint pools", "bold"),
                             f" — {meta['hostname']}, {meta['cores']} cores, UCX path (WEFT_SHM=0), "
@@ -128,6 +116,7 @@ def chart(document: dict[str, Any], path: Path) -> Path:
 
 
 def command(args: argparse.Namespace) -> None:
+    path = None
     if args.last:
         document = results.load_latest(BENCHMARK)
     else:
@@ -136,13 +125,7 @@ def command(args: argparse.Namespace) -> None:
         runs = [measure(program, r, t, args) for r, t in runner.steps(todo, lambda s: f"stencil {s[0]}×{s[1]}")]
         path = results.save(BENCHMARK, {"runs": runs}, transport="ucx", ranks=max(r for r, _ in todo))
         document = results.load(path)
-    if args.json_only:
-        print(json.dumps(document, indent=2))
-        return
-    report.console.print(run_report(document))
-    if not args.last:
-        png = chart(document, path.with_suffix(".png"))
-        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+    show(document, path, args.json_only, run_report, chart)
     if not all(r.get("verified") for run in document["runs"] for r in rows_of(run)):
         raise WeftError("a stencil result did not match the serial run")
 
@@ -160,8 +143,5 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--rows", type=int, default=512, help="grid rows, divisible by the cores (default: 512)")
     parser.add_argument("--cols", type=int, default=512, help="grid columns (default: 512)")
     parser.add_argument("--iters", type=int, default=200, help="iterations (default: 200)")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default: 3)")
-    parser.add_argument("--timeout", type=float, default=600, metavar="S", help="seconds allowed per run")
-    parser.add_argument("--json-only", action="store_true", help="save the results and print them as JSON only")
-    parser.add_argument("--last", action="store_true", help="show the last saved results instead of measuring")
+    add_run_options(parser, rounds=3)
     parser.set_defaults(func=command)
