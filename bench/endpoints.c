@@ -41,7 +41,6 @@
 
 #define MAX_THREADS 256
 #define MAX_ITEMS   32
-#define MAX_ROUNDS  32
 #define EV_RING     64
 #define LINE        64
 
@@ -56,7 +55,7 @@ struct opts {
 struct result {
     const char *policy, *variant;
     int batch, every, caller_lock;
-    double rate[MAX_ROUNDS];
+    double rate[BENCH_POOL_MAX_ROUNDS];
     int n;
     struct bench_resources res; /* of the last round */
 };
@@ -245,22 +244,6 @@ static void measure_pool(struct result *r, const char *policy, int sharedbuf)
 
 /* ---- output -------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n)
-{
-    double s[MAX_ROUNDS];
-
-    memcpy(s, v, sizeof(double) * (size_t)n);
-    qsort(s, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
-
 static void write_json(FILE *f, const char *transport)
 {
     fprintf(f, "{\n  \"threads\": %d, \"batch\": %d, \"every\": %d, \"secs\": %g, "
@@ -271,7 +254,8 @@ static void write_json(FILE *f, const char *transport)
 
         fprintf(f, "    {\"policy\": \"%s\", \"variant\": \"%s\", \"batch\": %d, \"every\": %d, "
                    "\"caller_lock\": %d, \"rate_median\": %.1f, \"rates\": [",
-                r->policy, r->variant, r->batch, r->every, r->caller_lock, median(r->rate, r->n));
+                r->policy, r->variant, r->batch, r->every, r->caller_lock,
+                bench_pool_median(r->rate, r->n));
         for (int k = 0; k < r->n; k++)
             fprintf(f, "%s%.1f", k ? ", " : "", r->rate[k]);
         fprintf(f, "],\n     \"resources\": ");
@@ -345,7 +329,7 @@ static int parse(int argc, char **argv)
             strcmp(o.variants[i], "nounsig") && strcmp(o.variants[i], "sharedbuf"))
             return 0;
     return o.threads >= 1 && o.threads <= MAX_THREADS && o.batch >= 1 && o.every >= 1 &&
-           o.secs > 0 && o.rounds >= 1 && o.rounds <= MAX_ROUNDS && o.npolicies > 0 &&
+           o.secs > 0 && o.rounds >= 1 && o.rounds <= BENCH_POOL_MAX_ROUNDS && o.npolicies > 0 &&
            o.nvariants > 0;
 }
 
@@ -408,15 +392,10 @@ int main(int argc, char **argv)
             }
 
     if (rank == 0) {
-        FILE *f = o.json ? fopen(o.json, "w") : stdout;
+        FILE *f = bench_pool_json_open(o.json);
 
-        if (f == NULL) {
-            perror(o.json);
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
         write_json(f, transport);
-        if (f != stdout)
-            fclose(f);
+        bench_pool_json_close(f);
     }
     OK(weft_seg_free(ctx, seg));
     OK(weft_finalize(ctx));

@@ -34,7 +34,6 @@
 
 #define MAX_THREADS 256
 #define MAX_ITEMS   32
-#define MAX_ROUNDS  32
 #define COUNTER     0     /* offset of the task counter in the segment */
 #define MATRICES    64    /* offset of A, then B, then C */
 
@@ -47,7 +46,7 @@ struct opts {
 
 struct result {
     const char *policy;
-    double gflops[MAX_ROUNDS];
+    double gflops[BENCH_POOL_MAX_ROUNDS];
     int n, verified;
     struct bench_resources res;
 };
@@ -268,22 +267,6 @@ static void run(struct result *r, const char *spec)
 
 /* ---- output and arguments ---------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n)
-{
-    double s[MAX_ROUNDS];
-
-    memcpy(s, v, sizeof(double) * (size_t)n);
-    qsort(s, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
-
 static void write_json(FILE *f)
 {
     fprintf(f, "{\n  \"threads\": %d, \"n\": %d, \"tile\": %d, \"rounds\": %d,\n  \"results\": [\n",
@@ -292,7 +275,7 @@ static void write_json(FILE *f)
         const struct result *r = &results[i];
 
         fprintf(f, "    {\"policy\": \"%s\", \"verified\": %s, \"gflops_median\": %.3f, \"gflops\": [",
-                r->policy, r->verified ? "true" : "false", median(r->gflops, r->n));
+                r->policy, r->verified ? "true" : "false", bench_pool_median(r->gflops, r->n));
         for (int k = 0; k < r->n; k++)
             fprintf(f, "%s%.3f", k ? ", " : "", r->gflops[k]);
         fprintf(f, "],\n     \"resources\": ");
@@ -342,8 +325,8 @@ static int parse(int argc, char **argv)
         o.policies[o.npolicies++] = tok;
     }
     return o.threads >= 1 && o.threads <= MAX_THREADS && o.tile >= 1 && o.n >= o.tile &&
-           o.n % o.tile == 0 && o.n <= 8192 && o.rounds >= 1 && o.rounds <= MAX_ROUNDS &&
-           o.npolicies > 0;
+           o.n % o.tile == 0 && o.n <= 8192 && o.rounds >= 1 &&
+           o.rounds <= BENCH_POOL_MAX_ROUNDS && o.npolicies > 0;
 }
 
 int main(int argc, char **argv)
@@ -385,15 +368,10 @@ int main(int argc, char **argv)
                         results[p].verified ? "verified" : "WRONG RESULT");
         }
     if (rank == 0) {
-        FILE *f = o.json ? fopen(o.json, "w") : stdout;
+        FILE *f = bench_pool_json_open(o.json);
 
-        if (f == NULL) {
-            perror(o.json);
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
         write_json(f);
-        if (f != stdout)
-            fclose(f);
+        bench_pool_json_close(f);
     }
     OK(weft_seg_free(ctx, seg));
     OK(weft_finalize(ctx));

@@ -107,3 +107,36 @@ void bench_resources_json(FILE *f, const struct bench_resources *r)
             r->contexts, r->workers, r->endpoints, r->max_threads_per_worker, r->locked_workers,
             r->locks_per_call, r->locks, r->locks_counted ? "true" : "false", r->rss_bytes);
 }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+double bench_pool_median(const double *v, int n)
+{
+    double s[BENCH_POOL_MAX_ROUNDS];
+
+    memcpy(s, v, sizeof(double) * (size_t)n);
+    qsort(s, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+FILE *bench_pool_json_open(const char *path)
+{
+    FILE *f = path ? fopen(path, "w") : stdout;
+
+    if (f == NULL) {
+        perror(path);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return f;
+}
+
+void bench_pool_json_close(FILE *f)
+{
+    if (f != stdout)
+        fclose(f);
+}

@@ -1,6 +1,7 @@
 /*
  * Helpers of the endpoint-pool benchmarks (endpoints, ga_dgemm, stencil):
- * policy arguments, the blocked target, memory and resource reports.
+ * policy arguments, the blocked target, memory and resource reports, the
+ * median of the rounds and the JSON output.
  */
 #ifndef WEFT_BENCH_POOLS_H
 #define WEFT_BENCH_POOLS_H
@@ -46,5 +47,17 @@ void bench_resources_of_pool(weft_ep_pool_t pool, const char *policy, int caller
 void bench_resources_of_procs(int nprocs, double rss_sum, struct bench_resources *r);
 
 void bench_resources_json(FILE *f, const struct bench_resources *r);
+
+/* Rounds a pool benchmark measures at most. */
+#define BENCH_POOL_MAX_ROUNDS 32
+
+/* The median of v[0..n), 1 <= n <= BENCH_POOL_MAX_ROUNDS (v is not changed). */
+double bench_pool_median(const double *v, int n);
+
+/* Where the JSON goes: path opened for writing (MPI_Abort, with the reason,
+ * when it cannot be), or stdout when path is NULL; closed (not stdout) by
+ * bench_pool_json_close. */
+FILE *bench_pool_json_open(const char *path);
+void bench_pool_json_close(FILE *f);
 
 #endif

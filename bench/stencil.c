@@ -30,7 +30,6 @@
 
 #define MAX_THREADS 256
 #define MAX_ITEMS   16
-#define MAX_ROUNDS  32
 #define LINE        64
 enum { FROM_ABOVE = 0, FROM_BELOW = 1 };
 
@@ -43,7 +42,7 @@ struct opts {
 
 struct result {
     const char *policy;
-    double msgs[MAX_ROUNDS], secs[MAX_ROUNDS];
+    double msgs[BENCH_POOL_MAX_ROUNDS], secs[BENCH_POOL_MAX_ROUNDS];
     int n, verified;
     double res[5];   /* summed over ranks: contexts, workers, endpoints, rss, locked workers */
 };
@@ -246,22 +245,6 @@ static void run(struct result *r, const char *policy)
 
 /* ---- output and arguments ----------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n)
-{
-    double s[MAX_ROUNDS];
-
-    memcpy(s, v, sizeof(double) * (size_t)n);
-    qsort(s, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
-
 static void write_json(FILE *f)
 {
     fprintf(f, "{\n  \"ranks\": %d, \"threads\": %d, \"rows\": %d, \"cols\": %d, \"iters\": %d, "
@@ -272,8 +255,8 @@ static void write_json(FILE *f)
 
         fprintf(f, "    {\"policy\": \"%s\", \"verified\": %s, \"msgs_per_s_median\": %.1f, "
                    "\"secs_median\": %.6f, \"msgs_per_s\": [",
-                r->policy, r->verified ? "true" : "false", median(r->msgs, r->n),
-                median(r->secs, r->n));
+                r->policy, r->verified ? "true" : "false", bench_pool_median(r->msgs, r->n),
+                bench_pool_median(r->secs, r->n));
         for (int k = 0; k < r->n; k++)
             fprintf(f, "%s%.1f", k ? ", " : "", r->msgs[k]);
         fprintf(f, "],\n     \"resources\": {\"ucx_contexts\": %.0f, \"workers\": %.0f, "
@@ -331,7 +314,7 @@ static int parse(int argc, char **argv)
         o.policies[o.npolicies++] = tok;
     }
     return o.threads >= 1 && o.threads <= MAX_THREADS && o.cols >= 3 && o.iters >= 1 &&
-           o.rounds >= 1 && o.rounds <= MAX_ROUNDS && o.npolicies > 0 && o.rows >= 1;
+           o.rounds >= 1 && o.rounds <= BENCH_POOL_MAX_ROUNDS && o.npolicies > 0 && o.rows >= 1;
 }
 
 int main(int argc, char **argv)
@@ -373,15 +356,10 @@ int main(int argc, char **argv)
                         results[p].verified ? "verified" : "WRONG RESULT");
         }
     if (rank == 0) {
-        FILE *f = o.json ? fopen(o.json, "w") : stdout;
+        FILE *f = bench_pool_json_open(o.json);
 
-        if (f == NULL) {
-            perror(o.json);
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
         write_json(f);
-        if (f != stdout)
-            fclose(f);
+        bench_pool_json_close(f);
     }
     OK(weft_seg_free(ctx, seg));
     OK(weft_finalize(ctx));
