@@ -23,9 +23,9 @@ from rich.console import Group
 from rich.table import Column
 from rich.text import Text
 
-from weft import WeftError, report, results, runner
+from weft import WeftError, report, runner
 from weft.bench_endpoints import (BASELINE, add_run_options, fmt_int, fmt_mib, fmt_mlx5, fmt_objects,
-                                  parse_threads, run_pool_bench, show)
+                                  measure_or_load, parse_threads, run_pool_bench)
 
 BENCH = "bench/weft_bench_ga_dgemm"
 BENCHMARK = "dgemm"
@@ -102,17 +102,14 @@ def chart(document: dict[str, Any], path: Path) -> Path:
 
 
 def command(args: argparse.Namespace) -> None:
-    path = None
-    if args.last:
-        document = results.load_latest(BENCHMARK)
-    else:
+    def measure_all() -> tuple[dict[str, Any], int]:
         threads = parse_threads(args.threads)
         program = runner.executable(BENCH)
         runs = [measure(program, t, args) for t in runner.steps(threads, lambda t: f"weft_bench_ga_dgemm T={t}")]
-        path = results.save(BENCHMARK, {"runs": runs}, transport="ucx", ranks=max(threads) + 1)
-        document = results.load(path)
-    show(document, path, args.json_only, run_report, chart)
-    if not all(r.get("verified") for run in document["runs"] for r in rows_of(run)):
+        return {"runs": runs}, max(threads) + 1
+
+    document = measure_or_load(args, BENCHMARK, measure_all, run_report, chart)
+    if document is not None and not all(r.get("verified") for run in document["runs"] for r in rows_of(run)):
         raise WeftError("a DGEMM result did not match the serial dgemm")
 
 

@@ -246,34 +246,42 @@ def parse_threads(text: str) -> list[int]:
     return values
 
 
-def show(document: dict[str, Any], path: Path | None, json_only: bool,
-         run_report: Callable[[dict[str, Any]], Group], chart: Callable[[dict[str, Any], Path], Path]) -> None:
-    """Print a pool benchmark's document as JSON only, or as its report; a
-    document just saved at `path` (None for --last) gets its chart beside it."""
-    if json_only:
+def measure_or_load(args: argparse.Namespace, benchmark: str,
+                    measure_all: Callable[[], tuple[dict[str, Any], int]],
+                    run_report: Callable[[dict[str, Any]], Group],
+                    chart: Callable[[dict[str, Any], Path], Path]) -> dict[str, Any] | None:
+    """A pool benchmark command: with --last the saved document, else
+    measure_all()'s (document, ranks) saved under bench/results/ with its
+    chart; printed as JSON only or as the report.  Returns the document
+    reported, None with --json-only."""
+    path = None
+    if args.last:
+        document = results.load_latest(benchmark)
+    else:
+        measured, ranks = measure_all()
+        path = results.save(benchmark, measured, transport="ucx", ranks=ranks)
+        document = results.load(path)
+    if args.json_only:
         print(json.dumps(document, indent=2))
-        return
+        return None
     report.console.print(run_report(document))
     if path is not None:
         png = chart(document, path.with_suffix(".png"))
         report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+    return document
 
 
 def command(args: argparse.Namespace) -> None:
-    path = None
-    if args.last:
-        document = results.load_latest(BENCHMARK)
-    else:
+    def measure_all() -> tuple[dict[str, Any], int]:
         threads = parse_threads(args.threads)
         bad = [v for v in args.variants.split(",") if v not in VARIANTS]
         if bad:
             raise WeftError(f"--variants: unknown {', '.join(bad)} (use {', '.join(VARIANTS)})")
         program = runner.executable(BENCH)
         runs = [measure(program, t, args) for t in runner.steps(threads, lambda t: f"weft_bench_endpoints T={t}")]
-        path = results.save(BENCHMARK, {"runs": runs, "goal_ratio": GOAL_RATIO}, transport="ucx",
-                            ranks=max(threads) + 1)
-        document = results.load(path)
-    show(document, path, args.json_only, run_report, chart)
+        return {"runs": runs, "goal_ratio": GOAL_RATIO}, max(threads) + 1
+
+    measure_or_load(args, BENCHMARK, measure_all, run_report, chart)
 
 
 def add_run_options(parser: argparse.ArgumentParser, rounds: int) -> None:

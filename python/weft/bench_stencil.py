@@ -27,8 +27,9 @@ from rich.console import Group
 from rich.table import Column
 from rich.text import Text
 
-from weft import WeftError, report, results, runner
-from weft.bench_endpoints import add_run_options, fmt_mib, fmt_mlx5, fmt_objects, run_pool_bench, show
+from weft import WeftError, report, runner
+from weft.bench_endpoints import (add_run_options, fmt_mib, fmt_mlx5, fmt_objects, measure_or_load,
+                                  run_pool_bench)
 
 BENCH = "bench/weft_bench_stencil"
 BENCHMARK = "stencil"
@@ -116,17 +117,14 @@ def chart(document: dict[str, Any], path: Path) -> Path:
 
 
 def command(args: argparse.Namespace) -> None:
-    path = None
-    if args.last:
-        document = results.load_latest(BENCHMARK)
-    else:
+    def measure_all() -> tuple[dict[str, Any], int]:
         program = runner.executable(BENCH)
         todo = splits(args.cores or os.cpu_count() or 1)
         runs = [measure(program, r, t, args) for r, t in runner.steps(todo, lambda s: f"stencil {s[0]}×{s[1]}")]
-        path = results.save(BENCHMARK, {"runs": runs}, transport="ucx", ranks=max(r for r, _ in todo))
-        document = results.load(path)
-    show(document, path, args.json_only, run_report, chart)
-    if not all(r.get("verified") for run in document["runs"] for r in rows_of(run)):
+        return {"runs": runs}, max(r for r, _ in todo)
+
+    document = measure_or_load(args, BENCHMARK, measure_all, run_report, chart)
+    if document is not None and not all(r.get("verified") for run in document["runs"] for r in rows_of(run)):
         raise WeftError("a stencil result did not match the serial run")
 
 
