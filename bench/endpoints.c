@@ -336,30 +336,15 @@ static int parse(int argc, char **argv)
 int main(int argc, char **argv)
 {
     int ok, provided;
-    size_t rss0;
-    weft_config_t cfg;
     char transport[256] = "unknown";
 
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     ok = parse(argc, argv);
-    if (!ok || nranks != o.threads + 1) {
-        if (rank == 0) {
-            usage();
-            if (ok)
-                fprintf(stderr, "weft_bench_endpoints: --threads %d needs %d ranks, got %d\n",
-                        o.threads, o.threads + 1, nranks);
-        }
-        MPI_Finalize();
+    if (bench_pool_need_ranks("weft_bench_endpoints", ok, o.threads, rank, nranks, usage) != 0)
         return 2;
-    }
-    /* the policies govern the UCX path: the direct path stays off */
-    OK(weft_config_init(&cfg));
-    cfg.shm = 0;
-    rss0 = bench_rss();
-    OK(weft_init(&cfg, &ctx));
-    init_rss = bench_rss() - rss0;
+    ctx = bench_pool_init("weft_bench_endpoints", &init_rss);
     OK(weft_seg_alloc(ctx, (size_t)MAX_THREADS * LINE, &seg, NULL));
     if (rank == 0) {
         weft_ep_t ep;

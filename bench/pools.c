@@ -52,6 +52,43 @@ void bench_done(void)
     MPI_Wait(&req, MPI_STATUS_IGNORE);
 }
 
+int bench_pool_need_ranks(const char *name, int args_ok, int threads, int rank, int nranks,
+                          void (*usage)(void))
+{
+    if (args_ok && nranks == threads + 1)
+        return 0;
+    if (rank == 0) {
+        usage();
+        if (args_ok)
+            fprintf(stderr, "%s: --threads %d needs %d ranks, got %d\n", name, threads, threads + 1,
+                    nranks);
+    }
+    MPI_Finalize();
+    return 2;
+}
+
+static void init_check(const char *name, const char *what, weft_status_t st)
+{
+    if (st == WEFT_OK)
+        return;
+    fprintf(stderr, "%s: %s: %s (%s)\n", name, what, weft_strerror(st), weft_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+weft_ctx_t bench_pool_init(const char *name, size_t *init_rss)
+{
+    weft_config_t cfg;
+    weft_ctx_t ctx = NULL;
+    size_t rss0;
+
+    init_check(name, "weft_config_init(&cfg)", weft_config_init(&cfg));
+    cfg.shm = 0;
+    rss0 = bench_rss();
+    init_check(name, "weft_init(&cfg, &ctx)", weft_init(&cfg, &ctx));
+    *init_rss = bench_rss() - rss0;
+    return ctx;
+}
+
 size_t bench_rss(void)
 {
     unsigned long size, resident = 0;

@@ -24,6 +24,17 @@ int bench_is_procs(const char *spec);
 void bench_block_until_done(weft_ctx_t ctx);
 void bench_done(void);
 
+/* For the programs on T+1 ranks (T initiating threads in one rank, one
+ * blocked target): 0 when args_ok and there are threads + 1 ranks; else
+ * usage() and the reason on rank 0, MPI_Finalize, and 2 (the exit status). */
+int bench_pool_need_ranks(const char *name, int args_ok, int threads, int rank, int nranks,
+                          void (*usage)(void));
+
+/* weft initialised on the UCX path (the direct path off: the policies
+ * govern the UCX path); *init_rss gets the RSS weft_init added.  A failure
+ * is reported as "name: call: error" and aborts. */
+weft_ctx_t bench_pool_init(const char *name, size_t *init_rss);
+
 /* Resident set size of this process, in bytes (/proc/self/statm). */
 size_t bench_rss(void);
 

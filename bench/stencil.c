@@ -320,8 +320,6 @@ static int parse(int argc, char **argv)
 int main(int argc, char **argv)
 {
     int ok, provided;
-    size_t rss0;
-    weft_config_t cfg;
 
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -339,11 +337,7 @@ int main(int argc, char **argv)
         return 2;
     }
     h = o.rows / nworkers;
-    OK(weft_config_init(&cfg));
-    cfg.shm = 0;
-    rss0 = bench_rss();
-    OK(weft_init(&cfg, &ctx));
-    init_rss = bench_rss() - rss0;
+    ctx = bench_pool_init("weft_bench_stencil", &init_rss);
     OK(weft_seg_alloc(ctx, buf_off(o.threads, 0), &seg, (void **)&base));
     for (int i = 0; i < o.npolicies; i++)
         results[i].policy = o.policies[i];
