@@ -555,14 +555,8 @@ static int parse(int argc, char **argv, struct opts *o)
         else if (!strcmp(argv[i], "--batch")) dst = &o->batch;
         else if (!strcmp(argv[i], "--rounds")) dst = &o->rounds;
         else return -1;
-        if (dst) {
-            char *end;
-            if (i + 1 >= argc)
-                return -1;
-            *dst = strtol(argv[++i], &end, 10);
-            if (*end != '\0' || *dst <= 0)
-                return -1;
-        }
+        if (dst && bench_arg_positive(argc, argv, &i, dst) != 0)
+            return -1;
     }
     return o->rounds <= MAX_ROUNDS && o->batch <= o->iters && o->lat_iters <= MAX_SAMPLES ? 0 : -1;
 }

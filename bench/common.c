@@ -31,6 +31,16 @@ int bench_need_two(const char *name, int args_ok, int rank, int nranks, void (*u
     return 2;
 }
 
+int bench_arg_positive(int argc, char **argv, int *i, long *dst)
+{
+    char *end;
+
+    if (*i + 1 >= argc)
+        return -1;
+    *dst = strtol(argv[++*i], &end, 10);
+    return *end != '\0' || *dst <= 0 ? -1 : 0;
+}
+
 double bench_now(void)
 {
     struct timespec ts;

@@ -16,6 +16,11 @@ void bench_mpi_start(int *argc, char ***argv, int *rank, int *nranks);
  * exit status (2) is returned; 0 means go on. */
 int bench_need_two(const char *name, int args_ok, int rank, int nranks, void (*usage)(void));
 
+/* The value of option argv[*i]: argv[*i + 1], a positive integer with
+ * nothing after it, into *dst, and *i moved onto it; -1 when it is missing
+ * or not such an integer. */
+int bench_arg_positive(int argc, char **argv, int *i, long *dst);
+
 /* Seconds on the monotonic clock. */
 double bench_now(void);
 

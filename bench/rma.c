@@ -423,14 +423,8 @@ static int parse(int argc, char **argv, struct opts *o)
         else if (!strcmp(argv[i], "--window")) dst = &o->window;
         else if (!strcmp(argv[i], "--rounds")) dst = &o->rounds;
         else return -1;
-        if (dst) {
-            char *end;
-            if (i + 1 >= argc)
-                return -1;
-            *dst = strtol(argv[++i], &end, 10);
-            if (*end != '\0' || *dst <= 0)
-                return -1;
-        }
+        if (dst && bench_arg_positive(argc, argv, &i, dst) != 0)
+            return -1;
     }
     if (o->rounds > MAX_ROUNDS || o->window > o->iters)
         return -1;
