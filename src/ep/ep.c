@@ -101,9 +101,10 @@ weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn)
     return st != WEFT_OK ? st : err;
 }
 
-/* Checks of weft_flush and weft_progress: a usable endpoint, and with
- * check_owner, called by the thread that owns it. */
-static weft_status_t check_caller(weft_ep_t ep, const char *fn)
+/* Checks of weft_flush and weft_progress (and of every call under
+ * WEFT_CHECK=1): a usable endpoint, and with check_owner, called by the
+ * thread that owns it. */
+weft_status_t weft__ep_check_caller(weft_ep_t ep, const char *fn)
 {
     weft_status_t st = weft__ep_check(ep, fn);
 
@@ -117,7 +118,7 @@ static weft_status_t check_caller(weft_ep_t ep, const char *fn)
 
 weft_status_t weft_flush(weft_ep_t ep)
 {
-    weft_status_t st = check_caller(ep, __func__);
+    weft_status_t st = weft__ep_check_caller(ep, __func__);
 
     /* The direct path's stores are complete when issued; the release fence
      * orders them before whatever the caller does next. */
@@ -128,7 +129,7 @@ weft_status_t weft_flush(weft_ep_t ep)
 
 weft_status_t weft_progress(weft_ep_t ep, unsigned *count)
 {
-    weft_status_t st = check_caller(ep, __func__);
+    weft_status_t st = weft__ep_check_caller(ep, __func__);
     unsigned n;
 
     if (st != WEFT_OK)
@@ -238,6 +239,7 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
     ep->nranks = ctx->nranks;
     ep->worker = worker;
     ep->max_inflight = 4096;
+    ep->check = ctx->cfg.check != 0;
     pthread_mutex_init(&ep->am_lock, NULL);
     ep->prm_nbi.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     ep->prm_nbi.cb.send = nbi_done;

@@ -33,6 +33,8 @@ struct weft__ep {
     ucp_ep_h           *peers;        /* [nranks], connected on first use */
     struct weft__tgt  **tgts;         /* [segment id][rank], filled on first use */
     unsigned            ntgts;        /* length of tgts */
+    unsigned            check;        /* WEFT_CHECK=1: every operation takes the slow path's
+                                       * extra checks (rma.c) */
     size_t              inflight;     /* implicit operations not yet completed */
     size_t              max_inflight; /* above this, progress before issuing */
     weft_status_t       nbi_error;    /* first failure of an implicit operation */
@@ -73,6 +75,10 @@ static inline struct weft__ep_layer *weft__ep_layer(weft_ctx_t ctx)
 
 /* WEFT_OK for a usable endpoint, else an error naming fn. */
 weft_status_t weft__ep_check(weft_ep_t ep, const char *fn);
+
+/* weft__ep_check, and with check_owner, that the caller owns ep
+ * (WEFT_ERR_BUSY otherwise). */
+weft_status_t weft__ep_check_caller(weft_ep_t ep, const char *fn);
 
 /* Create an endpoint on worker (which the caller owns) and add it to the
  * context's list.  Caller holds ctx->lock. */

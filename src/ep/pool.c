@@ -327,7 +327,7 @@ weft_status_t weft_ep_pool_create(weft_ctx_t ctx, const weft_ep_pool_params_t *p
     p->nthreads = params->nthreads;
     p->eps_per_thread = params->eps_per_thread ? params->eps_per_thread : 1;
     p->shared_completion = params->shared_completion != 0;
-    p->check_owner = params->check_owner != 0;
+    p->check_owner = params->check_owner != 0 || ctx->cfg.check;
     p->lock = params->lock;
     p->on_home = pol.kind == WEFT_EP_SINGLE && ctx->pthread_running;
     p->eps = calloc((size_t)p->nthreads * (size_t)p->eps_per_thread, sizeof(*p->eps));

@@ -94,6 +94,42 @@ static void teardown(weft_ctx_t ctx)
     L->nodes = NULL;
 }
 
+/* The part of seg (this rank's or a mapped peer's) that holds p, or NULL. */
+static const char *part_holding(const struct weft__seg *seg, int nranks, uintptr_t p)
+{
+    for (int r = -1; r < nranks; r++) {
+        const char *base = r < 0 ? seg->base : seg->mapped[r];
+
+        if (base != NULL && p >= (uintptr_t)base && p - (uintptr_t)base < seg->size)
+            return base;
+    }
+    return NULL;
+}
+
+weft_status_t weft__seg_check_local(weft_ctx_t ctx, const void *buf, size_t n, const char *fn)
+{
+    struct seg_layer *L;
+    weft_status_t st = WEFT_OK;
+    uintptr_t p = (uintptr_t)buf;
+
+    if (buf == NULL || n == 0)
+        return WEFT_OK;
+    pthread_mutex_lock(&ctx->lock);
+    L = ctx->layer[WEFT__LAYER_SEG];
+    for (struct weft__seg *seg = L ? L->segs : NULL; seg && st == WEFT_OK; seg = seg->next) {
+        const char *base;
+
+        if (seg->state != WEFT__ALIVE || (base = part_holding(seg, ctx->nranks, p)) == NULL)
+            continue;
+        if (n > seg->size - (size_t)(p - (uintptr_t)base))
+            st = weft__error(WEFT_ERR_BOUNDS, fn,
+                             "local buffer at offset %zu of a segment + %zu bytes exceeds its size "
+                             "%zu (WEFT_CHECK)", (size_t)(p - (uintptr_t)base), n, seg->size);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
 weft_status_t weft__seg_fill_target(weft_ep_t ep, weft_seg_t seg, int rank, int ucx,
                                     const char *fn)
 {
