@@ -6,6 +6,11 @@
  *
  *   mpirun -np 2 weft_bench_profcost LIBWEFT LIBWEFT_NOPROF [--json FILE]
  *                                    [--iters N] [--rounds R] [--batch Q]
+ *                                    [--check] [--base LIBWEFT_BASE]
+ *
+ * --check adds a third context of LIBWEFT with WEFT_CHECK=1 (its expensive
+ * checks on); --base a libweft built from other sources (an earlier
+ * commit, to see what a change costs), with its own context.
  *
  * Rank 0 puts to rank 1 as weft_bench_breakdown's injection benchmark
  * does: a weft_progress every Q puts, timed by chunks of 64 batches; a
@@ -26,7 +31,10 @@
 
 struct lib {
     const char *name;
+    const char *label;    /* its key in the JSON */
+    int         check;    /* initialised with WEFT_CHECK=1 */
     void *handle;
+    weft_status_t (*config_init)(weft_config_t *);
     weft_status_t (*init)(const weft_config_t *, weft_ctx_t *);
     weft_status_t (*ep_default)(weft_ctx_t, weft_ep_t *);
     weft_status_t (*seg_alloc)(weft_ctx_t, size_t, weft_seg_t *, void **);
@@ -65,11 +73,16 @@ static void *sym(struct lib *l, const char *name)
     return p;
 }
 
-static void load(struct lib *l, const char *path)
+static void load(struct lib *l, const char *path, const char *label, int check)
 {
+    weft_config_t cfg;
+
     l->name = path;
+    l->label = label;
+    l->check = check;
     if ((l->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL)
         fail(path, dlerror());
+    *(void **)&l->config_init = sym(l, "weft_config_init");
     *(void **)&l->init = sym(l, "weft_init");
     *(void **)&l->ep_default = sym(l, "weft_ep_default");
     *(void **)&l->seg_alloc = sym(l, "weft_seg_alloc");
@@ -82,7 +95,9 @@ static void load(struct lib *l, const char *path)
     *(void **)&l->barrier = sym(l, "weft_barrier");
     *(void **)&l->finalize = sym(l, "weft_finalize");
     void *local;
-    CALL(l, l->init(NULL, &l->ctx));
+    CALL(l, l->config_init(&cfg));
+    cfg.check = check;
+    CALL(l, l->init(&cfg, &l->ctx));
     CALL(l, l->ep_default(l->ctx, &l->ep));
     CALL(l, l->seg_alloc(l->ctx, 4096, &l->seg, &local));
 }
@@ -130,13 +145,14 @@ static double inject(struct lib *l, long n, long q)
 static void usage(void)
 {
     fprintf(stderr, "usage: mpirun -np 2 weft_bench_profcost LIBWEFT LIBWEFT_NOPROF [--json FILE] "
-                    "[--iters N] [--rounds R] [--batch Q]\n");
+                    "[--iters N] [--rounds R] [--batch Q] [--check] [--base LIBWEFT_BASE]\n");
 }
 
 int main(int argc, char **argv)
 {
-    struct lib libs[2];
-    const char *json = NULL;
+    struct lib libs[4];
+    const char *json = NULL, *base = NULL;
+    int check = 0, nlibs = 2;
     long iters = 1000000, rounds = 10, batch = 16;
     int ok = argc >= 3;
     FILE *f = stdout;
@@ -145,6 +161,8 @@ int main(int argc, char **argv)
     for (int i = 3; ok && i < argc; i++) {
         long *dst = NULL;
         if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+        else if (!strcmp(argv[i], "--base") && i + 1 < argc) base = argv[++i];
+        else if (!strcmp(argv[i], "--check")) check = 1;
         else if (!strcmp(argv[i], "--iters")) dst = &iters;
         else if (!strcmp(argv[i], "--rounds")) dst = &rounds;
         else if (!strcmp(argv[i], "--batch")) dst = &batch;
@@ -157,14 +175,18 @@ int main(int argc, char **argv)
     if (bench_need_two("weft_bench_profcost", ok && rounds <= MAX_ROUNDS, rank, nranks, usage) != 0)
         return 2;
     memset(libs, 0, sizeof(libs));
-    load(&libs[0], argv[1]);
-    load(&libs[1], argv[2]);
-    for (int i = 0; i < 2; i++)
+    load(&libs[0], argv[1], "prof", 0);
+    load(&libs[1], argv[2], "noprof", 0);
+    if (check)
+        load(&libs[nlibs++], argv[1], "check", 1);
+    if (base)
+        load(&libs[nlibs++], base, "base", 0);
+    for (int i = 0; i < nlibs; i++)
         inject(&libs[i], iters / 4 + 1, batch);  /* warm-up */
     for (long r = 0; r < rounds; r++)
-        for (int k = 0; k < 2; k++) {
-            /* alternate the order so that neither always runs first */
-            struct lib *l = &libs[(k + r) % 2];
+        for (int k = 0; k < nlibs; k++) {
+            /* rotate the order so that none always runs first */
+            struct lib *l = &libs[(k + r) % nlibs];
             l->ns[r] = inject(l, iters, batch);
         }
     if (rank == 0) {
@@ -172,8 +194,8 @@ int main(int argc, char **argv)
             fail(json, "cannot write");
         fprintf(f, "{\"benchmark\": \"profcost\", \"iters\": %ld, \"batch\": %ld, \"ns_per_put\": {", iters,
                 batch);
-        for (int i = 0; i < 2; i++) {
-            fprintf(f, "%s\"%s\": [", i ? ", " : "", i ? "noprof" : "prof");
+        for (int i = 0; i < nlibs; i++) {
+            fprintf(f, "%s\"%s\": [", i ? ", " : "", libs[i].label);
             for (long r = 0; r < rounds; r++)
                 fprintf(f, "%s%.4f", r ? ", " : "", libs[i].ns[r]);
             fprintf(f, "]");
@@ -182,7 +204,7 @@ int main(int argc, char **argv)
         if (f != stdout)
             fclose(f);
     }
-    for (int i = 1; i >= 0; i--) {
+    for (int i = nlibs - 1; i >= 0; i--) {
         CALL(&libs[i], libs[i].seg_free(libs[i].ctx, libs[i].seg));
         CALL(&libs[i], libs[i].finalize(libs[i].ctx));
     }
