@@ -238,6 +238,11 @@ static weft_status_t create_shm(struct weft__seg *seg, char name[SHM_NAME_MAX])
         if (fd < 0 && errno != EEXIST)
             break;
     }
+    /* Every name drawn already existed: someone creates weft's names, and
+     * their objects must not be used. */
+    if (fd < 0 && errno == EEXIST)
+        return weft__error(WEFT_ERR_BUSY, "weft_seg_alloc",
+                           "shm_open(%s): File exists, as did every other random name tried", name);
     if (fd < 0)
         return weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc", "shm_open(%s): %s", name,
                            strerror(errno));
