@@ -87,6 +87,26 @@ void weft__ep_backpressure(weft_ep_t ep)
     WEFT_PROF_BUSY_END(busy);
 }
 
+weft_status_t weft__ep_window(weft_ep_t ep, const char *fn)
+{
+    ucp_request_param_t p = {.op_attr_mask = 0};
+    ucs_status_ptr_t sp;
+    weft_status_t st;
+
+    ep->window_ops = 0;
+    if (ep->window_req != NULL) {
+        sp = ep->window_req;
+        ep->window_req = NULL;
+        if ((st = weft__ep_wait_req(ep, sp, fn, "ucp_worker_flush_nbx")) != WEFT_OK)
+            return st;
+    }
+    sp = ucp_worker_flush_nbx(ep->worker, &p);
+    if (UCS_PTR_IS_ERR(sp))
+        return weft__ucs_error(UCS_PTR_STATUS(sp), fn, "ucp_worker_flush_nbx");
+    ep->window_req = sp;
+    return WEFT_OK;
+}
+
 weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn)
 {
     ucp_request_param_t p = {.op_attr_mask = 0};
@@ -95,6 +115,15 @@ weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn)
     /* On a worker shared by threads this also waits for the others'
      * operations: the price of sharing. */
     st = weft__ep_wait_req(ep, ucp_worker_flush_nbx(ep->worker, &p), fn, "ucp_worker_flush_nbx");
+    /* the window's flush is then complete too */
+    if (ep->window_req != NULL) {
+        ucs_status_ptr_t w = ep->window_req;
+
+        ep->window_req = NULL;
+        err = weft__ep_wait_req(ep, w, fn, "ucp_worker_flush_nbx");
+        st = st != WEFT_OK ? st : err;
+    }
+    ep->window_ops = 0;
     /* The flush completed every operation; their callbacks have run (on
      * a shared worker, perhaps in another thread). */
     err = __atomic_exchange_n(&ep->nbi_error, WEFT_OK, __ATOMIC_ACQ_REL);
@@ -159,6 +188,10 @@ static void destroy_ep(struct weft__ep *ep, int force)
     ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                              .flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0};
 
+    if (ep->window_req != NULL) {
+        ucp_request_free(ep->window_req);  /* released by UCX when it completes */
+        ep->window_req = NULL;
+    }
     for (int r = 0; r < ep->nranks; r++) {
         if (ep->peers[r] == NULL)
             continue;

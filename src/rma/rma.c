@@ -195,8 +195,6 @@ put_nbi_body(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
     WEFT_PROF_BEGIN_IF(traced, llp, WEFT__PROF_LLP_POST);
     sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi);
     WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
-    if (WEFT__LIKELY(sp == NULL))
-        return WEFT_OK;
     return weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
 }
 
