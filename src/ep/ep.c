@@ -229,21 +229,14 @@ void weft__ep_destroy(struct weft__ep *ep)
 static void teardown(weft_ctx_t ctx)
 {
     struct weft__ep_layer *L = weft__ep_layer(ctx);
-    struct weft__ep *ep, *next;
+    struct weft__ep *ep;
 
     for (ep = L->eps; ep; ep = ep->next)
         destroy_ep(ep, 1);
     weft__pools_teardown(ctx);
-    /* The default endpoint's shell is kept (dead) with the context's, so a
-     * stale handle is reported rather than undefined. */
-    for (ep = L->eps; ep; ep = next) {
-        next = ep->next;
-        if (ep != L->dflt)
-            free(ep);
-    }
-    L->eps = L->dflt;
-    if (L->dflt)
-        L->dflt->next = NULL;
+    /* Every endpoint's shell is kept (dead) with the context's, so a stale
+     * handle -- the default endpoint's or a pool's -- is reported rather
+     * than undefined. */
 }
 
 weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__ep **out)

@@ -74,6 +74,8 @@ struct weft__ep_layer {
     struct weft__ep *eps;       /* every endpoint of the context */
     struct weft__ep *dflt;      /* weft_ep_default, created on first call */
     struct weft__ep_pool *pools;/* live pools */
+    struct weft__ep_pool *dead_pools; /* destroyed ones, kept as shells with their
+                                       * endpoints' so stale handles get an error */
 };
 
 static inline struct weft__ep_layer *weft__ep_layer(weft_ctx_t ctx)
