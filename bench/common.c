@@ -41,6 +41,32 @@ int bench_arg_positive(int argc, char **argv, int *i, long *dst)
     return *end != '\0' || *dst <= 0 ? -1 : 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void bench_mpi_library(char *out, int len)
+{
+    char name[MPI_MAX_LIBRARY_VERSION_STRING];
+    int  n, i;
+
+    MPI_Get_library_version(name, &n);
+    for (i = 0; i < n; i++)
+        if (name[i] == '\n' || name[i] == '"' || name[i] == '\\' || name[i] == '\t')
+            name[i] = ' ';
+    while (n > 0 && name[n - 1] == ' ')
+        name[--n] = '\0';
+    snprintf(out, (size_t)len, "%.*s", n, name);
+}
+
 double bench_now(void)
 {
     struct timespec ts;
