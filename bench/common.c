@@ -75,6 +75,8 @@ double bench_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Not under SimGrid SMPI (smpicc): simulated programs have no UCX transport. */
+#ifndef SMPI_H
 void bench_transport_of(weft_ep_t ep, int rank, weft_seg_t seg, char *out, size_t len)
 {
     ucp_ep_h uep;
@@ -104,6 +106,7 @@ void bench_transport_of(weft_ep_t ep, int rank, weft_seg_t seg, char *out, size_
     }
     free(text);
 }
+#endif
 
 __attribute__((noinline)) weft_status_t bench_nop_post(weft_ep_t ep, int rank, weft_seg_t seg,
                                                        size_t off, const void *src, size_t n)
