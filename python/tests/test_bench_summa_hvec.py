@@ -66,9 +66,11 @@ def test_summa_emulates_nodes_only_beyond_the_cores() -> None:
 
 
 def test_summa_flop_rate_from_a_measured_run() -> None:
-    document = {"entries": [summa_entry()]}
-    # 2 * 64^3 flops over 4 ranks, 2 us each: 65.536 GFLOP/s
+    document = {"entries": [summa_entry(), summa_entry(nranks=8, oversubscribed=True)]}
+    # 2 * 64^3 flops over 4 ranks, 2 us each: 65.536 GFLOP/s (the oversubscribed run is ignored)
     assert bench_summa.flop_rate(document) == pytest.approx(2 * 64 ** 3 / 4 / 2e-6 / 1e9)
+    with pytest.raises(WeftError, match="give --flop-rate"):
+        bench_summa.flop_rate({"entries": [summa_entry(oversubscribed=True)]})
 
 
 def test_summa_report_labels_simulation(render_text: Callable[[RenderableType], str]) -> None:
