@@ -62,8 +62,8 @@ def show(document: dict[str, Any]) -> None:
                       f"{r['private_growth_mib']:.1f}")
     report.console.print(table)
     report.console.print(Text(
-        "every payload verified at its target; segments = this rank's part and the neighbour's "
-        "(mapped), 8 bytes per put each", style="dim"))
+        "every payload verified at its target; segments = this rank's part and the neighbour's, "
+        "8 bytes per put each; only the direct path maps the neighbour's here", style="dim"))
 
 
 def command(args: argparse.Namespace) -> None:
