@@ -213,3 +213,26 @@ def test_simulated_one_way_times_cross_the_nested_levels(tmp_path: Path, monkeyp
         assert points[8]["pingpong_s"] == pytest.approx(0.3e-6 + 0.2e-6 + wire, rel=0.05)
         narrowest = min(level.bw_Bps for level in plat.levels[{1: 2, 2: 1, 4: 0}[peer]:])
         assert points[1048576]["pingpong_s"] == pytest.approx(wire + (1 << 20) / narrowest, rel=0.05)
+
+
+def coll_test_program() -> Path | None:
+    if not REAL_BUILD_DIR or shutil.which("smpirun") is None:
+        return None
+    path = Path(REAL_BUILD_DIR) / "bench" / "smpi" / "test_coll_smpi"
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+@pytest.mark.skipif(coll_test_program() is None, reason="no smpirun or $WEFT_BUILD_DIR/bench/smpi/test_coll_smpi")
+def test_collectives_are_correct_on_a_generated_nested_platform(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The coll correctness test (smpicc build) on 2 nodes x 2 sockets x 2
+    cores, the topology layer told the nodes from the nested host names."""
+    monkeypatch.setattr(smpi, "PLATFORM_DIR", tmp_path)
+    plat = smpi.Platform("NESTED8", 8, (smpi.Level("Machine", 2, 1e-6, 6e9), smpi.Level("Package", 2, 0.2e-6, 5e9),
+                                        smpi.Level("Core", 2, 0.1e-6, 8e9)),
+                         "pack:2 core:2 pu:1", 0, cfg=smpi.smpi_config(CAL))
+    smpi.write_platform(plat)
+    program = coll_test_program()
+    assert program is not None
+    smpi.run(plat, program, [], {}, 300)
+    assert smpi._node_list([h for h, _ in smpi.hosts(plat)]) == "n0*4,n1*4"
