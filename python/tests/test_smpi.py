@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from weft import WeftError, project, smpi
+from weft import WeftError, bench_coll, project, smpi
 
 from conftest import REAL_BUILD_DIR
 
@@ -172,10 +172,10 @@ def test_smpi_config_is_piecewise_by_size() -> None:
 def test_validation_rows_pair_sizes_and_compute_the_error() -> None:
     real = {"points": [{"size": 8, "native_s": 2e-6, "hier_s": 4e-6}, {"size": 64, "native_s": 1e-6, "hier_s": 1e-6}]}
     sim = {"points": [{"size": 8, "native_s": 3e-6, "hier_s": 2e-6}]}
-    rows = project.validation_rows("bcast", "linear", real, sim, 2)
+    rows = bench_coll.validation_rows("bcast", "linear", real, sim, 2)
     assert [(r["impl"], round(r["error"], 6)) for r in rows] == [("native", 0.5), ("hierarchical", -0.5)]
     assert project.error_summary(rows) == {"median_abs": 0.5, "max_abs": 0.5, "count": 2}
-    over = project.validation_rows("bcast", "linear", real, sim, 64)
+    over = bench_coll.validation_rows("bcast", "linear", real, sim, 64)
     assert all(r["oversubscribed"] for r in over) and project.error_summary(over) == {}
 
 

@@ -327,9 +327,25 @@ def merge(paths: list[Path]) -> Path:
         transport="simgrid-smpi", ranks=max((p["cores"] for p in platforms), default=2))
 
 
+def validation_rows(op: str, label: str, real: dict[str, Any], sim: dict[str, Any], ranks: int) -> list[dict[str, Any]]:
+    """Side-by-side rows of one configuration (pure); error = simulated / real - 1."""
+    simulated = {int(p["size"]): p for p in sim.get("points", [])}
+    rows = []
+    for point in real["points"]:
+        other = simulated.get(int(point["size"]))
+        if other is None:
+            continue
+        for impl, key in (("native", "native_s"), ("hierarchical", "hier_s")):
+            rows.append({"op": op, "algorithm": label, "ranks": ranks, "size": int(point["size"]),
+                         "impl": impl, "real_s": float(point[key]), "sim_s": float(other[key]),
+                         "error": float(other[key]) / float(point[key]) - 1,
+                         "oversubscribed": ranks > (os.cpu_count() or 1)})
+    return rows
+
+
 def validate(cal: smpi.Calibration, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """The same configurations on 2 real ranks and on the simulated copy of
-    this machine; error = simulated / real - 1."""
+    """The linear, chain and pipeline configurations on 2 real ranks and on
+    the simulated copy of this machine (`weft project validate` runs them all)."""
     plat = smpi.this_machine(cal, 2)
     smpi.write_platform(plat)
     sizes = "8,4096,262144"
@@ -341,11 +357,7 @@ def validate(cal: smpi.Calibration, args: argparse.Namespace) -> list[dict[str, 
                           f"OMPI_MCA_coll_tuned_{op}_algorithm": str(number)}}
         real = measure_real(op, config, 2, sizes, args.iters, args.timeout)
         sim = measure_smpi(plat, op, label, name, sizes, args.smpi_iters, args.timeout)
-        for rp, sp in zip(real["points"], sim["points"]):
-            for impl, key in (("native", "native_s"), ("hierarchical", "hier_s")):
-                rows.append({"op": op, "algorithm": label, "size": int(rp["size"]), "impl": impl,
-                             "real_s": float(rp[key]), "sim_s": float(sp[key]),
-                             "error": float(sp[key]) / float(rp[key]) - 1})
+        rows += validation_rows(op, label, real, sim, 2)
     return rows
 
 

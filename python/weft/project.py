@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -120,22 +119,6 @@ def calibration_chart(path: Path, document: dict[str, Any]) -> Path:
 # ---- validate -------------------------------------------------------------------------
 
 
-def validation_rows(op: str, label: str, real: dict[str, Any], sim: dict[str, Any], ranks: int) -> list[dict[str, Any]]:
-    """Side-by-side rows of one configuration (pure); error = simulated / real - 1."""
-    simulated = {int(p["size"]): p for p in sim.get("points", [])}
-    rows = []
-    for point in real["points"]:
-        other = simulated.get(int(point["size"]))
-        if other is None:
-            continue
-        for impl, key in (("native", "native_s"), ("hierarchical", "hier_s")):
-            rows.append({"op": op, "algorithm": label, "ranks": ranks, "size": int(point["size"]),
-                         "impl": impl, "real_s": float(point[key]), "sim_s": float(other[key]),
-                         "error": float(other[key]) / float(point[key]) - 1,
-                         "oversubscribed": ranks > (os.cpu_count() or 1)})
-    return rows
-
-
 def command_validate(args: argparse.Namespace) -> Path:
     cal = smpi.calibration()
     jobs = [(ranks, op, label, number, name) for ranks in (2, OVERSUBSCRIBED_RANKS)
@@ -154,7 +137,7 @@ def command_validate(args: argparse.Namespace) -> Path:
         sim = bench_coll.measure_smpi(plat, op, label, name, sizes, args.smpi_iters, args.timeout)
         if sim.get("error"):
             failures.append({"op": op, "algorithm": label, "ranks": ranks, "error": sim["error"]})
-        rows += validation_rows(op, label, real, sim, ranks)
+        rows += bench_coll.validation_rows(op, label, real, sim, ranks)
     return results.save(VALIDATION, {"calibration": cal.source, "smpi_cfg": smpi.smpi_config(cal),
                                      "rows": rows, "failed": failures}, transport="mpi+simgrid-smpi", ranks=2)
 

@@ -223,7 +223,7 @@ def platforms(cal: Calibration) -> list[Platform]:
 def this_machine(cal: Calibration, cores: int = 2) -> Platform:
     """This machine as SMPI sees it: one node of `cores` cores on the
     calibrated level (the validation platform)."""
-    return Platform("THIS2" if cores == 2 else f"THIS{cores}", cores,
+    return Platform(f"THIS{cores}", cores,
                     (Level("Core", cores, cal.lat_s / 2, cal.bw_Bps),),
                     f"core:{cores} pu:1", -1, {"core": f"core level and overheads: {cal.source}"},
                     cfg=smpi_config(cal))
