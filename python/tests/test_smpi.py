@@ -163,7 +163,7 @@ def test_calibration_rejects_malformed_documents(damage: Any) -> None:
 
 def test_smpi_config_is_piecewise_by_size() -> None:
     cfg = smpi.smpi_config(CAL)
-    assert cfg["smpi/os"] == "0:1.5e-07:0;512:1e-06:0"
+    assert cfg["smpi/os"] == "0:1.5e-07:0;511:1e-06:0"
     assert cfg["smpi/or"] == "0:1e-07:0"
     assert cfg["smpi/send-is-detached-thresh"] == "4096"
     assert all(p.cfg == cfg for p in PLATFORMS.values())

@@ -89,8 +89,10 @@ class Calibration:
 
 
 def _piecewise(points: tuple[tuple[int, float], ...]) -> str:
-    """SMPI's piecewise syntax SIZE:SECONDS:PER_BYTE;..., constant per piece."""
-    return ";".join(f"{size}:{seconds:.6g}:0" for size, seconds in points) or "0:0:0"
+    """SMPI's piecewise syntax THRESHOLD:SECONDS:PER_BYTE;..., constant per
+    piece.  SMPI applies a piece to the sizes above its threshold, so the
+    value measured at size S starts at threshold S - 1."""
+    return ";".join(f"{max(size - 1, 0)}:{seconds:.6g}:0" for size, seconds in points) or "0:0:0"
 
 
 def smpi_config(cal: Calibration) -> dict[str, str]:
