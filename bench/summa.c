@@ -167,6 +167,9 @@ static int parse(int argc, char **argv, struct opts *o)
             o->flop_rate = strtod(argv[++i], &end);
             if (*end || !(o->flop_rate > 0))
                 return 0;
+#ifndef SMPI_H
+            return 0;   /* a simulated cost: only under SMPI */
+#endif
         } else
             return 0;
     }
@@ -177,7 +180,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: weft_bench_summa --json FILE [--n N] [--block B] "
                     "[--variants simple,hier,topo] [--groups G1,G2,...] [--rounds R (<= %d)] "
-                    "[--flop-rate GFLOPS]\n", MAX_ROUNDS);
+                    "[--flop-rate GFLOPS (SMPI only)]\n", MAX_ROUNDS);
 }
 
 /* gr x gc = G with gr | p and gc | q, the groups as square as can be;
