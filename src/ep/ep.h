@@ -36,6 +36,7 @@ struct weft__ep {
     size_t              inflight;     /* implicit operations not yet completed */
     size_t              max_inflight; /* above this, progress before issuing */
     weft_status_t       nbi_error;    /* first failure of an implicit operation */
+    int                 ucx_issued;   /* an operation went through UCX since the last weft_flush */
     pthread_mutex_t     am_lock;      /* am_slots, when a progress thread completes sends */
     ucp_request_param_t prm_nbi;      /* implicit ops: completion callback */
     ucp_request_param_t prm_nb;       /* explicit ops: completion via event */

@@ -91,6 +91,7 @@ resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void
         (st = resolve_slow(ep, rank, seg, fn)) != WEFT_OK)
         return st;
     target_of(&ep->tgts[seg->id][rank], off, t);
+    ep->ucx_issued |= t->local == NULL;
     return WEFT_OK;
 }
 
@@ -111,6 +112,7 @@ static inline int fast_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
                        (tg = ep->tgts[seg->id]) == NULL || tg[rank].base == 0))
         return 0;
     target_of(&tg[rank], off, t);
+    ep->ucx_issued |= t->local == NULL;
     return 1;
 }
 
@@ -539,6 +541,7 @@ weft_status_t weft_ucx_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
             return st;
         target_of(&ep->tgts[seg->id][rank], off, &t);
     }
+    ep->ucx_issued = 1;  /* what the caller issues on it, weft_flush completes */
     *uep = t.ep;
     *rkey = t.rkey;
     *raddr = t.addr;
