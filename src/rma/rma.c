@@ -91,7 +91,8 @@ resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void
         (st = resolve_slow(ep, rank, seg, fn)) != WEFT_OK)
         return st;
     target_of(&ep->tgts[seg->id][rank], off, t);
-    ep->ucx_issued |= t->local == NULL;
+    if (t->local == NULL)
+        ep->ucx_issued = 1;  /* weft_flush has UCX work */
     return WEFT_OK;
 }
 
@@ -112,7 +113,8 @@ static inline int fast_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
                        (tg = ep->tgts[seg->id]) == NULL || tg[rank].base == 0))
         return 0;
     target_of(&tg[rank], off, t);
-    ep->ucx_issued |= t->local == NULL;
+    if (t->local == NULL)
+        ep->ucx_issued = 1;  /* weft_flush has UCX work */
     return 1;
 }
 
