@@ -152,8 +152,14 @@ weft_status_t weft_flush(weft_ep_t ep)
     /* The direct path's stores are complete when issued; the release fence
      * orders them before whatever the caller does next. */
     __atomic_thread_fence(__ATOMIC_RELEASE);
-
-    return st != WEFT_OK ? st : weft__ep_flush(ep, __func__);
+    if (st != WEFT_OK)
+        return st;
+    /* Only direct operations since the last flush: UCX has nothing of
+     * this endpoint to complete (a flush of the worker costs 0.15-0.4 us). */
+    if (!ep->ucx_issued)
+        return WEFT_OK;
+    ep->ucx_issued = 0;
+    return weft__ep_flush(ep, __func__);
 }
 
 weft_status_t weft_progress(weft_ep_t ep, unsigned *count)

@@ -46,6 +46,8 @@ struct weft__ep {
     weft_status_t       nbi_error;    /* first failure of an implicit operation */
     unsigned            window_ops;   /* implicit operations since the last window flush */
     ucs_status_ptr_t    window_req;   /* that flush, while outstanding, or NULL */
+
+    int                 ucx_issued;   /* an operation went through UCX since the last weft_flush */
     pthread_mutex_t     am_lock;      /* am_slots, when a progress thread completes sends */
     ucp_request_param_t prm_nbi;      /* implicit ops: completion callback */
     ucp_request_param_t prm_nb;       /* explicit ops: completion via event */

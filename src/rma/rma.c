@@ -95,6 +95,8 @@ resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void
         (st = resolve_slow(ep, rank, seg, fn)) != WEFT_OK)
         return st;
     target_of(&ep->tgts[seg->id][rank], off, t);
+    if (t->local == NULL)
+        ep->ucx_issued = 1;  /* weft_flush has UCX work */
     return WEFT_OK;
 }
 
@@ -116,6 +118,8 @@ static inline int fast_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
                        (tg = ep->tgts[seg->id]) == NULL || tg[rank].base == 0))
         return 0;
     target_of(&tg[rank], off, t);
+    if (t->local == NULL)
+        ep->ucx_issued = 1;  /* weft_flush has UCX work */
     return 1;
 }
 
@@ -550,6 +554,7 @@ weft_status_t weft_ucx_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
             return st;
         target_of(&ep->tgts[seg->id][rank], off, &t);
     }
+    ep->ucx_issued = 1;  /* what the caller issues on it, weft_flush completes */
     *uep = t.ep;
     *rkey = t.rkey;
     *raddr = t.addr;
