@@ -318,7 +318,8 @@ def merge(paths: list[Path]) -> Path:
     for path, document in zip(paths, documents):
         if document.get("mode") != "smpi":
             raise WeftError(f"{path} is not a `weft project coll` result")
-    platforms = [p for d in documents for p in d["platforms"]]
+    # a platform simulated in several runs (e.g. one per algorithm) is listed once
+    platforms = list({p["name"]: p for d in reversed(documents) for p in d["platforms"]}.values())[::-1]
     return results.save(BENCHMARK + "-smpi", {
         "mode": "smpi", "calibration": documents[0]["calibration"], "platforms": platforms,
         "runs": [r for d in documents for r in d["runs"]],
