@@ -142,7 +142,9 @@ def command_smpi(args: argparse.Namespace) -> Path:
         rate_source = (f"one core's OpenBLAS DGEMM rate measured here by weft bench summa of "
                        f"{measured['metadata']['date']}")
     program = runner.executable(BENCH_SMPI)
-    cfg = {**bench_coll.SMPI_SETUP_CFG, "smpi/bcast": "NTSB"}
+    # cpu-threshold 0: SimGrid drops smpi_execute calls shorter than 1 us by
+    # default, which the small local multiplies of the paper's sizes are.
+    cfg = {**bench_coll.SMPI_SETUP_CFG, "smpi/bcast": "NTSB", "smpi/cpu-threshold": "0"}
     entries = []
     for plat in runner.steps(plats, lambda p: f"SMPI {p.name} ({p.cores} simulated ranks)"):
         smpi.write_platform(plat)
