@@ -2,20 +2,28 @@
  * weft_bench_profcost -- the cost of compiled-in trace points with
  * profiling off: the 8-byte put injection rate of libweft (points in, none
  * selected) beside libweft_noprof (no points), both loaded into this one
- * process (dlopen, each with its own context), in interleaved rounds.
+ * process (dlopen, each with its own context).
  *
  *   mpirun -np 2 weft_bench_profcost LIBWEFT LIBWEFT_NOPROF [--json FILE]
  *                                    [--iters N] [--rounds R] [--batch Q]
  *
  * Rank 0 puts to rank 1 as weft_bench_breakdown's injection benchmark
- * does: a weft_progress every Q puts, timed by chunks of 64 batches; a
- * round's figure is the median ns per put over its chunks.  Both libraries
- * are called through function pointers, so the calls cost the same.
+ * does, a weft_progress every Q puts, in chunks of 64 batches that
+ * alternate between the two libraries (ABBA order) inside one loop, so
+ * that both see the same machine: on a shared or virtual machine the
+ * speed of a core changes by up to 2x from one millisecond to the next,
+ * which rounds of one library after the other turn into a false ratio.
+ * A round's ratio is the median over its chunk pairs of (time of the
+ * noprof chunk / time of the libweft chunk), its figure per library the
+ * median ns per put over its chunks.  Rank 1 progresses both libraries
+ * until rank 0 says it is done.  Both libraries are called through
+ * function pointers, so the calls cost the same.
  */
 #include "common.h"
 #include <weft.h>
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,18 +43,18 @@ struct lib {
     weft_status_t (*put)(weft_ep_t, int, weft_seg_t, size_t, const void *, size_t);
     weft_status_t (*progress)(weft_ep_t, unsigned *);
     weft_status_t (*flush)(weft_ep_t);
-    weft_status_t (*signal_wait_until)(weft_ep_t, weft_seg_t, size_t, uint64_t, uint64_t *);
     weft_status_t (*barrier)(weft_ctx_t);
     weft_status_t (*finalize)(weft_ctx_t);
     weft_ctx_t ctx;
     weft_ep_t ep;
     weft_seg_t seg;
-    uint64_t done;
+    uint64_t done;       /* rounds begun; rank 0 puts it at offset 1024 when done */
+    uint64_t *flag;      /* this rank's word at offset 1024 */
     double ns[MAX_ROUNDS];
 };
 
 static int rank, nranks;
-static double chunks[MAX_CHUNKS];
+static double chunks[2][MAX_CHUNKS], pair_ratio[MAX_CHUNKS];
 
 static void fail(const char *what, const char *why)
 {
@@ -78,13 +86,13 @@ static void load(struct lib *l, const char *path)
     *(void **)&l->put = sym(l, "weft_put");
     *(void **)&l->progress = sym(l, "weft_progress");
     *(void **)&l->flush = sym(l, "weft_flush");
-    *(void **)&l->signal_wait_until = sym(l, "weft_signal_wait_until");
     *(void **)&l->barrier = sym(l, "weft_barrier");
     *(void **)&l->finalize = sym(l, "weft_finalize");
     void *local;
     CALL(l, l->init(NULL, &l->ctx));
     CALL(l, l->ep_default(l->ctx, &l->ep));
     CALL(l, l->seg_alloc(l->ctx, 4096, &l->seg, &local));
+    l->flag = (uint64_t *)((char *)local + 1024);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -93,38 +101,74 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* n puts, a progress every q; rank 0's median ns per put over chunks. */
-static double inject(struct lib *l, long n, long q)
+/* Median of v[0..n), which it sorts. */
+static double median(double *v, long n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return v[n / 2];
+}
+
+/* One chunk of m puts to rank 1 (m a multiple of q), a progress every q;
+ * seconds taken.  *next is the offset counter of the library's puts. */
+static double chunk(struct lib *l, long m, long q, long *next)
 {
     uint64_t src = 42;
-    long chunk = 64 * q, k = 0, to_progress = q, to_chunk = chunk;
-    double last, now, ns = 0;
+    long k = *next;
+    double t0 = bench_now();
 
-    CALL(l, l->barrier(l->ctx));
-    l->done++;
-    if (rank == 0) {
-        last = bench_now();
-        for (long i = 0; i < n; i++) {
-            CALL(l, l->put_nbi(l->ep, 1, l->seg, (size_t)(i & 63) * 8, &src, 8));
-            if (--to_progress == 0) {
-                to_progress = q;
-                CALL(l, l->progress(l->ep, NULL));
-            }
-            if (--to_chunk == 0 && k < MAX_CHUNKS) {
-                to_chunk = chunk;
-                now = bench_now();
-                chunks[k++] = 1e9 * (now - last) / (double)chunk;
-                last = now;
-            }
-        }
-        CALL(l, l->flush(l->ep));
-        qsort(chunks, (size_t)k, sizeof(double), cmp_double);
-        ns = k ? chunks[k / 2] : 0;
-        CALL(l, l->put(l->ep, 1, l->seg, 1024, &l->done, 8));
-    } else {
-        CALL(l, l->signal_wait_until(l->ep, l->seg, 1024, l->done, NULL));
+    for (long b = 0; b < m / q; b++) {
+        for (long i = 0; i < q; i++, k++)
+            CALL(l, l->put_nbi(l->ep, 1, l->seg, (size_t)(k & 63) * 8, &src, 8));
+        CALL(l, l->progress(l->ep, NULL));
     }
-    return ns;
+    *next = k;
+    return bench_now() - t0;
+}
+
+/* One round of about n puts per library; rank 0 fills the round's median
+ * ns per put of each library and returns the median pair ratio. */
+static double round_pair(struct lib *libs, long n, long q, int r)
+{
+    long m = 64 * q, pairs = n / m < 1 ? 1 : n / m, sent[2] = {0, 0};
+    double ratio = 0;
+
+    if (pairs > MAX_CHUNKS)
+        pairs = MAX_CHUNKS;
+    for (int i = 0; i < 2; i++) {
+        CALL(&libs[i], libs[i].barrier(libs[i].ctx));
+        libs[i].done++;
+    }
+    if (rank == 0) {
+        for (long k = 0; k < pairs; k++) {
+            /* ABBA: neither library always runs first */
+            int first = (int)(k & 1);
+            double t[2];
+
+            t[first] = chunk(&libs[first], m, q, &sent[first]);
+            t[1 - first] = chunk(&libs[1 - first], m, q, &sent[1 - first]);
+            chunks[0][k] = 1e9 * t[0] / (double)m;
+            chunks[1][k] = 1e9 * t[1] / (double)m;
+            pair_ratio[k] = t[1] / t[0];
+        }
+        for (int i = 0; i < 2; i++) {
+            CALL(&libs[i], libs[i].flush(libs[i].ep));
+            CALL(&libs[i], libs[i].put(libs[i].ep, 1, libs[i].seg, 1024, &libs[i].done, 8));
+            libs[i].ns[r] = median(chunks[i], pairs);
+        }
+        ratio = median(pair_ratio, pairs);
+    } else {
+        /* over UCX a put may need the target's progress: serve both */
+        while (__atomic_load_n(libs[0].flag, __ATOMIC_ACQUIRE) < libs[0].done ||
+               __atomic_load_n(libs[1].flag, __ATOMIC_ACQUIRE) < libs[1].done) {
+            unsigned n0, n1;
+
+            CALL(&libs[0], libs[0].progress(libs[0].ep, &n0));
+            CALL(&libs[1], libs[1].progress(libs[1].ep, &n1));
+            if (n0 + n1 == 0)
+                sched_yield();  /* leave the core to rank 0 when idle */
+        }
+    }
+    return ratio;
 }
 
 static void usage(void)
@@ -138,47 +182,46 @@ int main(int argc, char **argv)
     struct lib libs[2];
     const char *json = NULL;
     long iters = 1000000, rounds = 10, batch = 16;
+    double ratios[MAX_ROUNDS];
     int ok = argc >= 3;
     FILE *f = stdout;
 
     bench_mpi_start(&argc, &argv, &rank, &nranks);
     for (int i = 3; ok && i < argc; i++) {
-        long *dst = NULL;
-        if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
-        else if (!strcmp(argv[i], "--iters")) dst = &iters;
-        else if (!strcmp(argv[i], "--rounds")) dst = &rounds;
-        else if (!strcmp(argv[i], "--batch")) dst = &batch;
-        else ok = 0;
-        if (dst) {
-            char *end;
-            ok = i + 1 < argc && (*dst = strtol(argv[++i], &end, 10)) > 0 && *end == '\0';
-        }
+        if (!strcmp(argv[i], "--json") && i + 1 < argc)
+            json = argv[++i];
+        else if (!strcmp(argv[i], "--iters"))
+            ok = bench_arg_positive(argc, argv, &i, &iters) == 0;
+        else if (!strcmp(argv[i], "--rounds"))
+            ok = bench_arg_positive(argc, argv, &i, &rounds) == 0;
+        else if (!strcmp(argv[i], "--batch"))
+            ok = bench_arg_positive(argc, argv, &i, &batch) == 0;
+        else
+            ok = 0;
     }
     if (bench_need_two("weft_bench_profcost", ok && rounds <= MAX_ROUNDS, rank, nranks, usage) != 0)
         return 2;
     memset(libs, 0, sizeof(libs));
     load(&libs[0], argv[1]);
     load(&libs[1], argv[2]);
-    for (int i = 0; i < 2; i++)
-        inject(&libs[i], iters / 4 + 1, batch);  /* warm-up */
+    round_pair(libs, iters / 4 + 1, batch, 0);  /* warm-up */
     for (long r = 0; r < rounds; r++)
-        for (int k = 0; k < 2; k++) {
-            /* alternate the order so that neither always runs first */
-            struct lib *l = &libs[(k + r) % 2];
-            l->ns[r] = inject(l, iters, batch);
-        }
+        ratios[r] = round_pair(libs, iters, batch, (int)r);
     if (rank == 0) {
         if (json && (f = fopen(json, "w")) == NULL)
             fail(json, "cannot write");
-        fprintf(f, "{\"benchmark\": \"profcost\", \"iters\": %ld, \"batch\": %ld, \"ns_per_put\": {", iters,
-                batch);
+        fprintf(f, "{\"benchmark\": \"profcost\", \"iters\": %ld, \"batch\": %ld, \"ns_per_put\": {",
+                iters, batch);
         for (int i = 0; i < 2; i++) {
             fprintf(f, "%s\"%s\": [", i ? ", " : "", i ? "noprof" : "prof");
             for (long r = 0; r < rounds; r++)
                 fprintf(f, "%s%.4f", r ? ", " : "", libs[i].ns[r]);
             fprintf(f, "]");
         }
-        fprintf(f, "}}\n");
+        fprintf(f, "}, \"pair_ratio\": [");
+        for (long r = 0; r < rounds; r++)
+            fprintf(f, "%s%.5f", r ? ", " : "", ratios[r]);
+        fprintf(f, "]}\n");
         if (f != stdout)
             fclose(f);
     }

@@ -149,3 +149,25 @@ def test_profcost_runs_both_libraries(monkeypatch: pytest.MonkeyPatch) -> None:
     assert set(fields["ns_per_put"]) == {"prof", "noprof"}
     assert all(len(values) == 2 and min(values) > 0 for values in fields["ns_per_put"].values())
     assert len(fields["ratios"]) == 2 and fields["ratio"] > 0
+
+
+def test_profcost_fields_take_the_pair_ratios() -> None:
+    data = {"ns_per_put": {"prof": [10.0, 20.0, 12.0], "noprof": [9.9, 19.0, 12.0]},
+            "pair_ratio": [0.99, 0.95, 1.0]}
+    fields = bench_profcost.fields_of(data, "direct", 1000)
+    assert fields["ratios"] == [0.99, 0.95, 1.0]
+    assert fields["ratio"] == 0.99  # median of the rounds' pair ratios, not of the rates
+    assert fields["rate_mmsgs"]["prof"] == [100.0, 50.0, 1e3 / 12.0]
+
+
+@pytest.mark.parametrize("data", [
+    {},
+    {"ns_per_put": {"prof": [1.0], "noprof": [1.0]}},
+    {"ns_per_put": {"prof": [1.0], "noprof": [1.0, 2.0]}, "pair_ratio": [1.0]},
+    {"ns_per_put": {"prof": [1.0], "noprof": [1.0]}, "pair_ratio": []},
+    {"ns_per_put": {"prof": [1.0], "noprof": [1.0]}, "pair_ratio": [0.0]},
+    {"ns_per_put": {"prof": ["x"], "noprof": [1.0]}, "pair_ratio": [1.0]},
+])
+def test_profcost_fields_reject_bad_output(data: dict) -> None:
+    with pytest.raises(WeftError):
+        bench_profcost.fields_of(data, "direct", 1000)
