@@ -125,14 +125,15 @@ static double per_sample(const char *point)
 
 /* ---- injection -------------------------------------------------------- */
 
-/* Puts per timed chunk: 64 batches. */
+/* Puts per timed chunk: 64 batches, or the whole batches of n when fewer
+ * (q <= n).  A pass of n puts per kind makes n / chunk chunks of each. */
 static long chunk_of(long n, long q)
 {
     long c = 64 * q;
 
     while (n / c > MAX_SAMPLES)
         c *= 2;
-    return c < n ? c : n;
+    return c < n ? c : n / q * q;
 }
 
 /* What a chunk of the injection benchmark measures: the observed time

@@ -132,14 +132,16 @@ def test_profile_with_a_subset_and_a_bad_name(monkeypatch: pytest.MonkeyPatch, t
 def test_measure_shm_tiny(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
     steps: list[tuple[str, float, float]] = []
-    document = breakdown_run.measure("shm", iters=2000, lat_iters=200, rounds=1,
+    # 2 chunks of 64 batches of 16 puts per kind of chunk
+    document = breakdown_run.measure("shm", iters=2048, lat_iters=200, rounds=1,
                                      progress=lambda *step: steps.append(step))
     assert steps == [("weft_bench_breakdown over shm", 0, 1), ("weft_bench_breakdown over shm", 1, 1)]
     assert document["benchmark"] == "breakdown" and document["path"] == "shm"
     assert document["metadata"]["ranks"] == 2
     assert document["injection"]["batch"] == breakdown_run.DEFAULT_BATCH
     assert document["injection"]["observed_ns"] > 0 and document["latency"]["observed_ns"] > 0
-    assert document["points"]["LLP_post"]["count"] == 2000
+    # every put of the chunks that select LLP_post counted once
+    assert document["points"]["LLP_post"]["count"] == 2048
 
 
 @NEEDS_BENCH

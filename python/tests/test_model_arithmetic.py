@@ -135,3 +135,11 @@ def test_malformed_measurements_are_named(measured: dict[str, Any], field: str, 
 def test_a_measurement_must_be_an_object() -> None:
     with pytest.raises(WeftError, match="must be a JSON object"):
         from_measurement([1, 2])
+
+
+def test_a_point_minimum_below_zero_is_timer_jitter_not_an_error(measured: dict[str, Any]) -> None:
+    # the overhead is a median: one sample shorter than it gives a minimum below 0
+    jittery = _set(measured, "points.LLP_post.min_ns", -1.6)
+    assert from_measurement(jittery).points["LLP_post"]["min_ns"] == -1.6
+    with pytest.raises(WeftError, match="points.LLP_post.median_ns must be non-negative"):
+        from_measurement(_set(measured, "points.LLP_post.median_ns", -1.6))

@@ -446,10 +446,10 @@ LATENCY_FIELDS = ("HLP_post", "LLP_post", "transfer", "LLP_prog", "HLP_rx_prog")
 POINT_FIELDS = ("count", "total_ns", "min_ns", "median_ns")
 
 
-def _number(value: Any, where: str, *, positive: bool = False) -> float:
+def _number(value: Any, where: str, *, positive: bool = False, signed: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise WeftError(f"{where} must be a finite number, got {value!r}")
-    if value < 0 or (positive and value == 0):
+    if (value < 0 and not signed) or (positive and value == 0):
         raise WeftError(f"{where} must be {'positive' if positive else 'non-negative'}, got {value!r}")
     return float(value)
 
@@ -509,8 +509,10 @@ def from_measurement(document: Any) -> Breakdown:
     points = document.get("points", {})
     if not isinstance(points, Mapping):
         raise WeftError("breakdown 'points' must be an object of trace points")
+    # a point's minimum, the timer's overhead subtracted, can fall below 0
+    # by the timer's own jitter
     stats = {str(name): {key: _number(point.get(key) if isinstance(point, Mapping) else None,
-                                      f"points.{name}.{key}") for key in POINT_FIELDS}
+                                      f"points.{name}.{key}", signed=key == "min_ns") for key in POINT_FIELDS}
              for name, point in points.items()}
     timer = document.get("timer") if isinstance(document.get("timer"), Mapping) else {}
     notes = [f"measured over {PATH_DESCRIPTION[path]}"]
