@@ -41,6 +41,32 @@ int bench_arg_positive(int argc, char **argv, int *i, long *dst)
     return *end != '\0' || *dst <= 0 ? -1 : 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void bench_mpi_library(char *out, int len)
+{
+    char name[MPI_MAX_LIBRARY_VERSION_STRING];
+    int  n, i;
+
+    MPI_Get_library_version(name, &n);
+    for (i = 0; i < n; i++)
+        if (name[i] == '\n' || name[i] == '"' || name[i] == '\\' || name[i] == '\t')
+            name[i] = ' ';
+    while (n > 0 && name[n - 1] == ' ')
+        name[--n] = '\0';
+    snprintf(out, (size_t)len, "%.*s", n, name);
+}
+
 double bench_now(void)
 {
     struct timespec ts;
@@ -49,6 +75,8 @@ double bench_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Not under SimGrid SMPI (smpicc): simulated programs have no UCX transport. */
+#ifndef SMPI_H
 void bench_transport_of(weft_ep_t ep, int rank, weft_seg_t seg, char *out, size_t len)
 {
     ucp_ep_h uep;
@@ -78,6 +106,7 @@ void bench_transport_of(weft_ep_t ep, int rank, weft_seg_t seg, char *out, size_
     }
     free(text);
 }
+#endif
 
 __attribute__((noinline)) weft_status_t bench_nop_post(weft_ep_t ep, int rank, weft_seg_t seg,
                                                        size_t off, const void *src, size_t n)

@@ -21,6 +21,12 @@ int bench_need_two(const char *name, int args_ok, int rank, int nranks, void (*u
  * or not such an integer. */
 int bench_arg_positive(int argc, char **argv, int *i, long *dst);
 
+/* The median of v[0..n), n >= 1; sorts v. */
+double bench_median(double *v, int n);
+
+/* MPI_Get_library_version on one line, fit for a JSON string. */
+void bench_mpi_library(char *out, int len);
+
 /* Seconds on the monotonic clock. */
 double bench_now(void);
 

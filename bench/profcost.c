@@ -6,16 +6,22 @@
  *
  *   mpirun -np 2 weft_bench_profcost LIBWEFT LIBWEFT_NOPROF [--json FILE]
  *                                    [--iters N] [--rounds R] [--batch Q]
+ *                                    [--check] [--base LIBWEFT_BASE]
+ *
+ * --check adds a third context of LIBWEFT with WEFT_CHECK=1 (its expensive
+ * checks on); --base a libweft built from other sources (an earlier
+ * commit, to see what a change costs), with its own context.
  *
  * Rank 0 puts to rank 1 as weft_bench_breakdown's injection benchmark
  * does, a weft_progress every Q puts, in chunks of 64 batches that
- * alternate between the two libraries (ABBA order) inside one loop, so
+ * alternate between the libraries (the order rotating) inside one loop, so
  * that both see the same machine: on a shared or virtual machine the
  * speed of a core changes by up to 2x from one millisecond to the next,
  * which rounds of one library after the other turn into a false ratio.
- * A round's ratio is the median over its chunk pairs of (time of the
- * noprof chunk / time of the libweft chunk), its figure per library the
- * median ns per put over its chunks.  Rank 1 progresses both libraries
+ * For each library but libweft, a round's ratio is the median over its
+ * chunk groups of (time of its chunk / time of libweft's chunk), its
+ * figure per library the median ns per put over its chunks.  Rank 1
+ * progresses every library
  * until rank 0 says it is done.  Both libraries are called through
  * function pointers, so the calls cost the same.
  */
@@ -34,7 +40,9 @@
 
 struct lib {
     const char *name;
+    const char *label;    /* its key in the JSON */
     void *handle;
+    weft_status_t (*config_init)(weft_config_t *);
     weft_status_t (*init)(const weft_config_t *, weft_ctx_t *);
     weft_status_t (*ep_default)(weft_ctx_t, weft_ep_t *);
     weft_status_t (*seg_alloc)(weft_ctx_t, size_t, weft_seg_t *, void **);
@@ -51,10 +59,12 @@ struct lib {
     uint64_t done;       /* rounds begun; rank 0 puts it at offset 1024 when done */
     uint64_t *flag;      /* this rank's word at offset 1024 */
     double ns[MAX_ROUNDS];
+    double time_ratio[MAX_ROUNDS];  /* its chunk's time / libweft's */
 };
 
 static int rank, nranks;
-static double chunks[2][MAX_CHUNKS], pair_ratio[MAX_CHUNKS];
+#define MAX_LIBS 4
+static double chunks[MAX_LIBS][MAX_CHUNKS], group_ratio[MAX_CHUNKS];
 
 static void fail(const char *what, const char *why)
 {
@@ -73,11 +83,15 @@ static void *sym(struct lib *l, const char *name)
     return p;
 }
 
-static void load(struct lib *l, const char *path)
+static void load(struct lib *l, const char *path, const char *label, int check)
 {
+    weft_config_t cfg;
+
     l->name = path;
+    l->label = label;
     if ((l->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL)
         fail(path, dlerror());
+    *(void **)&l->config_init = sym(l, "weft_config_init");
     *(void **)&l->init = sym(l, "weft_init");
     *(void **)&l->ep_default = sym(l, "weft_ep_default");
     *(void **)&l->seg_alloc = sym(l, "weft_seg_alloc");
@@ -89,7 +103,9 @@ static void load(struct lib *l, const char *path)
     *(void **)&l->barrier = sym(l, "weft_barrier");
     *(void **)&l->finalize = sym(l, "weft_finalize");
     void *local;
-    CALL(l, l->init(NULL, &l->ctx));
+    CALL(l, l->config_init(&cfg));
+    cfg.check = check;
+    CALL(l, l->init(&cfg, &l->ctx));
     CALL(l, l->ep_default(l->ctx, &l->ep));
     CALL(l, l->seg_alloc(l->ctx, 4096, &l->seg, &local));
     l->flag = (uint64_t *)((char *)local + 1024);
@@ -126,63 +142,67 @@ static double chunk(struct lib *l, long m, long q, long *next)
 }
 
 /* One round of about n puts per library; rank 0 fills the round's median
- * ns per put of each library and returns the median pair ratio. */
-static double round_pair(struct lib *libs, long n, long q, int r)
+ * ns per put of each library and, for each but libs[0], the median over
+ * chunk groups of its chunk's time over libs[0]'s. */
+static void round_group(struct lib *libs, int nlibs, long n, long q, int r)
 {
-    long m = 64 * q, pairs = n / m < 1 ? 1 : n / m, sent[2] = {0, 0};
-    double ratio = 0;
+    long m = 64 * q, groups = n / m < 1 ? 1 : n / m, sent[MAX_LIBS] = {0};
 
-    if (pairs > MAX_CHUNKS)
-        pairs = MAX_CHUNKS;
-    for (int i = 0; i < 2; i++) {
+    if (groups > MAX_CHUNKS)
+        groups = MAX_CHUNKS;
+    for (int i = 0; i < nlibs; i++) {
         CALL(&libs[i], libs[i].barrier(libs[i].ctx));
         libs[i].done++;
     }
     if (rank == 0) {
-        for (long k = 0; k < pairs; k++) {
-            /* ABBA: neither library always runs first */
-            int first = (int)(k & 1);
-            double t[2];
+        for (long k = 0; k < groups; k++)
+            for (int j = 0; j < nlibs; j++) {
+                /* rotate the order: no library always runs first */
+                int i = (int)((j + k) % nlibs);
 
-            t[first] = chunk(&libs[first], m, q, &sent[first]);
-            t[1 - first] = chunk(&libs[1 - first], m, q, &sent[1 - first]);
-            chunks[0][k] = 1e9 * t[0] / (double)m;
-            chunks[1][k] = 1e9 * t[1] / (double)m;
-            pair_ratio[k] = t[1] / t[0];
+                chunks[i][k] = 1e9 * chunk(&libs[i], m, q, &sent[i]) / (double)m;
+            }
+        for (int i = 1; i < nlibs; i++) {
+            for (long k = 0; k < groups; k++)
+                group_ratio[k] = chunks[i][k] / chunks[0][k];
+            libs[i].time_ratio[r] = median(group_ratio, groups);
         }
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < nlibs; i++) {
             CALL(&libs[i], libs[i].flush(libs[i].ep));
             CALL(&libs[i], libs[i].put(libs[i].ep, 1, libs[i].seg, 1024, &libs[i].done, 8));
-            libs[i].ns[r] = median(chunks[i], pairs);
+            libs[i].ns[r] = median(chunks[i], groups);
         }
-        ratio = median(pair_ratio, pairs);
     } else {
-        /* over UCX a put may need the target's progress: serve both */
-        while (__atomic_load_n(libs[0].flag, __ATOMIC_ACQUIRE) < libs[0].done ||
-               __atomic_load_n(libs[1].flag, __ATOMIC_ACQUIRE) < libs[1].done) {
-            unsigned n0, n1;
+        /* over UCX a put may need the target's progress: serve them all */
+        for (;;) {
+            unsigned events = 0, n1;
+            int waiting = 0;
 
-            CALL(&libs[0], libs[0].progress(libs[0].ep, &n0));
-            CALL(&libs[1], libs[1].progress(libs[1].ep, &n1));
-            if (n0 + n1 == 0)
+            for (int i = 0; i < nlibs; i++) {
+                waiting |= __atomic_load_n(libs[i].flag, __ATOMIC_ACQUIRE) < libs[i].done;
+                CALL(&libs[i], libs[i].progress(libs[i].ep, &n1));
+                events += n1;
+            }
+            if (!waiting)
+                break;
+            if (events == 0)
                 sched_yield();  /* leave the core to rank 0 when idle */
         }
     }
-    return ratio;
 }
 
 static void usage(void)
 {
     fprintf(stderr, "usage: mpirun -np 2 weft_bench_profcost LIBWEFT LIBWEFT_NOPROF [--json FILE] "
-                    "[--iters N] [--rounds R] [--batch Q]\n");
+                    "[--iters N] [--rounds R] [--batch Q] [--check] [--base LIBWEFT_BASE]\n");
 }
 
 int main(int argc, char **argv)
 {
-    struct lib libs[2];
-    const char *json = NULL;
+    struct lib libs[MAX_LIBS];
+    const char *json = NULL, *base = NULL;
+    int check = 0, nlibs = 2;
     long iters = 1000000, rounds = 10, batch = 16;
-    double ratios[MAX_ROUNDS];
     int ok = argc >= 3;
     FILE *f = stdout;
 
@@ -190,6 +210,10 @@ int main(int argc, char **argv)
     for (int i = 3; ok && i < argc; i++) {
         if (!strcmp(argv[i], "--json") && i + 1 < argc)
             json = argv[++i];
+        else if (!strcmp(argv[i], "--base") && i + 1 < argc)
+            base = argv[++i];
+        else if (!strcmp(argv[i], "--check"))
+            check = 1;
         else if (!strcmp(argv[i], "--iters"))
             ok = bench_arg_positive(argc, argv, &i, &iters) == 0;
         else if (!strcmp(argv[i], "--rounds"))
@@ -202,30 +226,38 @@ int main(int argc, char **argv)
     if (bench_need_two("weft_bench_profcost", ok && rounds <= MAX_ROUNDS, rank, nranks, usage) != 0)
         return 2;
     memset(libs, 0, sizeof(libs));
-    load(&libs[0], argv[1]);
-    load(&libs[1], argv[2]);
-    round_pair(libs, iters / 4 + 1, batch, 0);  /* warm-up */
+    load(&libs[0], argv[1], "prof", 0);
+    load(&libs[1], argv[2], "noprof", 0);
+    if (check)
+        load(&libs[nlibs++], argv[1], "check", 1);
+    if (base)
+        load(&libs[nlibs++], base, "base", 0);
+    round_group(libs, nlibs, iters / 4 + 1, batch, 0);  /* warm-up */
     for (long r = 0; r < rounds; r++)
-        ratios[r] = round_pair(libs, iters, batch, (int)r);
+        round_group(libs, nlibs, iters, batch, (int)r);
     if (rank == 0) {
         if (json && (f = fopen(json, "w")) == NULL)
             fail(json, "cannot write");
         fprintf(f, "{\"benchmark\": \"profcost\", \"iters\": %ld, \"batch\": %ld, \"ns_per_put\": {",
                 iters, batch);
-        for (int i = 0; i < 2; i++) {
-            fprintf(f, "%s\"%s\": [", i ? ", " : "", i ? "noprof" : "prof");
+        for (int i = 0; i < nlibs; i++) {
+            fprintf(f, "%s\"%s\": [", i ? ", " : "", libs[i].label);
             for (long r = 0; r < rounds; r++)
                 fprintf(f, "%s%.4f", r ? ", " : "", libs[i].ns[r]);
             fprintf(f, "]");
         }
-        fprintf(f, "}, \"pair_ratio\": [");
-        for (long r = 0; r < rounds; r++)
-            fprintf(f, "%s%.5f", r ? ", " : "", ratios[r]);
-        fprintf(f, "]}\n");
+        fprintf(f, "}, \"time_over_prof\": {");
+        for (int i = 1; i < nlibs; i++) {
+            fprintf(f, "%s\"%s\": [", i > 1 ? ", " : "", libs[i].label);
+            for (long r = 0; r < rounds; r++)
+                fprintf(f, "%s%.5f", r ? ", " : "", libs[i].time_ratio[r]);
+            fprintf(f, "]");
+        }
+        fprintf(f, "}}\n");
         if (f != stdout)
             fclose(f);
     }
-    for (int i = 1; i >= 0; i--) {
+    for (int i = nlibs - 1; i >= 0; i--) {
         CALL(&libs[i], libs[i].seg_free(libs[i].ctx, libs[i].seg));
         CALL(&libs[i], libs[i].finalize(libs[i].ctx));
     }

@@ -22,7 +22,17 @@
  * --sweep adds the bandwidth of puts from 8 B to 4 MiB (a window of puts,
  * then a flush or its equivalent) for weft, MPI RMA and MPI two-sided, and
  * of a plain single-core memcpy between two buffers of rank 0: the limit of
- * any copy a CPU makes.
+ * any copy a CPU makes.  weft and memcpy are timed in short blocks (8 MiB
+ * or --iters / 8 calls) that alternate in rotating order, 8 triples per
+ * size and round: weft's puts, memcpy between two private buffers, and
+ * memcpy into the same mapped memory weft's puts write ("memcpy-seg", on
+ * the direct path).  Each block is one value of op "put_bw_block", so a
+ * reader can pair the blocks of a triple; "put_bw" is the round's total.
+ * All buffers are page-aligned and written before the timing, as the
+ * segment is (populated when allocated), so no copy pays a first-touch
+ * fault or a mutual misalignment the other does not.  Meanwhile the target
+ * sleeps (on the direct path it has nothing to do) instead of spinning on
+ * the other core.
  *
  * --busy-target measures the other case of the one-sided model: the
  * target computes without calling weft while rank 0 gets from it (run it
@@ -37,9 +47,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define MAX_ROUNDS 64
+#define BW_TRIPLES 8                    /* blocks of each copy per size and round */
+#define MAX_VALUES (MAX_ROUNDS * BW_TRIPLES)
 #define MAX_SIZE   (4u << 20)
 
 /* Sizes of the sweep, and how many bytes each measurement moves. */
@@ -56,11 +69,11 @@ struct opts {
 struct sample {
     const char *impl, *op, *unit;
     size_t size;
-    double v[MAX_ROUNDS];
+    double v[MAX_VALUES];
     int n;
 };
 
-static struct sample samples[96];
+static struct sample samples[160];
 static int nsamples;
 static int rank, nranks;
 
@@ -87,7 +100,7 @@ static void record(const char *impl, const char *op, size_t size, const char *un
         s->size = size;
         s->unit = unit;
     }
-    if (s->n < MAX_ROUNDS)
+    if (s->n < MAX_VALUES)
         s->v[s->n++] = v;
 }
 
@@ -99,7 +112,7 @@ static int cmp_double(const void *a, const void *b)
 
 static double median(const struct sample *s)
 {
-    double t[MAX_ROUNDS];
+    double t[MAX_VALUES];
 
     memcpy(t, s->v, sizeof(double) * (size_t)s->n);
     qsort(t, (size_t)s->n, sizeof(double), cmp_double);
@@ -277,9 +290,109 @@ static void record_bw(const char *impl, size_t size, long count, double t0)
     record(impl, "put_bw", size, "MB/s", 1e-6 * (double)size * (double)count / (bench_now() - t0));
 }
 
-static void sweep_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, MPI_Win win, const char *src,
-                        char *dst, const struct opts *o)
+/* ---- weft against memcpy, block by block ------------------------------ */
+
+enum { BW_WEFT, BW_MEMCPY, BW_MEMCPY_SEG, BW_NIMPL };
+static const char *const bw_impls[BW_NIMPL] = {"weft", "memcpy", "memcpy-seg"};
+#define BW_BLOCK_BYTES (8u << 20)
+
+/* Calls per block: BW_BLOCK_BYTES, at least 2, at most --iters / BW_TRIPLES. */
+static long block_count(size_t size, const struct opts *o)
 {
+    long n = (long)(BW_BLOCK_BYTES / size), most = o->iters / BW_TRIPLES;
+
+    if (most < 2)
+        most = 2;
+    return n < 2 ? 2 : n > most ? most : n;
+}
+
+static long minor_faults(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
+}
+
+/* One block: count puts (windows of --window, each then a flush) or count
+ * memcpy calls of size bytes; its duration in seconds. */
+static double copy_block(int impl, weft_ep_t ep, weft_seg_t seg, const char *src, char *dst,
+                         size_t size, long count, long window)
+{
+    double t0 = bench_now();
+
+    if (impl == BW_WEFT) {
+        for (long i = 0; i < count; i += window) {
+            for (long w = 0; w < window && i + w < count; w++)
+                OK(weft_put_nbi(ep, 1, seg, 0, src, size));
+            OK(weft_flush(ep));
+        }
+    } else {
+        for (long i = 0; i < count; i++) {
+            memcpy(dst, src, size);
+            /* the copy must happen: dst is read by nobody the compiler sees */
+            __asm__ volatile("" : : "r"(dst) : "memory");
+        }
+    }
+    return bench_now() - t0;
+}
+
+/* BW_TRIPLES triples of blocks at one size, the order rotating so that each
+ * copy goes first as often as the others; memcpy-seg only when dst[] has
+ * the mapped segment.  Rank 0 only. */
+static void bw_blocks(weft_ep_t ep, weft_seg_t seg, const char *src, char *const dst[BW_NIMPL],
+                      size_t size, long round, const struct opts *o)
+{
+    long count = block_count(size, o), faults[BW_NIMPL] = {0};
+    double secs[BW_NIMPL] = {0};
+    int nimpl = dst[BW_MEMCPY_SEG] ? BW_NIMPL : BW_MEMCPY_SEG;
+
+    for (int t = 0; t < BW_TRIPLES; t++)
+        for (int j = 0; j < nimpl; j++) {
+            int impl = (int)((t + round + j) % nimpl);
+            long f0 = minor_faults();
+            double dt = copy_block(impl, ep, seg, src, dst[impl], size, count, o->window);
+
+            faults[impl] += minor_faults() - f0;
+            secs[impl] += dt;
+            record(bw_impls[impl], "put_bw_block", size, "MB/s", 1e-6 * (double)size * (double)count / dt);
+        }
+    for (int impl = 0; impl < nimpl; impl++) {
+        record(bw_impls[impl], "put_bw", size, "MB/s",
+               1e-6 * (double)size * (double)count * BW_TRIPLES / secs[impl]);
+        record(bw_impls[impl], "page_faults", size, "faults", (double)faults[impl]);
+    }
+}
+
+/* Rank 1 waits for rank 0: asleep on the direct path, where nothing needs
+ * it, so that it does not spin on the core other jobs need; in weft's
+ * barrier (serving UCX) otherwise. */
+static void wait_for_rank0(weft_ctx_t ctx, int direct)
+{
+    MPI_Request req;
+    int done = 0;
+    struct timespec nap = {0, 200000};
+
+    if (!direct) {
+        OK(weft_barrier(ctx));
+        return;
+    }
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    while (!done) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (!done && rank != 0)
+            nanosleep(&nap, NULL);
+    }
+}
+
+static void sweep_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, MPI_Win win, const char *src,
+                        char *const dst[BW_NIMPL], long round, const struct opts *o)
+{
+    if (rank == 0)
+        for (size_t k = 0; k < NSIZES; k++)
+            bw_blocks(ep, seg, src, dst, sweep_sizes[k], round, o);
+    wait_for_rank0(ctx, dst[BW_MEMCPY_SEG] != NULL);
+
     for (size_t k = 0; k < NSIZES; k++) {
         size_t size = sweep_sizes[k];
         long count = sweep_count(size, o), win_n = sweep_window(count, o);
@@ -289,24 +402,10 @@ static void sweep_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, MPI_Win wi
             t0 = bench_now();
             for (long i = 0; i < count; i += win_n) {
                 for (long w = 0; w < win_n; w++)
-                    OK(weft_put_nbi(ep, 1, seg, 0, src, size));
-                OK(weft_flush(ep));
-            }
-            record_bw("weft", size, count, t0);
-            t0 = bench_now();
-            for (long i = 0; i < count; i += win_n) {
-                for (long w = 0; w < win_n; w++)
                     MPI_Put(src, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, win);
                 MPI_Win_flush(1, win);
             }
             record_bw("mpi-rma", size, count, t0);
-            t0 = bench_now();
-            for (long i = 0; i < count; i++) {
-                memcpy(dst, src, size);
-                /* the copy must happen: dst is read by nobody the compiler sees */
-                __asm__ volatile("" : : "r"(dst) : "memory");
-            }
-            record_bw("memcpy", size, count, t0);
         }
         OK(weft_barrier(ctx));
 
@@ -322,7 +421,7 @@ static void sweep_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, MPI_Win wi
                 MPI_Recv(NULL, 0, MPI_BYTE, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             } else if (rank == 1) {
                 for (long w = 0; w < w2; w++)
-                    MPI_Irecv(dst, (int)size, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &reqs[w]);
+                    MPI_Irecv(dst[BW_MEMCPY], (int)size, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &reqs[w]);
                 MPI_Waitall((int)w2, reqs, MPI_STATUSES_IGNORE);
                 MPI_Send(NULL, 0, MPI_BYTE, 0, 6, MPI_COMM_WORLD);
             }
@@ -465,13 +564,14 @@ int main(int argc, char **argv)
         MPI_Win_allocate(MAX_SIZE, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &winbuf, &win);
         MPI_Win_lock_all(0, win);
         if (o.sweep) {
-            src = malloc(MAX_SIZE);
-            dst = malloc(MAX_SIZE);
-            if (src == NULL || dst == NULL)
+            /* page-aligned and written, like the segment */
+            if (posix_memalign((void **)&src, 4096, MAX_SIZE) != 0 ||
+                posix_memalign((void **)&dst, 4096, MAX_SIZE) != 0)
                 die("buffers of the sweep", WEFT_ERR_NO_MEMORY);
             memset(src, 1, MAX_SIZE);
             memset(dst, 2, MAX_SIZE);
         }
+        char *const dsts[BW_NIMPL] = {NULL, dst, direct ? mapped : NULL};
         /* warm-up: connections, keys, caches */
         struct opts warm = o;
         warm.iters = o.window * 4;
@@ -493,7 +593,7 @@ int main(int argc, char **argv)
             mpi_rma_round(win, &o);
             mpi_2sided_round(&o);
             if (o.sweep)
-                sweep_round(ctx, ep, seg, win, src, dst, &o);
+                sweep_round(ctx, ep, seg, win, src, dsts, r, &o);
         }
         free(src);
         free(dst);

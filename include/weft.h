@@ -126,6 +126,13 @@ typedef struct {
      *  between them are loads and stores done by the initiator.  0 sends
      *  everything through UCX.  Every rank must give the same value. */
     int             shm;
+    /** WEFT_CHECK=0|1 (default 0): expensive checks on every call, for
+     *  debugging: a local source or destination buffer that starts in a
+     *  weft segment must end in it (WEFT_ERR_BOUNDS); a pool endpoint and
+     *  its events may be used only by the thread that got it with
+     *  weft_ep_get (WEFT_ERR_BUSY; as check_owner, but on every call).
+     *  Off, they cost one predicted branch on a slow path's condition. */
+    int             check;
 } weft_config_t;
 
 /** Fill cfg with defaults, then apply WEFT_* environment variables.
@@ -251,7 +258,8 @@ typedef struct {
     weft_ep_lock_t lock;              /**< for workers used by several threads */
     /** 1 = every endpoint remembers the thread that got it with weft_ep_get
      *  and weft_progress/weft_flush on it from another thread fail with
-     *  WEFT_ERR_BUSY; puts and gets are not checked (no cost on them). */
+     *  WEFT_ERR_BUSY; puts and gets are not checked (no cost on them)
+     *  unless WEFT_CHECK=1, which also turns this on for every pool. */
     int            check_owner;
     size_t         buf_bytes;         /**< private source buffer per thread (weft_ep_pool_buffer); 0 = none */
 } weft_ep_pool_params_t;
@@ -497,6 +505,13 @@ weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id,
 weft_status_t weft_am_send(weft_ep_t ep, int rank, int id,
                            const void *hdr, size_t hdr_len,
                            const void *payload, size_t len);
+
+/** Active messages this rank received and dropped because what arrived was
+ *  malformed (a header shorter or longer than the format allows, an id
+ *  outside [0, WEFT_AM_MAX_ID) or without a handler here, a source rank
+ *  outside the context); the first one is also reported on stderr.
+ *  Handlers never see such a message. */
+weft_status_t weft_am_dropped(weft_ctx_t ctx, uint64_t *dropped);
 
 /** Make progress on ep: complete operations and run active-message handlers
  *  that arrived.  *count (may be NULL) gets the number of events processed. */

@@ -38,6 +38,19 @@
         }                                                                        \
     } while (0)
 
+/* 1 in a build with AddressSanitizer, whose quarantine keeps freed memory
+ * resident: tests report memory growth there but do not bound it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define WEFT_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WEFT_TEST_ASAN 1
+#endif
+#endif
+#ifndef WEFT_TEST_ASAN
+#define WEFT_TEST_ASAN 0
+#endif
+
 /* Deterministic per-test pattern: byte i of a message tagged t. */
 static inline unsigned char test_pattern(unsigned t, size_t i)
 {

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import io
 import json
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -312,3 +313,24 @@ def test_merge_cycles_keeps_every_round_and_takes_the_median() -> None:
     merged = {e["impl"]: e for e in bench_rma.merge_cycles(entries)}
     assert merged["weft"]["rounds"] == [1.0, 3.0, 10.0] and merged["weft"]["value"] == 3.0
     assert merged["ucx_perftest"]["rounds"] == [5.0] and merged["ucx_perftest"]["value"] == 5.0
+
+
+def test_block_ratios_pair_blocks_by_position(render_text) -> None:
+    """weft's blocks are divided by the copy blocks timed beside them, one
+    by one, and the table shows the median and quartiles of those ratios."""
+    def block(impl: str, rounds: list[float]) -> dict:
+        return {"impl": impl, "op": "put_bw_block", "size": 65536, "unit": "MB/s",
+                "value": statistics.median(rounds), "rounds": rounds}
+    entries = [
+        block("weft", [10.0, 20.0, 30.0, 40.0, 50.0]),
+        block("memcpy", [10.0, 10.0, 10.0, 10.0, 10.0]),
+        block("memcpy-seg", [20.0, 20.0, 20.0, 20.0, 100.0]),
+        {"impl": "weft", "op": "page_faults", "size": 65536, "unit": "faults", "value": 0, "rounds": [0, 0]},
+    ]
+    run = {"kind": "peers", "nranks": 2, "transport": "direct", "results": entries}
+    ratios = bench_rma.block_ratios(run)
+    assert ratios[("memcpy", 65536)] == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert ratios[("memcpy-seg", 65536)] == [0.5, 1.0, 1.5, 2.0, 0.5]
+    assert bench_rma.spread(ratios[("memcpy", 65536)]) == (3.0, 2.0, 4.0)
+    text = render_text(bench_rma.block_table(run, ratios))
+    assert "3.00× [2.00–4.00]" in text and "1.00× [0.50–1.50]" in text

@@ -154,21 +154,22 @@ def test_profcost_runs_both_libraries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_profcost_fields_take_the_pair_ratios() -> None:
-    data = {"ns_per_put": {"prof": [10.0, 20.0, 12.0], "noprof": [9.9, 19.0, 12.0]},
-            "pair_ratio": [0.99, 0.95, 1.0]}
-    fields = bench_profcost.fields_of(data, "direct", 1000)
+    data = {"ns_per_put": {"prof": [10.0, 20.0, 12.0], "noprof": [9.9, 19.0, 12.0], "check": [20.0, 40.0, 24.0]},
+            "time_over_prof": {"noprof": [0.99, 0.95, 1.0], "check": [2.0, 2.0, 2.5]}}
+    fields = bench_profcost.fields_of(data, "direct", 1000, check=True)
     assert fields["ratios"] == [0.99, 0.95, 1.0]
-    assert fields["ratio"] == 0.99  # median of the rounds' pair ratios, not of the rates
+    assert fields["ratio"] == 0.99  # median of the rounds' chunk-group ratios, not of the rates
     assert fields["rate_mmsgs"]["prof"] == [100.0, 50.0, 1e3 / 12.0]
+    assert fields["check_ratios"] == [0.5, 0.5, 0.4] and fields["check_ratio"] == 0.5
 
 
 @pytest.mark.parametrize("data", [
     {},
     {"ns_per_put": {"prof": [1.0], "noprof": [1.0]}},
-    {"ns_per_put": {"prof": [1.0], "noprof": [1.0, 2.0]}, "pair_ratio": [1.0]},
-    {"ns_per_put": {"prof": [1.0], "noprof": [1.0]}, "pair_ratio": []},
-    {"ns_per_put": {"prof": [1.0], "noprof": [1.0]}, "pair_ratio": [0.0]},
-    {"ns_per_put": {"prof": ["x"], "noprof": [1.0]}, "pair_ratio": [1.0]},
+    {"ns_per_put": {"prof": [1.0], "noprof": [1.0, 2.0]}, "time_over_prof": {"noprof": [1.0]}},
+    {"ns_per_put": {"prof": [], "noprof": []}, "time_over_prof": {"noprof": []}},
+    {"ns_per_put": {"prof": [1.0], "noprof": [1.0]}, "time_over_prof": {"noprof": [0.0]}},
+    {"ns_per_put": {"prof": ["x"], "noprof": [1.0]}, "time_over_prof": {"noprof": [1.0]}},
 ])
 def test_profcost_fields_reject_bad_output(data: dict) -> None:
     with pytest.raises(WeftError):

@@ -219,7 +219,10 @@ PEER_IMPLS = {
 }
 # Ratios measured in rounds of one program (weft_bench_rma) pair those
 # rounds; the others are ratios of medians of separate programs.
-SIDE_BY_SIDE = {"weft", "mpi-rma", "mpi-2sided", "memcpy"}
+SIDE_BY_SIDE = {"weft", "mpi-rma", "mpi-2sided", "memcpy", "memcpy-seg"}
+# weft's bandwidth against these copies is paired block by block
+# (op "put_bw_block": each block of weft beside one of each copy).
+BLOCK_PEERS = {"memcpy": "memcpy", "memcpy-seg": "memcpy, same memory"}
 # The goals of the comparison: (operation, smallest size) -> {peer: weft's
 # advantage aimed for}.  Latency advantages are other / weft, so 2 means
 # "at most half of".
@@ -229,7 +232,7 @@ PEERS_GOALS: dict[str, dict[str, float]] = {
     "get_lat": {"openshmem": 2.0},
 }
 BW_GOAL_FROM = 65536
-BW_GOAL = {"memcpy": 0.9}
+BW_GOAL = {"memcpy": 0.9, "memcpy-seg": 0.9}
 PEER_ROW_NAMES = {
     "put_rate": "put rate",
     "put_lat": "put + flush latency",
@@ -246,7 +249,8 @@ PERFTEST_NOTE = (
     "OpenSHMEM: shmem_putmem_nbi windows + shmem_quiet, shmem_putmem + shmem_quiet, "
     "shmem_getmem. The programs run one after the other, in cycles; ratios with "
     "OpenSHMEM and ucx_perftest compare medians over the cycles, the others pair rounds of "
-    "one program."
+    "one program; against memcpy (two private page-aligned buffers) and memcpy into the same "
+    "mapped memory weft's puts write, the median of ratios of blocks timed one after the other."
 )
 
 
@@ -389,6 +393,7 @@ def measure_peers(program: Path, nranks: int, iters: int | None, timeout: float,
               "openshmem": "OpenSHMEM (oshrun)", "ucx_perftest": "ucx_perftest"}
     run: dict[str, Any] = {}
     entries: list[Any] = []
+    load_before = os.getloadavg()[0]
     for cycle, step in runner.steps(steps, lambda item: f"cycle {item[0] + 1}/{cycles}: {labels[item[1]]}"):
         if step == "weft":
             run = measure(program, "shm", nranks, iters, timeout, sweep=True, rounds=CYCLE_ROUNDS)
@@ -400,6 +405,7 @@ def measure_peers(program: Path, nranks: int, iters: int | None, timeout: float,
     run["results"] = merge_cycles(entries)
     run["kind"] = "peers"
     run["cycles"] = cycles
+    run["loadavg"] = [load_before, os.getloadavg()[0]]
     parse_rows(run["results"])
     return run
 
@@ -411,6 +417,29 @@ def peer_ratio(row: Row, peer: str) -> float | None:
         return row.ratio(peer)
     return report.advantage(row.values.get("weft"), row.values.get(peer),
                             lower_is_better=report.is_latency(row.unit))
+
+
+def block_ratios(run: dict[str, Any]) -> dict[tuple[str, int], list[float]]:
+    """weft's bandwidth over each copy of BLOCK_PEERS, block by block:
+    {(peer, size): [ratio of each pair of blocks]}."""
+    ratios: dict[tuple[str, int], list[float]] = {}
+    for row in parse_rows(run["results"]):
+        mine = row.rounds.get("weft")
+        if row.op != "put_bw_block" or not mine:
+            continue
+        for peer in BLOCK_PEERS:
+            theirs = row.rounds.get(peer)
+            if theirs and len(theirs) == len(mine):
+                ratios[(peer, row.size)] = [w / o for w, o in zip(mine, theirs) if o > 0]
+    return ratios
+
+
+def spread(values: list[float]) -> tuple[float, float, float]:
+    """Median and quartiles (first, third) of values."""
+    if len(values) < 2:
+        return (values[0],) * 3
+    q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return median, q1, q3
 
 
 def peer_goal(row: Row, peer: str) -> float | None:
@@ -443,6 +472,7 @@ def peers_report(run: dict[str, Any]) -> Group:
         [Column("measure", no_wrap=True), *(numeric_column(f"vs {PEER_IMPLS[p]}") for p in peers)],
         [],
     )
+    blocks = block_ratios(run)
     for index, row in enumerate(rows):
         name = f"{PEER_ROW_NAMES.get(row.op, row.op)} {report.fmt_size(row.size)}"
         unit = "GB/s" if row.op == "put_bw" else report.fmt_unit(row.unit)
@@ -457,6 +487,8 @@ def peers_report(run: dict[str, Any]) -> Group:
         cells = []
         for peer in peers:
             ratio, goal = peer_ratio(row, peer), peer_goal(row, peer)
+            if row.op == "put_bw" and (peer, row.size) in blocks:
+                ratio = spread(blocks[(peer, row.size)])[0]
             cells.append(report.fmt_ratio(ratio, goal) if goal is not None
                          else Text(report.fmt_ratio(ratio).plain))
         ratios.add_row(name, *cells, end_section=section)
@@ -466,7 +498,38 @@ def peers_report(run: dict[str, Any]) -> Group:
     )
     goals = Text("Goals (coloured): put rate ≥ 3× OpenSHMEM and ucx_perftest; latencies ≤ 0.5× "
                  "OpenSHMEM's (advantage ≥ 2×); bandwidth from 64 KiB ≥ 0.9× memcpy.", style="dim")
-    return Group(heading, values, ratios, goals, Text(PERFTEST_NOTE, style="dim"), "")
+    load = Text(f"load average (1 min) before and after: {run['loadavg'][0]:.2f}, {run['loadavg'][1]:.2f}",
+                style="dim") if "loadavg" in run else Text("")
+    return Group(heading, values, ratios, block_table(run, blocks), goals, load,
+                 Text(PERFTEST_NOTE, style="dim"), "")
+
+
+def block_table(run: dict[str, Any], blocks: dict[tuple[str, int], list[float]]) -> Table:
+    """weft ÷ each copy per size: median of the block pairs, quartiles, and
+    the page faults weft's puts took while timed."""
+    faults = {row.size: row.values.get("weft") for row in parse_rows(run["results"])
+              if row.op == "page_faults"}
+    table = report.table(
+        "weft's put bandwidth ÷ a copy's, block pairs timed one after the other",
+        [Column("size", justify="right", no_wrap=True),
+         *(numeric_column(f"÷ {label}: median [IQR]") for label in BLOCK_PEERS.values()),
+         numeric_column("pairs"), numeric_column("faults (weft, median)")],
+        [],
+    )
+    for size in sorted({size for _, size in blocks}):
+        cells = []
+        for peer in BLOCK_PEERS:
+            values = blocks.get((peer, size))
+            if not values:
+                cells.append(Text(report.MISSING, style="dim"))
+                continue
+            median, q1, q3 = spread(values)
+            goal = BW_GOAL.get(peer) if size >= BW_GOAL_FROM else None
+            text = report.fmt_ratio(median, goal) if goal is not None else Text(f"{median:.2f}×")
+            cells.append(Text.assemble(text, f" [{q1:.2f}–{q3:.2f}]"))
+        pairs = len(blocks.get(("memcpy", size), []))
+        table.add_row(report.fmt_size(size), *cells, str(pairs), report.fmt_number(faults.get(size)))
+    return table
 
 
 def peers_chart(run: dict[str, Any], meta: dict[str, Any], path: Path) -> Path:
@@ -476,12 +539,13 @@ def peers_chart(run: dict[str, Any], meta: dict[str, Any], path: Path) -> Path:
     figure = Figure(figsize=(11, 4.5), layout="constrained")
     FigureCanvasAgg(figure)
     rate_axes, bw_axes = figure.subplots(1, 2)
-    for impl, label in PEER_IMPLS.items():
+    for impl, label in {**PEER_IMPLS, "memcpy-seg": BLOCK_PEERS["memcpy-seg"]}.items():
         points = sorted((r.size, r.values[impl]) for r in rows if impl in r.values)
         if not points:
             continue
         sizes = [p[0] for p in points]
-        style = {"linestyle": "--", "color": "black"} if impl == "memcpy" else {"marker": "o"}
+        style = ({"linestyle": "--", "color": "black"} if impl == "memcpy"
+                 else {"linestyle": ":", "color": "grey"} if impl == "memcpy-seg" else {"marker": "o"})
         rate_axes.plot(sizes, [mb / size for size, mb in points], label=label, **style)
         bw_axes.plot(sizes, [mb * 1e-3 for _, mb in points], label=label, **style)
     for axes, ylabel in ((rate_axes, "puts per second (millions)"), (bw_axes, "bandwidth (GB/s)")):

@@ -24,7 +24,8 @@ from weft import WeftError, __version__
 # Top-level commands: each name is a module weft.<name> exposing register(subparsers).
 COMMANDS: tuple[str, ...] = ("info", "topo", "model", "resources", "project")
 # Benchmarks of `weft bench`: each name is a module weft.bench_<name> exposing register(bench_subparsers).
-BENCHMARKS: tuple[str, ...] = ("rma", "ft", "latbw", "endpoints", "dgemm", "stencil", "profcost", "coll")
+BENCHMARKS: tuple[str, ...] = ("rma", "ft", "latbw", "endpoints", "dgemm", "stencil", "profcost", "coll", "flood",
+                              "summa", "hvec")
 
 
 def build_parser() -> argparse.ArgumentParser:

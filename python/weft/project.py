@@ -1,11 +1,222 @@
-"""`weft project coll`: the SimGrid SMPI projection of the hierarchical
-collectives to the paper's machines (the same as `weft bench coll --smpi`)."""
+"""`weft project`: the SimGrid SMPI projection of weft's benchmarks.
+
+  weft project calibrate   measure this machine's point-to-point figures (2
+                           ranks) and write the calibration the platforms use
+                           (bench/results/smpi-calibration-*.json), with the
+                           same program run on the simulated copy of this
+                           machine beside it;
+  weft project validate    the collectives benchmark on this machine for real
+                           and on its simulated copy: times side by side with
+                           the error (bench/results/coll-validation-*.json);
+  weft project coll        the hierarchical collectives on the paper's
+                           machines (the same as `weft bench coll --smpi`);
+  weft project summa       SUMMA, simple vs hierarchical (`weft bench summa --smpi`);
+  weft project hvec        Algorithm 5, H_topo vs H_conf(i) (`weft bench hvec --smpi`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import tempfile
+from pathlib import Path
+from typing import Any
 
-from weft import bench_coll
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from rich.console import Group
+from rich.table import Column
+from rich.text import Text
+
+from weft import WeftError, bench_coll, bench_hvec, bench_summa, report, results, runner, smpi
+
+CALIB = "bench/smpi/weft_smpi_calib"
+CALIB_SMPI = "bench/smpi/weft_smpi_calib_smpi"
+CALIB_SIZES = "8,64,512,2048,4096,16384,65536,262144,1048576,4194304"
+VALIDATION = "coll-validation"
+VALIDATION_SIZES = "8,512,4096,65536,1048576"
+OVERSUBSCRIBED_RANKS = 4      # correctness only: the machine has 2 cores
+
+
+# ---- calibrate ------------------------------------------------------------------------
+
+
+def _calib_run(argv_prefix: list[str], run_fn, sizes: str, reps: int, timeout: float) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="weft-calib-") as tmp:
+        output = Path(tmp) / "calib.json"
+        run_fn([*argv_prefix, "--json", str(output), "--sizes", sizes, "--reps", str(reps)], timeout)
+        data = results.read_json(output)
+    if not isinstance(data, dict) or not isinstance(data.get("points"), list) or not data["points"]:
+        raise WeftError("weft_smpi_calib wrote no points")
+    return data
+
+
+def command_calibrate(args: argparse.Namespace) -> Path:
+    program = runner.executable(CALIB)
+
+    def real(argv: list[str], limit: float) -> None:
+        runner.run_mpi(2, argv, timeout=limit)
+
+    measured = _calib_run([str(program)], real, args.sizes or CALIB_SIZES, args.reps, args.timeout)
+    cal = smpi.parse_calibration(measured, "just measured")
+    plat = smpi.this_machine(cal, 2)
+    smpi.write_platform(plat)
+    sim_program = runner.executable(CALIB_SMPI)
+
+    def simulated(argv: list[str], limit: float) -> None:
+        smpi.run(plat, sim_program, argv[1:], {}, limit)
+
+    sim = _calib_run([str(sim_program)], simulated, args.sizes or CALIB_SIZES, 2, args.timeout)
+    return results.save(smpi.CALIBRATION, {
+        "mpi": measured.get("mpi", ""), "eager_limit": smpi.EAGER_LIMIT, "points": measured["points"],
+        "simulated": sim["points"], "derived": {"lat_s": cal.lat_s, "bw_Bps": cal.bw_Bps,
+                                               **smpi.smpi_config(cal)}},
+        transport="mpi", ranks=2)
+
+
+def calibration_report(document: dict[str, Any]) -> Group:
+    cal = smpi.parse_calibration(document, "")
+    sim = {int(p["size"]): p for p in document.get("simulated", [])}
+    table = report.table(
+        "point-to-point calibration, 2 ranks on this machine (measured) and on its simulated copy",
+        [Column("size", justify="right"), Column("ping-pong µs", justify="right"),
+         Column("simulated µs", justify="right"), Column("error", justify="right"),
+         Column("MPI_Send µs", justify="right"), Column("MPI_Isend µs", justify="right"),
+         Column("MPI_Recv µs", justify="right"), Column("flood GB/s", justify="right")], [])
+    for point in document["points"]:
+        size = int(point["size"])
+        other = sim.get(size)
+        error = float(other["pingpong_s"]) / float(point["pingpong_s"]) - 1 if other else None
+        table.add_row(report.fmt_size(size), report.fmt_number(point["pingpong_s"] * 1e6),
+                      report.fmt_number(other["pingpong_s"] * 1e6) if other else report.MISSING,
+                      f"{100 * error:+.0f}%" if error is not None else report.MISSING,
+                      report.fmt_number(point["send_s"] * 1e6), report.fmt_number(point["isend_s"] * 1e6),
+                      report.fmt_number(point["recv_s"] * 1e6), f"{point['flood_Bps'] / 1e9:.2f}")
+    derived = Text(f"derived: wire latency {cal.lat_s * 1e9:.0f} ns one way, bandwidth "
+                   f"{cal.bw_Bps / 1e9:.2f} GB/s; " + ", ".join(
+                       f"{k}={v}" for k, v in smpi.smpi_config(cal).items()))
+    return Group(table, derived)
+
+
+def calibration_chart(path: Path, document: dict[str, Any]) -> Path:
+    figure = Figure(figsize=(7, 4.2), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    for key, label, points in (("pingpong_s", "ping-pong, measured", document["points"]),
+                               ("pingpong_s", "ping-pong, simulated", document.get("simulated", [])),
+                               ("send_s", "MPI_Send (os), measured", document["points"]),
+                               ("recv_s", "MPI_Recv (or), measured", document["points"])):
+        if points:
+            axes.plot([p["size"] for p in points], [p[key] * 1e6 for p in points], marker="o", label=label)
+    axes.set_xscale("log", base=2)
+    axes.set_yscale("log")
+    axes.set_xlabel("message size (bytes)")
+    axes.set_ylabel("µs")
+    axes.grid(alpha=0.3, which="both")
+    axes.legend(fontsize="small")
+    axes.set_title("SMPI calibration: this machine, 2 ranks (measured vs simulated)")
+    figure.savefig(path, dpi=110)
+    return path
+
+
+# ---- validate -------------------------------------------------------------------------
+
+
+def command_validate(args: argparse.Namespace) -> Path:
+    cal = smpi.calibration()
+    jobs = [(ranks, op, label, number, name) for ranks in (2, OVERSUBSCRIBED_RANKS)
+            for op in bench_coll.OPS for label, number, name in bench_coll.ALGORITHMS[op]
+            if ranks == 2 or label in bench_coll.LINEAR_FAMILY]
+    rows, failures = [], []
+    for ranks, op, label, number, name in runner.steps(
+            jobs, lambda j: f"validation {j[1]} {j[2]} ({j[0]} ranks, real and simulated)"):
+        plat = smpi.this_machine(cal, ranks)
+        smpi.write_platform(plat)
+        config = {"config": f"tuned {label}", "algorithm": label, "mpi": "openmpi",
+                  "env": {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                          f"OMPI_MCA_coll_tuned_{op}_algorithm": str(number)}}
+        sizes = args.sizes or VALIDATION_SIZES
+        real = bench_coll.measure_real(op, config, ranks, sizes, args.iters, args.timeout)
+        sim = bench_coll.measure_smpi(plat, op, label, name, sizes, args.smpi_iters, args.timeout)
+        if sim.get("error"):
+            failures.append({"op": op, "algorithm": label, "ranks": ranks, "error": sim["error"]})
+        rows += bench_coll.validation_rows(op, label, real, sim, ranks)
+    return results.save(VALIDATION, {"calibration": cal.source, "smpi_cfg": smpi.smpi_config(cal),
+                                     "rows": rows, "failed": failures}, transport="mpi+simgrid-smpi", ranks=2)
+
+
+def error_summary(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Median and largest |error| of the rows that are performance (not oversubscribed)."""
+    errors = sorted(abs(r["error"]) for r in rows if not r.get("oversubscribed"))
+    if not errors:
+        return {}
+    mid = len(errors) // 2
+    median = errors[mid] if len(errors) % 2 else (errors[mid - 1] + errors[mid]) / 2
+    return {"median_abs": median, "max_abs": errors[-1], "count": len(errors)}
+
+
+def validation_report(document: dict[str, Any]) -> Group:
+    parts: list[Any] = []
+    for ranks in sorted({r["ranks"] for r in document["rows"]}):
+        rows = [r for r in document["rows"] if r["ranks"] == ranks]
+        over = any(r.get("oversubscribed") for r in rows)
+        table = report.table(
+            f"validation, {ranks} ranks: this machine (real) vs its simulated copy"
+            + (" — OVERSUBSCRIBED: correctness only, the times are not performance" if over else ""),
+            [Column("op"), Column("algorithm", no_wrap=True), Column("size", justify="right"), Column("impl"),
+             Column("real µs", justify="right"), Column("simulated µs", justify="right"),
+             Column("error", justify="right")], [])
+        for row in rows:
+            table.add_row(row["op"], row["algorithm"], report.fmt_size(row["size"]), row["impl"],
+                          report.fmt_number(row["real_s"] * 1e6), report.fmt_number(row["sim_s"] * 1e6),
+                          Text(f"{100 * row['error']:+.0f}%", style="dim" if over else ""))
+        parts.append(table)
+    summary = error_summary(document["rows"])
+    if summary:
+        parts.append(Text(f"2 ranks: median |error| {100 * summary['median_abs']:.0f}%, largest "
+                          f"{100 * summary['max_abs']:.0f}% over {summary['count']} points"))
+    for failure in document.get("failed", []):
+        parts.append(Text(f"failed in SimGrid: {failure['op']} {failure['algorithm']} ({failure['ranks']} ranks): "
+                          f"{failure['error']}", style="dim"))
+    return Group(*parts)
+
+
+def validation_chart(path: Path, document: dict[str, Any]) -> Path:
+    """Simulated vs real time of every 2-rank point, log-log, with the diagonal."""
+    rows = [r for r in document["rows"] if not r.get("oversubscribed")]
+    figure = Figure(figsize=(11, 4.5), layout="constrained")
+    FigureCanvasAgg(figure)
+    for index, op in enumerate(bench_coll.OPS):
+        axes = figure.add_subplot(1, 2, index + 1)
+        mine = [r for r in rows if r["op"] == op]
+        for label in dict.fromkeys(r["algorithm"] for r in mine):
+            points = [r for r in mine if r["algorithm"] == label]
+            axes.scatter([r["real_s"] * 1e6 for r in points], [r["sim_s"] * 1e6 for r in points],
+                         label=label, s=18)
+        if mine:
+            low = min(min(r["real_s"], r["sim_s"]) for r in mine) * 1e6 / 1.5
+            high = max(max(r["real_s"], r["sim_s"]) for r in mine) * 1e6 * 1.5
+            axes.plot([low, high], [low, high], color="black", linestyle="--", linewidth=1)
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.set_xlabel("real µs (this machine, 2 ranks)")
+        axes.set_ylabel("simulated µs")
+        axes.set_title(f"{op}: simulated vs real")
+        axes.grid(alpha=0.3, which="both")
+        axes.legend(fontsize="x-small")
+    figure.savefig(path, dpi=110)
+    return path
+
+
+# ---- command line -----------------------------------------------------------------------
+
+
+def _show(args: argparse.Namespace, name: str, make, render, chart) -> None:
+    path = None if args.last else make(args)
+    document = results.load_latest(name) if path is None else results.load(path)
+    report.console.print(render(document))
+    if path is not None:
+        png = chart(path.with_suffix(".png"), document)
+        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -14,3 +225,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     coll = targets.add_parser("coll", help="hierarchical vs native bcast/reduce on the paper's machines",
                               description="Same as `weft bench coll --smpi`.")
     bench_coll.add_arguments(coll, smpi_default=True)
+
+    calibrate = targets.add_parser(
+        "calibrate", help="measure this machine's MPI point to point (2 ranks) for the simulated platforms",
+        description="Ping-pong, per-message send/receive overheads and bandwidth between two ranks, "
+        "written to bench/results/smpi-calibration-*.json; the platforms read the latest one.")
+    calibrate.add_argument("--sizes", help=f"message sizes in bytes (default {CALIB_SIZES})")
+    calibrate.add_argument("--reps", type=int, default=15, help="repetitions per size (median; default 15)")
+    calibrate.add_argument("--timeout", type=float, default=600, metavar="S")
+    calibrate.add_argument("--last", action="store_true", help="show the last calibration instead of measuring")
+    calibrate.set_defaults(func=lambda a: _show(a, smpi.CALIBRATION, command_calibrate, calibration_report,
+                                                calibration_chart))
+
+    validate = targets.add_parser(
+        "validate", help="the collectives benchmark on this machine, real vs simulated, with the error",
+        description="Every bcast/reduce algorithm on 2 real ranks and on the simulated copy of this machine "
+        f"(and linear/chain/pipeline on {OVERSUBSCRIBED_RANKS} oversubscribed ranks, correctness only).")
+    validate.add_argument("--sizes", help=f"message sizes in bytes (default {VALIDATION_SIZES})")
+    validate.add_argument("--iters", type=int, default=50, help="timed iterations per real point (default 50)")
+    validate.add_argument("--smpi-iters", type=int, default=2, help="iterations per simulated point (default 2)")
+    validate.add_argument("--timeout", type=float, default=600, metavar="S")
+    validate.add_argument("--last", action="store_true", help="show the last validation instead of running")
+    validate.set_defaults(func=lambda a: _show(a, VALIDATION, command_validate, validation_report,
+                                               validation_chart))
+    summa = targets.add_parser("summa", help="simple vs hierarchical SUMMA on the paper's machines",
+                               description="Same as `weft bench summa --smpi`.")
+    bench_summa.add_arguments(summa, smpi_default=True)
+    hvec = targets.add_parser("hvec", help="Algorithm 5, H_topo vs H_conf(i), on the paper's NTW24E5",
+                              description="Same as `weft bench hvec --smpi`.")
+    bench_hvec.add_arguments(hvec, smpi_default=True)

@@ -1,22 +1,27 @@
 """SimGrid SMPI platforms of the hierarchical-communicators paper's machines
-(Table 1) and the runs of weft's benchmarks on them.
+(Table 1) and of this machine, and the runs of weft's benchmarks on them.
 
-A platform is a tree of levels, top first, each with a fan-out and the link
-a group of that level uses to reach its siblings: the network (a node's
-InfiniBand port), the memory interconnect (QPI, NUMAlink), the ring between
-the two NUMA halves of a Haswell socket, and at the bottom each core's own
-link.  The XML is one zone of SimGrid clusters, one cluster per bottom group
-(the cores that share an L3/NUMA node, each with a private split-duplex
-link); a message between two clusters crosses the uplink of every group it
-leaves and enters below their common ancestor, so the uplinks are shared
-(contention) exactly where the hardware shares them.  SimGrid's fluid
-model shares each link's bandwidth among the flows crossing it.
+A platform is one Python description -- a tree of levels, top first, each
+with a fan-out and the link a group of that level uses to reach its
+siblings (a node's InfiniBand port, a blade's NUMAlink, a socket's QPI, the
+ring between the two NUMA halves of a Haswell socket, each core's own link)
+-- from which the XML is generated (bench/smpi/platforms/*.xml, written by
+every `weft project` run and committed).  Each group is a nested SimGrid
+zone: node zone > socket zones > NUMA zones > cores, the bottom group a
+<cluster> of cores with private split-duplex links.  A zone routes between
+its children through their uplinks (routing="Full", one zoneRoute per pair
+and one to the zone's gateway router), so a message crosses the uplink of
+every group it leaves and enters below the common ancestor, and SimGrid's
+fluid model shares each uplink among the flows crossing it (contention
+where the hardware shares a port or an interconnect).  NTW24E5 adds a zone
+per leaf switch (12, 6, 4 and 2 nodes) under a spine.
 
-Where the numbers come from is part of each platform (`sources`): the
-bottom level is calibrated from MPI ping-pong measured on this machine
-(bench/results/latbw-*.json, Open MPI ob1/vader between two cores); the
-others are vendor or published figures scaled to that calibration, never
-measurements of the paper's machines, which we do not have.
+The numbers: the core level and the per-message overheads (smpi/os,
+smpi/or, smpi/ois, piecewise by size) come from `weft project calibrate`,
+MPI measured between two cores of this machine
+(bench/results/smpi-calibration-*.json); the levels above are vendor or
+published figures (below), never measurements of the paper's machines,
+which we do not have.  Each platform's `sources` says which is which.
 """
 
 from __future__ import annotations
@@ -32,6 +37,14 @@ from weft.runner import REPO_ROOT
 
 PLATFORM_DIR = REPO_ROOT / "bench" / "smpi" / "platforms"
 HOST_SPEED = "1Gf"   # also smpi/host-speed: code between MPI calls is injected 1:1
+CALIBRATION = "smpi-calibration"   # bench/results/smpi-calibration-*.json
+# Open MPI's shared-memory eager limit (btl_vader_eager_limit, 4 KiB): a
+# smaller send completes without the receiver; SMPI's counterpart is
+# smpi/send-is-detached-thresh, and only such a send pays smpi/os.
+EAGER_LIMIT = 4096
+
+# The first letter(s) of a group's name in host and zone names, by level.
+TAGS = {"Switch": "sw", "Machine": "n", "Group0": "b", "Package": "s", "NUMANode": "m", "Core": "c"}
 
 
 @dataclass(frozen=True)
@@ -48,10 +61,12 @@ class Platform:
     cores: int
     levels: tuple[Level, ...]         # top first; the last one is the cores
     synthetic: str                    # hwloc synthetic node (WEFT_TOPO_SYNTHETIC)
-    node_level: int                   # index of the level whose groups are nodes
+    node_level: int                   # index of the level whose groups are nodes (-1: one node)
     sources: dict[str, str] = field(default_factory=dict)
     switches: tuple[int, ...] = ()    # nodes under each leaf switch (NTW24E5)
     paper_max: dict[str, float] = field(default_factory=dict)
+    switch_uplink: Level | None = None  # a leaf switch's link to the spine
+    cfg: dict[str, str] = field(default_factory=dict)   # SMPI settings of the calibration
 
     @property
     def path(self) -> Path:
@@ -61,14 +76,79 @@ class Platform:
 @dataclass(frozen=True)
 class Calibration:
     """Measured here: one-way MPI latency and large-message bandwidth
-    between two cores (the intra-NUMA level), and where they come from."""
+    between two cores (the bottom level), the per-message overheads by
+    size, and where they come from.  Overheads are [(size, seconds), ...]
+    from size 0 up: the value of the largest size <= the message's."""
     lat_s: float
     bw_Bps: float
     source: str
+    send_overhead: tuple[tuple[int, float], ...] = ()    # smpi/os
+    recv_overhead: tuple[tuple[int, float], ...] = ()    # smpi/or
+    isend_overhead: tuple[tuple[int, float], ...] = ()   # smpi/ois
+    eager_limit: int = EAGER_LIMIT
+
+
+def _piecewise(points: tuple[tuple[int, float], ...]) -> str:
+    """SMPI's piecewise syntax THRESHOLD:SECONDS:PER_BYTE;..., constant per
+    piece.  SMPI applies a piece to the sizes above its threshold, so the
+    value measured at size S starts at threshold S - 1."""
+    return ";".join(f"{max(size - 1, 0)}:{seconds:.6g}:0" for size, seconds in points) or "0:0:0"
+
+
+def smpi_config(cal: Calibration) -> dict[str, str]:
+    """The --cfg settings of a calibration: the overheads, the eager limit,
+    factors of 1 (the links carry the calibrated figures themselves), and
+    no injected computation: the code between MPI calls takes no simulated
+    time (measured on this shared machine it would be noise), so a
+    simulation is deterministic."""
+    return {"smpi/simulate-computation": "no", "smpi/os": _piecewise(cal.send_overhead), "smpi/or": _piecewise(cal.recv_overhead),
+            "smpi/ois": _piecewise(cal.isend_overhead),
+            "smpi/send-is-detached-thresh": str(cal.eager_limit),
+            "smpi/bw-factor": "0:1", "smpi/lat-factor": "0:1"}
+
+
+def parse_calibration(document: dict[str, Any], origin: str = "") -> Calibration:
+    """The Calibration of a `weft project calibrate` document (pure: no I/O).
+
+    One-way latency of the wire = 8-byte ping-pong minus the send and
+    receive overheads at that size (at least 10 ns); bandwidth = the best
+    MPI_Isend flood of 16 KiB and more; overheads = the measured times in
+    MPI_Send / MPI_Recv / MPI_Isend for the sizes sent eagerly, the
+    largest of those held for bigger messages (above the eager limit the
+    measured times include the transfer, which the links already carry)."""
+    try:
+        points = sorted(((int(p["size"]), {k: float(p[k]) for k in
+                                           ("pingpong_s", "send_s", "isend_s", "recv_s", "flood_Bps")})
+                         for p in document["points"]), key=lambda item: item[0])
+        limit = int(document.get("eager_limit", EAGER_LIMIT))
+    except (KeyError, TypeError, ValueError) as error:
+        raise WeftError(f"malformed calibration {origin}: {error!r}") from None
+    eager = [(size, f) for size, f in points if size < limit]
+    if not eager or not any(size >= 16384 for size, _ in points):
+        raise WeftError(f"calibration {origin} needs sizes below {limit} B and at least one >= 16 KiB")
+    if any(v <= 0 for _, f in points for v in f.values()):
+        raise WeftError(f"calibration {origin} has a non-positive time or bandwidth")
+    small = eager[0][1]
+    lat = max(small["pingpong_s"] - small["send_s"] - small["recv_s"], 1e-8)
+    bw = max(f["flood_Bps"] for size, f in points if size >= 16384)
+
+    def pieces(key: str) -> tuple[tuple[int, float], ...]:
+        return tuple((0 if i == 0 else size, f[key]) for i, (size, f) in enumerate(eager))
+
+    meta = document.get("metadata", {})
+    source = (f"weft project calibrate of {meta.get('date', '?')} on {meta.get('hostname', '?')} "
+              f"({document.get('mpi', 'MPI')[:40]}, 2 ranks: 8 B ping-pong "
+              f"{small['pingpong_s'] * 1e6:.3f} us one way, send {small['send_s'] * 1e6:.3f} us, "
+              f"receive {small['recv_s'] * 1e6:.3f} us, flood {bw / 1e9:.2f} GB/s)")
+    return Calibration(lat, bw, source, pieces("send_s"), pieces("recv_s"), pieces("isend_s"), limit)
 
 
 def calibration() -> Calibration:
-    """From the last `weft bench latbw` run over shared memory."""
+    """From the last `weft project calibrate` run; without one, from the
+    last `weft bench latbw` over shared memory (no overheads)."""
+    path = results.latest_path(CALIBRATION)
+    if path.exists():
+        return parse_calibration(results.load(path), str(path.name))
     document = results.load_latest("latbw")
     for run in document.get("runs", []):
         if run.get("tls") != "shm":
@@ -81,8 +161,7 @@ def calibration() -> Calibration:
                                f"weft bench latbw of {meta['date']} on {meta['hostname']} "
                                f"(MPI ping-pong 8 B: {lat[0]:.3f} us round trip; "
                                f"MPI_Isend flood 1 MiB: {bw[0]:.0f} MB/s)")
-    raise WeftError("no shm run with MPI latency and bandwidth in the latbw results: "
-                    "run `weft bench latbw` first")
+    raise WeftError("no calibration: run `weft project calibrate` (or `weft bench latbw`) first")
 
 
 # Vendor and published figures for the levels we cannot measure here, as
@@ -90,6 +169,7 @@ def calibration() -> Calibration:
 IB_FDR_LAT_S = 1.3e-6      # Mellanox FDR InfiniBand MPI latency (Connect-IB datasheet, ~1 us + switch)
 IB_FDR_BW_BPS = 6.0e9      # FDR 4x: 56 Gb/s signalling, ~6 GB/s MPI bandwidth
 SWITCH_LAT_S = 0.2e-6      # one more InfiniBand switch hop (SX6036: 170-200 ns port to port)
+SPINE_LINKS = 4            # FDR links from a leaf switch to the spine (assumed: Table 1 does not say)
 QPI_LAT_FACTOR = 1.8       # remote-socket vs local MPI latency on 2-socket Xeon E5 (typical 1.5-2x)
 QPI_BW_FACTOR = 0.8        # remote-socket MPI copy bandwidth vs local
 COD_LAT_FACTOR = 1.3       # other NUMA half of a Cluster-on-Die Haswell socket
@@ -105,45 +185,109 @@ def platforms(cal: Calibration) -> list[Platform]:
     qpi = Level("Package", 2, cal.lat_s * (QPI_LAT_FACTOR - 1) / 2, cal.bw_Bps * QPI_BW_FACTOR)
     cod = Level("NUMANode", 2, cal.lat_s * (COD_LAT_FACTOR - 1) / 2, cal.bw_Bps)
     ib = lambda n: Level("Machine", n, IB_FDR_LAT_S / 2, IB_FDR_BW_BPS)  # noqa: E731
-    src_core = f"core level: {cal.source}"
+    src_core = f"core level and per-message overheads: {cal.source}"
     src_node = (f"socket/NUMA levels: remote-socket latency x{QPI_LAT_FACTOR}, bandwidth "
                 f"x{QPI_BW_FACTOR}; other NUMA half of a socket latency x{COD_LAT_FACTOR} "
                 "(typical Xeon E5 figures, not measured)")
     src_ib = (f"network: FDR InfiniBand {IB_FDR_LAT_S * 1e6:.1f} us, {IB_FDR_BW_BPS / 1e9:.0f} GB/s "
               "per node port (vendor figures)")
     haswell = "pack:2 l3:2 [numa] core:6 pu:1"
+    cfg = smpi_config(cal)
     blade = lambda n, lat, bw: Level("Group0", n, lat / 2, bw)  # noqa: E731
     return [
         Platform("NTW10E5", 240, (ib(10), qpi, cod, Level("Core", 6, *core)), haswell, 0,
                  {"core": src_core, "node": src_node, "network": src_ib},
-                 paper_max={"bcast": 21, "reduce": 39}),
+                 paper_max={"bcast": 21, "reduce": 39}, cfg=cfg),
         Platform("SMP20E7", 160, (blade(10, NUMALINK5_LAT_S, NUMALINK5_BW_BPS), qpi,
                                   Level("Core", 8, *core)),
                  "group:10 pack:2 [numa] l3:1 core:8 pu:1", -1,
                  {"core": src_core, "node": src_node,
                   "blades": f"NUMAlink 5 between blades: {NUMALINK5_LAT_S * 1e6:.1f} us, "
                             f"{NUMALINK5_BW_BPS / 1e9:.0f} GB/s (vendor figures)"},
-                 paper_max={"bcast": 11, "reduce": 11}),
+                 paper_max={"bcast": 11, "reduce": 11}, cfg=cfg),
         Platform("SMP12E5", 96, (blade(6, NUMALINK6_LAT_S, NUMALINK6_BW_BPS), qpi,
                                  Level("Core", 8, *core)),
                  "group:6 pack:2 [numa] l3:1 core:8 pu:1", -1,
                  {"core": src_core, "node": src_node,
                   "blades": f"NUMAlink 6 between blades: {NUMALINK6_LAT_S * 1e6:.1f} us, "
                             f"{NUMALINK6_BW_BPS / 1e9:.0f} GB/s (vendor figures)"},
-                 paper_max={"bcast": 22, "reduce": 8}),
+                 paper_max={"bcast": 22, "reduce": 8}, cfg=cfg),
         Platform("NTW24E5", 576, (ib(24), qpi, cod, Level("Core", 6, *core)), haswell, 0,
                  {"core": src_core, "node": src_node, "network": src_ib,
-                  "switches": f"4 leaf switches of 12, 6, 4, 2 nodes (§7.4), "
-                              f"{SWITCH_LAT_S * 1e6:.1f} us per extra hop (vendor figure)"},
-                 switches=(12, 6, 4, 2)),
+                  "switches": f"4 leaf switches of 12, 6, 4, 2 nodes (§7.4), each with {SPINE_LINKS} FDR "
+                              f"links to a spine (assumed), {SWITCH_LAT_S * 1e6:.1f} us per extra hop "
+                              "(vendor figure)"},
+                 switches=(12, 6, 4, 2),
+                 switch_uplink=Level("Switch", 4, SWITCH_LAT_S / 2, IB_FDR_BW_BPS * SPINE_LINKS), cfg=cfg),
     ]
 
 
 def this_machine(cal: Calibration, cores: int = 2) -> Platform:
     """This machine as SMPI sees it: one node of `cores` cores on the
     calibrated level (the validation platform)."""
-    return Platform("THIS2", cores, (Level("Core", cores, cal.lat_s / 2, cal.bw_Bps),),
-                    f"core:{cores} pu:1", -1, {"core": f"core level: {cal.source}"})
+    return Platform(f"THIS{cores}", cores,
+                    (Level("Core", cores, cal.lat_s / 2, cal.bw_Bps),),
+                    f"core:{cores} pu:1", -1, {"core": f"core level and overheads: {cal.source}"},
+                    cfg=smpi_config(cal))
+
+
+# ---- the zone tree ------------------------------------------------------------------
+
+
+@dataclass
+class Zone:
+    """A group of the platform: its id (also the prefix of its hosts'
+    names), the uplink to its siblings (None at the top), and either
+    child zones or, at the bottom, the cores' private link."""
+    id: str
+    uplink: Level | None
+    children: list[Zone] = field(default_factory=list)
+    cores: int = 0
+    core_link: Level | None = None
+    node: str = ""
+
+    def hosts(self) -> list[tuple[str, str]]:
+        """(host, node) of every core below, in rank order."""
+        if self.cores:
+            return [(f"{self.id}-c{i}", self.node) for i in range(self.cores)]
+        return [host for child in self.children for host in child.hosts()]
+
+
+def zone_tree(p: Platform) -> Zone:
+    """The platform's nested groups.  Zones below a node are named from the
+    node down (n3-s1-m0), so that every host name starts with its node's
+    name; a leaf switch by its own tag (sw2); the top by the platform."""
+    levels = list(p.levels)
+
+    def below_node(depth: int, zone_id: str, uplink: Level | None, node: str) -> Zone:
+        """The zone of a group whose children are the groups of levels[depth]:
+        a cluster when they are the cores."""
+        if depth == len(levels) - 1:
+            return Zone(zone_id, uplink, cores=levels[depth].fanout, core_link=levels[depth], node=node)
+        level = levels[depth]
+        tag = TAGS.get(level.name, level.name.lower())
+        return Zone(zone_id, uplink, node=node,
+                    children=[below_node(depth + 1, f"{zone_id}-{tag}{i}", level, node)
+                              for i in range(level.fanout)])
+
+    if p.node_level < 0:
+        return below_node(0, "n0", None, "n0")
+    node_level = levels[p.node_level]
+    nodes = [below_node(p.node_level + 1, f"n{k}", node_level, f"n{k}") for k in range(node_level.fanout)]
+    if not p.switches:
+        return Zone(p.name, None, children=nodes)
+    if sum(p.switches) != len(nodes) or p.switch_uplink is None:
+        raise WeftError(f"{p.name}: switches {p.switches} do not hold its {len(nodes)} nodes")
+    spine, first = Zone(p.name, None), 0
+    for s, count in enumerate(p.switches):
+        spine.children.append(Zone(f"sw{s}", p.switch_uplink, children=nodes[first:first + count]))
+        first += count
+    return spine
+
+
+def hosts(p: Platform) -> list[tuple[str, str]]:
+    """(host, node) of every simulated core, in rank order."""
+    return zone_tree(p).hosts()
 
 
 # ---- XML ------------------------------------------------------------------------
@@ -157,68 +301,56 @@ def _fmt_lat(seconds: float) -> str:
     return f"{seconds:.6g}s"
 
 
+def _link(name: str, level: Level) -> str:
+    return (f'<link id="{name}" bandwidth="{_fmt_bw(level.bw_Bps)}" latency="{_fmt_lat(level.lat_s)}" '
+            'sharing_policy="SPLITDUPLEX"/>')
+
+
+def _zone_xml(zone: Zone, indent: str) -> list[str]:
+    """A zone and what it holds.  SimGrid wants a zone's child zones first,
+    then its links, then its routes; a router cannot sit beside zones, so
+    each zone's gateway router has a small zone of its own (<id>-gw)."""
+    if zone.cores:
+        link = zone.core_link
+        assert link is not None
+        return [f'{indent}<cluster id="{zone.id}" prefix="{zone.id}-c" suffix="" radical="0-{zone.cores - 1}" '
+                f'speed="{HOST_SPEED}" bw="{_fmt_bw(link.bw_Bps)}" lat="{_fmt_lat(link.lat_s)}" '
+                f'router_id="{zone.id}-gw"/>']
+    lines = [f'{indent}<zone id="{zone.id}" routing="Full">']
+    for child in zone.children:
+        lines += _zone_xml(child, indent + "  ")
+    if zone.uplink is not None:
+        lines.append(f'{indent}  <zone id="{zone.id}-gwz" routing="None"><router id="{zone.id}-gw"/></zone>')
+    for child in zone.children:
+        assert child.uplink is not None
+        lines.append(f"{indent}  {_link(child.id + '-up', child.uplink)}")
+    gw = lambda z: f"{z.id}-gw"  # noqa: E731
+    for a, first in enumerate(zone.children):
+        for second in zone.children[a + 1:]:
+            lines.append(f'{indent}  <zoneRoute src="{first.id}" dst="{second.id}" gw_src="{gw(first)}" '
+                         f'gw_dst="{gw(second)}"><link_ctn id="{first.id}-up" direction="UP"/>'
+                         f'<link_ctn id="{second.id}-up" direction="DOWN"/></zoneRoute>')
+        if zone.uplink is not None:
+            lines.append(f'{indent}  <zoneRoute src="{first.id}" dst="{zone.id}-gwz" gw_src="{gw(first)}" '
+                         f'gw_dst="{gw(zone)}"><link_ctn id="{first.id}-up" direction="UP"/></zoneRoute>')
+    lines.append(f"{indent}</zone>")
+    return lines
+
+
 def platform_xml(p: Platform) -> str:
-    """The SimGrid platform: a cluster per bottom group, named so that each
-    host's node is visible (host names are what MPI_Get_processor_name
-    returns under SMPI); an uplink per group of every other level; a
-    route between every two clusters through the uplinks they leave."""
-    fan = [level.fanout for level in p.levels]
-    bottom = fan[-1]
-    groups = 1
-    for f in fan[:-1]:
-        groups *= f
-    # path of each bottom group: its index at every level above the cores
-    paths: list[tuple[int, ...]] = []
-    for g in range(groups):
-        idx, rest = [], g
-        for f in reversed(fan[:-1]):
-            idx.append(rest % f)
-            rest //= f
-        paths.append(tuple(reversed(idx)))
-    node_of = (lambda path: path[p.node_level]) if p.node_level >= 0 else (lambda path: 0)  # noqa: E731
-    switch_of: dict[int, int] = {}
-    for s, count in enumerate(p.switches):
-        for _ in range(count):
-            switch_of[len(switch_of)] = s
+    """The SimGrid platform of p: nested zones, one per group of every
+    level (see the module's description), hosts named <node>-...-c<i>."""
     lines = ['<?xml version="1.0"?>',
              '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
              f"<!-- {p.name}: {p.cores} cores, levels "
-             + ", ".join(f"{lv.name} x{lv.fanout}" for lv in p.levels) + ".",
-             "     Generated by python/weft/smpi.py (weft project coll); sources of the numbers:"]
+             + ", ".join(f"{lv.name} x{lv.fanout}" for lv in p.levels)
+             + (f", leaf switches of {', '.join(map(str, p.switches))} nodes" if p.switches else "") + ".",
+             "     Generated by python/weft/smpi.py (weft project); sources of the numbers:"]
     lines += [f"       {key}: {text}" for key, text in p.sources.items()]
     lines += ["-->", '<platform version="4.1">',
-              f'  <config><prop id="smpi/host-speed" value="{HOST_SPEED}"/></config>',
-              '  <zone id="world" routing="Full">']
-    for g, path in enumerate(paths):
-        node = node_of(path)
-        lines.append(f'    <cluster id="c{g}" prefix="n{node}-c{g}-" suffix="" radical="0-{bottom - 1}" '
-                     f'speed="{HOST_SPEED}" bw="{_fmt_bw(p.levels[-1].bw_Bps)}" '
-                     f'lat="{_fmt_lat(p.levels[-1].lat_s)}" router_id="r{g}"/>')
-    # uplinks: one per group of each level above the cores, named by path prefix
-    for depth in range(len(fan) - 1):
-        level = p.levels[depth]
-        for prefix in sorted({path[:depth + 1] for path in paths}):
-            name = "u" + "-".join(map(str, prefix))
-            lines.append(f'    <link id="{name}" bandwidth="{_fmt_bw(level.bw_Bps)}" '
-                         f'latency="{_fmt_lat(level.lat_s)}" sharing_policy="SPLITDUPLEX"/>')
-    if p.switches:
-        lines.append(f'    <link id="spine" bandwidth="{_fmt_bw(IB_FDR_BW_BPS * 4)}" '
-                     f'latency="{_fmt_lat(SWITCH_LAT_S)}" sharing_policy="SHARED"/>')
-    for a in range(groups):
-        for b in range(a + 1, groups):
-            pa, pb = paths[a], paths[b]
-            common = next(i for i in range(len(pa)) if pa[i] != pb[i])
-            up = [f'<link_ctn id="u{"-".join(map(str, pa[:d + 1]))}" direction="UP"/>'
-                  for d in range(len(pa) - 1, common - 1, -1)]
-            down = [f'<link_ctn id="u{"-".join(map(str, pb[:d + 1]))}" direction="DOWN"/>'
-                    for d in range(common, len(pb))]
-            spine = []
-            if p.switches and node_of(pa) != node_of(pb) and \
-                    switch_of[node_of(pa)] != switch_of[node_of(pb)]:
-                spine = ['<link_ctn id="spine"/>']
-            lines.append(f'    <zoneRoute src="c{a}" dst="c{b}" gw_src="r{a}" gw_dst="r{b}">'
-                         + "".join(up + spine + down) + "</zoneRoute>")
-    lines += ["  </zone>", "</platform>", ""]
+              f'  <config><prop id="smpi/host-speed" value="{HOST_SPEED}"/></config>']
+    lines += _zone_xml(zone_tree(p), "  ")
+    lines += ["</platform>", ""]
     return "\n".join(lines)
 
 
@@ -250,42 +382,34 @@ def smpirun() -> str:
 
 
 def run(p: Platform, program: Path, args: list[str], cfg: dict[str, str], timeout: float) -> None:
-    """Run program on every core of platform p under SMPI; the topology
+    """Run program on every core of platform p under SMPI, with the
+    platform's calibrated settings (p.cfg) and then cfg.  The topology
     layer learns each node's inside from WEFT_TOPO_SYNTHETIC and the
-    binding rule, its node from the simulated host name."""
+    binding rule, and its node from WEFT_TOPO_NODE: every simulated core is
+    a SimGrid host, so MPI_Get_processor_name names the core's host
+    (n3-s1-m0-c4), whose first part is the node."""
     hostfile = p.path.with_suffix(".hosts")
-    hosts = []
-    fan = [level.fanout for level in p.levels]
-    groups = p.cores // fan[-1]
-    for g in range(groups):
-        path, rest = [], g
-        for f in reversed(fan[:-1]):
-            path.append(rest % f)
-            rest //= f
-        path.reverse()
-        node = path[p.node_level] if p.node_level >= 0 else 0
-        hosts += [f"n{node}-c{g}-{i}" for i in range(fan[-1])]
-    hostfile.write_text("\n".join(hosts) + "\n")
-    env = {"WEFT_TOPO_SYNTHETIC": p.synthetic, "WEFT_TOPO_BIND": "by-pu",
-           # host names are n<node>-c<cluster>-<core>: the node is what comes before "-c"
-           "WEFT_TOPO_NODE": _node_list(hosts)}
+    names = [host for host, _ in hosts(p)]
+    hostfile.write_text("\n".join(names) + "\n")
+    env = {"WEFT_TOPO_SYNTHETIC": p.synthetic, "WEFT_TOPO_BIND": "by-pu", "WEFT_TOPO_NODE": _node_list(names)}
     if p.switches:
         env["WEFT_TOPO_SLURM_CONF"] = str(p.path.with_suffix(".topology.conf"))
+    settings = {"smpi/bw-factor": "0:1", "smpi/lat-factor": "0:1", **p.cfg, **cfg}
     # Privatisation copies the program per rank into tmpdir: a directory of
     # its own, so that simulations run side by side do not share copies.
     with tempfile.TemporaryDirectory(prefix="weft-smpi-") as tmp:
         argv = [smpirun(), "-np", str(p.cores), "-platform", str(p.path), "-hostfile", str(hostfile),
-                f"--cfg=smpi/tmpdir:{tmp}", "--cfg=smpi/display-timing:0", "--cfg=smpi/bw-factor:0:1",
-                "--cfg=smpi/lat-factor:0:1", "--log=root.thres:critical",
-                *(f"--cfg={key}:{value}" for key, value in cfg.items()), str(program), *args]
+                f"--cfg=smpi/tmpdir:{tmp}", "--cfg=smpi/display-timing:0", "--log=root.thres:critical",
+                *(f"--cfg={key}:{value}" for key, value in settings.items()), str(program), *args]
         runner.run_program(argv, env=env, timeout=timeout)
 
 
 def _node_list(hosts: list[str]) -> str:
-    """WEFT_TOPO_NODE of the host list: rank r runs on hosts[r]."""
+    """WEFT_TOPO_NODE of the host list: rank r runs on hosts[r], whose
+    node is the first part of its name (n3 of n3-s1-m0-c4)."""
     out: list[tuple[str, int]] = []
     for host in hosts:
-        node = host.split("-c")[0]
+        node = host.split("-")[0]
         if out and out[-1][0] == node:
             out[-1] = (node, out[-1][1] + 1)
         else:
@@ -297,4 +421,5 @@ def describe(p: Platform) -> dict[str, Any]:
     return {"name": p.name, "cores": p.cores, "synthetic": p.synthetic,
             "levels": [{"name": lv.name, "fanout": lv.fanout, "lat_s": lv.lat_s, "bw_Bps": lv.bw_Bps}
                        for lv in p.levels],
-            "switches": list(p.switches), "sources": p.sources, "xml": str(p.path.relative_to(REPO_ROOT))}
+            "switches": list(p.switches), "sources": p.sources, "smpi_cfg": p.cfg,
+            "xml": str(p.path.relative_to(REPO_ROOT))}

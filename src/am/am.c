@@ -3,11 +3,16 @@
  * home worker is progressed (weft_progress, or the progress thread).
  * May call ep, runtime, prof.
  *
- * On the wire a message is UCX AM `id` with header [source rank | user
- * header] and the payload as data; UCX picks eager or rendezvous by size.
+ * On the wire a message is UCX AM `id` with header [source rank | id |
+ * user header] and the payload as data; UCX picks eager or rendezvous by
+ * size.  What arrives is checked before use: a header too short or too
+ * long, an id outside [0, WEFT_AM_MAX_ID) or without a handler, or a
+ * source rank outside the context drops the message, counts it
+ * (weft_am_dropped) and, the first time, says why on stderr.
  */
 #include "ep/ep.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +33,7 @@ struct handler {
 struct am_layer {
     weft_ctx_t     ctx;
     struct handler h[WEFT_AM_MAX_ID];
+    uint64_t       dropped;     /* malformed messages (atomic: handlers may run on two threads) */
 };
 
 /* A rendezvous message whose payload is still arriving. */
@@ -52,6 +58,15 @@ static void rndv_done(void *request, ucs_status_t status, size_t length, void *u
     free(p);
 }
 
+/* Count a malformed message and, for the first one, say why. */
+static ucs_status_t drop(struct am_layer *L, const char *what, long long value)
+{
+    if (__atomic_fetch_add(&L->dropped, 1, __ATOMIC_RELAXED) == 0)
+        fprintf(stderr, "weft: rank %d: dropped a malformed active message (%s %lld); "
+                "weft_am_dropped counts them\n", L->ctx->rank, what, value);
+    return UCS_OK;
+}
+
 static ucs_status_t am_recv(void *arg, const void *header, size_t header_length, void *data,
                             size_t length, const ucp_am_recv_param_t *param)
 {
@@ -62,23 +77,30 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t header_length,
     struct handler *h;
     WEFT_PROF_BEGIN(rx, WEFT__PROF_HLP_RX_PROG);
 
-    if (header_length < sizeof(int32_t) + sizeof(int32_t))
-        return UCS_OK;
+    if (header == NULL || header_length < 2 * sizeof(int32_t) ||
+        header_length > 2 * sizeof(int32_t) + WEFT_AM_MAX_HDR)
+        return drop(L, "header length", (long long)header_length);
     memcpy(&src, header, sizeof(src));
     memcpy(&id, (const char *)header + sizeof(src), sizeof(id));
     if (id < 0 || id >= WEFT_AM_MAX_ID)
-        return UCS_OK;
+        return drop(L, "id", id);
+    if (src < 0 || src >= L->ctx->nranks)
+        return drop(L, "source rank", src);
     h = &L->h[id];
+    if (h->fn == NULL)
+        return drop(L, "unregistered id", id);
+    if (data == NULL && length > 0 && !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
+        return drop(L, "no data for a payload length", (long long)length);
     hlen = header_length - 2 * sizeof(int32_t);
     header = (const char *)header + 2 * sizeof(int32_t);
 
     if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
         ucp_request_param_t rp;
         ucs_status_ptr_t sp;
-        struct pending *p = malloc(sizeof(*p) + length);
+        struct pending *p = length > SIZE_MAX - sizeof(*p) ? NULL : malloc(sizeof(*p) + length);
 
         if (p == NULL)
-            return UCS_OK;
+            return drop(L, "no memory for a payload length", (long long)length);
         p->L = L;
         p->id = id;
         p->src = src;
@@ -94,8 +116,7 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t header_length,
             free(p);
         return UCS_OK;
     }
-    if (h->fn)
-        h->fn(L->ctx, src, header, hlen, data, length, h->arg);
+    h->fn(L->ctx, src, header, hlen, data, length, h->arg);
     WEFT_PROF_END(rx, WEFT__PROF_HLP_RX_PROG);
     return UCS_OK;
 }
@@ -193,6 +214,20 @@ out:
     return st;
 }
 
+weft_status_t weft_am_dropped(weft_ctx_t ctx, uint64_t *dropped)
+{
+    struct am_layer *L;
+    weft_status_t st;
+
+    if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
+        return st;
+    if (dropped == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "dropped is NULL");
+    L = ctx->layer[WEFT__LAYER_AM];
+    *dropped = L ? __atomic_load_n(&L->dropped, __ATOMIC_RELAXED) : 0;
+    return WEFT_OK;
+}
+
 weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, size_t hdr_len,
                               const void *payload, size_t len, weft_event_t *ev)
 {
@@ -203,7 +238,8 @@ weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, s
     weft_status_t st;
     WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_POST);
 
-    if ((st = weft__ep_check(ep, __func__)) != WEFT_OK)
+    if ((st = weft__ep_check(ep, __func__)) != WEFT_OK ||
+        (ep->check && (st = weft__ep_check_caller(ep, __func__)) != WEFT_OK))
         return st;
     if (ev == NULL)
         return weft__error(WEFT_ERR_INVALID_ARG, __func__, "event pointer is NULL");

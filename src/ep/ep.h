@@ -12,6 +12,12 @@
 
 #define WEFT__CACHE_LINE      64
 #define WEFT__HOME_EVERY_MASK 15   /* pool endpoints serve home every 16th progress */
+/* Implicit operations per window: UCX completes many at once (NULL) while
+ * it still holds their data or their acknowledgement (TCP: about 300 bytes
+ * each), so every WEFT__NBI_WINDOW of them an endpoint starts a
+ * non-blocking flush, and waits for the previous window's one first: at
+ * most two windows are ever outstanding. */
+#define WEFT__NBI_WINDOW      8192
 
 /* Everything a one-sided operation needs about (rank, segment), in one
  * place, so the fast path reads a single entry. */
@@ -33,9 +39,15 @@ struct weft__ep {
     ucp_ep_h           *peers;        /* [nranks], connected on first use */
     struct weft__tgt  **tgts;         /* [segment id][rank], filled on first use */
     unsigned            ntgts;        /* length of tgts */
+    unsigned            check;        /* WEFT_CHECK=1: every operation takes the slow path's
+                                       * extra checks (rma.c) */
     size_t              inflight;     /* implicit operations not yet completed */
     size_t              max_inflight; /* above this, progress before issuing */
     weft_status_t       nbi_error;    /* first failure of an implicit operation */
+    unsigned            window_ops;   /* implicit operations since the last window flush */
+    ucs_status_ptr_t    window_req;   /* that flush, while outstanding, or NULL */
+
+    int                 ucx_issued;   /* an operation went through UCX since the last weft_flush */
     pthread_mutex_t     am_lock;      /* am_slots, when a progress thread completes sends */
     ucp_request_param_t prm_nbi;      /* implicit ops: completion callback */
     ucp_request_param_t prm_nb;       /* explicit ops: completion via event */
@@ -64,6 +76,8 @@ struct weft__ep_layer {
     struct weft__ep *eps;       /* every endpoint of the context */
     struct weft__ep *dflt;      /* weft_ep_default, created on first call */
     struct weft__ep_pool *pools;/* live pools */
+    struct weft__ep_pool *dead_pools; /* destroyed ones, kept as shells with their
+                                       * endpoints' so stale handles get an error */
 };
 
 static inline struct weft__ep_layer *weft__ep_layer(weft_ctx_t ctx)
@@ -73,6 +87,10 @@ static inline struct weft__ep_layer *weft__ep_layer(weft_ctx_t ctx)
 
 /* WEFT_OK for a usable endpoint, else an error naming fn. */
 weft_status_t weft__ep_check(weft_ep_t ep, const char *fn);
+
+/* weft__ep_check, and with check_owner, that the caller owns ep
+ * (WEFT_ERR_BUSY otherwise). */
+weft_status_t weft__ep_check_caller(weft_ep_t ep, const char *fn);
 
 /* Create an endpoint on worker (which the caller owns) and add it to the
  * context's list.  Caller holds ctx->lock. */
@@ -103,17 +121,23 @@ weft_status_t weft__ep_wait_req(weft_ep_t ep, ucs_status_ptr_t req, const char *
 /* Wait until ep's implicit operations are below max_inflight - 1 */
 void weft__ep_backpressure(weft_ep_t ep);
 
-/* Account for an implicit operation's request: NULL (done) costs nothing,
- * a pending request is counted until its callback runs. */
+/* Close a window of implicit operations: wait for the previous window's
+ * flush, then start one for this window (WEFT__NBI_WINDOW). */
+weft_status_t weft__ep_window(weft_ep_t ep, const char *fn);
+
+/* Account for an implicit operation's request: NULL (done) costs a count
+ * of the window, a pending request is counted until its callback runs. */
 static inline weft_status_t weft__ep_track(weft_ep_t ep, ucs_status_ptr_t sp, const char *fn,
                                            const char *what)
 {
-    if (WEFT__LIKELY(sp == NULL))
-        return WEFT_OK;
-    if (WEFT__UNLIKELY(UCS_PTR_IS_ERR(sp)))
-        return weft__ucs_error(UCS_PTR_STATUS(sp), fn, what);
-    if (WEFT__UNLIKELY(__atomic_add_fetch(&ep->inflight, 1, __ATOMIC_RELAXED) >= ep->max_inflight))
-        weft__ep_backpressure(ep);
+    if (WEFT__UNLIKELY(sp != NULL)) {
+        if (WEFT__UNLIKELY(UCS_PTR_IS_ERR(sp)))
+            return weft__ucs_error(UCS_PTR_STATUS(sp), fn, what);
+        if (__atomic_add_fetch(&ep->inflight, 1, __ATOMIC_RELAXED) >= ep->max_inflight)
+            weft__ep_backpressure(ep);
+    }
+    if (WEFT__UNLIKELY(++ep->window_ops >= WEFT__NBI_WINDOW))
+        return weft__ep_window(ep, fn);
     return WEFT_OK;
 }
 

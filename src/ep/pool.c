@@ -327,7 +327,7 @@ weft_status_t weft_ep_pool_create(weft_ctx_t ctx, const weft_ep_pool_params_t *p
     p->nthreads = params->nthreads;
     p->eps_per_thread = params->eps_per_thread ? params->eps_per_thread : 1;
     p->shared_completion = params->shared_completion != 0;
-    p->check_owner = params->check_owner != 0;
+    p->check_owner = params->check_owner != 0 || ctx->cfg.check;
     p->lock = params->lock;
     p->on_home = pol.kind == WEFT_EP_SINGLE && ctx->pthread_running;
     p->eps = calloc((size_t)p->nthreads * (size_t)p->eps_per_thread, sizeof(*p->eps));
@@ -396,6 +396,8 @@ weft_status_t weft_ep_pool_destroy(weft_ep_pool_t pool)
         ;
     *pp = pool->next;
     release(pool);
+    pool->next = weft__ep_layer(pool->ctx)->dead_pools;
+    weft__ep_layer(pool->ctx)->dead_pools = pool;
     pthread_mutex_unlock(&pool->ctx->lock);
     /* The endpoints and the pool stay as dead shells, so stale handles are
      * reported rather than undefined. */
@@ -406,11 +408,16 @@ void weft__pools_teardown(weft_ctx_t ctx)
 {
     struct weft__ep_layer *L = weft__ep_layer(ctx);
 
-    /* Endpoints are already destroyed (and their shells freed by the ep
-     * teardown): only workers and contexts remain. */
-    for (struct weft__ep_pool *p = L->pools; p; p = p->next) {
-        memset(p->eps, 0, (size_t)p->nthreads * (size_t)p->eps_per_thread * sizeof(*p->eps));
+    /* Endpoints are already destroyed (their shells stay, for stale
+     * handles): only workers and contexts remain.  The pools stay as
+     * shells too. */
+    struct weft__ep_pool *p, *next;
+
+    for (p = L->pools; p; p = next) {
+        next = p->next;
         release(p);
+        p->next = L->dead_pools;
+        L->dead_pools = p;
     }
     L->pools = NULL;
 }

@@ -67,6 +67,10 @@ check_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const v
                            off, n, seg->size);
     if (buf == NULL && n > 0)
         return weft__error(WEFT_ERR_INVALID_ARG, fn, "buffer is NULL");
+    if (WEFT__UNLIKELY(ep->check) &&
+        ((st = weft__ep_check_caller(ep, fn)) != WEFT_OK ||
+         (st = weft__seg_check_local(ep->ctx, buf, n, fn)) != WEFT_OK))
+        return st;
     return WEFT_OK;
 }
 
@@ -91,6 +95,8 @@ resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void
         (st = resolve_slow(ep, rank, seg, fn)) != WEFT_OK)
         return st;
     target_of(&ep->tgts[seg->id][rank], off, t);
+    if (t->local == NULL)
+        ep->ucx_issued = 1;  /* weft_flush has UCX work */
     return WEFT_OK;
 }
 
@@ -104,13 +110,16 @@ static inline int fast_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
     const struct weft__tgt *tg;
 
     /* A finalised context has no live segment, so seg->live_ctx == ep->ctx
-     * also says that ep is usable. */
-    if (WEFT__UNLIKELY(ep == NULL || seg == NULL || seg->live_ctx != ep->ctx ||
+     * also says that ep is usable.  WEFT_CHECK=1 sends every call to the
+     * slow path, which checks more. */
+    if (WEFT__UNLIKELY(ep == NULL || ep->check || seg == NULL || seg->live_ctx != ep->ctx ||
                        (unsigned)rank >= (unsigned)ep->nranks || off > seg->size ||
                        n > seg->size - off || (buf == NULL && n > 0) || seg->id >= ep->ntgts ||
                        (tg = ep->tgts[seg->id]) == NULL || tg[rank].base == 0))
         return 0;
     target_of(&tg[rank], off, t);
+    if (t->local == NULL)
+        ep->ucx_issued = 1;  /* weft_flush has UCX work */
     return 1;
 }
 
@@ -190,8 +199,6 @@ put_nbi_body(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
     WEFT_PROF_BEGIN_IF(traced, llp, WEFT__PROF_LLP_POST);
     sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi);
     WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
-    if (WEFT__LIKELY(sp == NULL))
-        return WEFT_OK;
     return weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
 }
 
@@ -460,6 +467,8 @@ weft_status_t weft_signal_wait_until(weft_ep_t ep, weft_seg_t seg, size_t off, u
     if ((st = weft__ep_check(ep, __func__)) != WEFT_OK ||
         (st = weft__seg_check(ep, seg, __func__)) != WEFT_OK)
         return st;
+    if (WEFT__UNLIKELY(ep->check) && (st = weft__ep_check_caller(ep, __func__)) != WEFT_OK)
+        return st;
     if (off > seg->size || sizeof(uint64_t) > seg->size - off)
         return weft__error(WEFT_ERR_BOUNDS, __func__, "offset %zu + 8 bytes exceeds segment size %zu",
                            off, seg->size);
@@ -476,12 +485,14 @@ weft_status_t weft_signal_wait_until(weft_ep_t ep, weft_seg_t seg, size_t off, u
     return WEFT_OK;
 }
 
-/* Events. */
+/* Events.  WEFT_CHECK=1: an event is completed by the thread that owns
+ * its endpoint (pool endpoints), while the endpoint is usable. */
 
 weft_status_t weft_test(weft_event_t *ev, int *done)
 {
     weft__req_t *r;
     ucs_status_t s;
+    weft_status_t st;
 
     if (ev == NULL || done == NULL)
         return weft__error(WEFT_ERR_INVALID_ARG, __func__, "%s is NULL", ev ? "done" : "ev");
@@ -490,6 +501,8 @@ weft_status_t weft_test(weft_event_t *ev, int *done)
         return WEFT_OK;
     }
     r = *ev;
+    if (WEFT__UNLIKELY(r->ep->check) && (st = weft__ep_check_caller(r->ep, __func__)) != WEFT_OK)
+        return st;
     s = ucp_request_check_status(r);
     if (s == UCS_INPROGRESS) {
         weft__ep_progress(r->ep);
@@ -515,6 +528,8 @@ weft_status_t weft_wait(weft_event_t *ev)
     if (*ev == WEFT_EVENT_NULL)
         return WEFT_OK;
     r = *ev;
+    if (WEFT__UNLIKELY(r->ep->check) && (st = weft__ep_check_caller(r->ep, __func__)) != WEFT_OK)
+        return st;
     st = weft__ep_wait_req(r->ep, r, __func__, "operation failed");
     *ev = WEFT_EVENT_NULL;
     return st;
@@ -551,6 +566,7 @@ weft_status_t weft_ucx_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
             return st;
         target_of(&ep->tgts[seg->id][rank], off, &t);
     }
+    ep->ucx_issued = 1;  /* what the caller issues on it, weft_flush completes */
     *uep = t.ep;
     *rkey = t.rkey;
     *raddr = t.addr;

@@ -101,6 +101,9 @@ weft_status_t weft_config_init(weft_config_t *cfg)
     if ((v = getenv("WEFT_SHM")) != NULL &&
         (st = weft__parse_bool("WEFT_SHM", v, &c.shm)) != WEFT_OK)
         return st;
+    if ((v = getenv("WEFT_CHECK")) != NULL &&
+        (st = weft__parse_bool("WEFT_CHECK", v, &c.check)) != WEFT_OK)
+        return st;
 
     *cfg = c;
     return WEFT_OK;

@@ -6,7 +6,12 @@
  * mode 0600, and registers the mapping with UCX for the other nodes.  The
  * names go round with the keys; every rank maps the parts of its node's
  * ranks, all agree that they did, and each creator unlinks its name at
- * once, so a rank that dies later leaves nothing in /dev/shm. */
+ * once, so a rank that dies later leaves nothing in /dev/shm.
+ *
+ * Each object's pages are reserved when it is created (a /dev/shm too small
+ * is an error of weft_seg_alloc, not a SIGBUS at the first put) and every
+ * mapping is populated: no put or get of the direct path pays a first-touch
+ * page fault (about 5 us per 4 KiB page here, docs/direct-path.md). */
 #include "seg/seg.h"
 #include "team/team.h"
 
@@ -18,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* "/weft-" and 32 hex digits of randomness: unique per job, unguessable. */
@@ -92,6 +98,42 @@ static void teardown(weft_ctx_t ctx)
     free(L->nodes);
     L->local = NULL;
     L->nodes = NULL;
+}
+
+/* The part of seg (this rank's or a mapped peer's) that holds p, or NULL. */
+static const char *part_holding(const struct weft__seg *seg, int nranks, uintptr_t p)
+{
+    for (int r = -1; r < nranks; r++) {
+        const char *base = r < 0 ? seg->base : seg->mapped[r];
+
+        if (base != NULL && p >= (uintptr_t)base && p - (uintptr_t)base < seg->size)
+            return base;
+    }
+    return NULL;
+}
+
+weft_status_t weft__seg_check_local(weft_ctx_t ctx, const void *buf, size_t n, const char *fn)
+{
+    struct seg_layer *L;
+    weft_status_t st = WEFT_OK;
+    uintptr_t p = (uintptr_t)buf;
+
+    if (buf == NULL || n == 0)
+        return WEFT_OK;
+    pthread_mutex_lock(&ctx->lock);
+    L = ctx->layer[WEFT__LAYER_SEG];
+    for (struct weft__seg *seg = L ? L->segs : NULL; seg && st == WEFT_OK; seg = seg->next) {
+        const char *base;
+
+        if (seg->state != WEFT__ALIVE || (base = part_holding(seg, ctx->nranks, p)) == NULL)
+            continue;
+        if (n > seg->size - (size_t)(p - (uintptr_t)base))
+            st = weft__error(WEFT_ERR_BOUNDS, fn,
+                             "local buffer at offset %zu of a segment + %zu bytes exceeds its size "
+                             "%zu (WEFT_CHECK)", (size_t)(p - (uintptr_t)base), n, seg->size);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
 }
 
 weft_status_t weft__seg_fill_target(weft_ep_t ep, weft_seg_t seg, int rank, int ucx,
@@ -183,6 +225,24 @@ err_free:
     return st;
 }
 
+/* Allocate the len bytes of the object fd now.  The free space of its file
+ * system is checked first: posix_fallocate would otherwise fill /dev/shm
+ * before it failed. */
+static weft_status_t reserve_pages(int fd, size_t len)
+{
+    struct statvfs fs;
+    int err;
+
+    if (fstatvfs(fd, &fs) == 0 && len / fs.f_frsize >= fs.f_bavail)
+        return weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc",
+                           "a part of %zu bytes does not fit in /dev/shm (%llu bytes free)", len,
+                           (unsigned long long)fs.f_bavail * fs.f_frsize);
+    if ((err = posix_fallocate(fd, 0, (off_t)len)) != 0)
+        return weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc",
+                           "reserving %zu bytes in /dev/shm: %s", len, strerror(err));
+    return WEFT_OK;
+}
+
 /* Create this rank's part as a shared-memory object: *name gets its name. */
 static weft_status_t create_shm(struct weft__seg *seg, char name[SHM_NAME_MAX])
 {
@@ -202,6 +262,11 @@ static weft_status_t create_shm(struct weft__seg *seg, char name[SHM_NAME_MAX])
         if (fd < 0 && errno != EEXIST)
             break;
     }
+    /* Every name drawn already existed: someone creates weft's names, and
+     * their objects must not be used. */
+    if (fd < 0 && errno == EEXIST)
+        return weft__error(WEFT_ERR_BUSY, "weft_seg_alloc",
+                           "shm_open(%s): File exists, as did every other random name tried", name);
     if (fd < 0)
         return weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc", "shm_open(%s): %s", name,
                            strerror(errno));
@@ -210,7 +275,9 @@ static weft_status_t create_shm(struct weft__seg *seg, char name[SHM_NAME_MAX])
                     seg->map_len, strerror(errno));
         goto err_unlink;
     }
-    seg->base = mmap(NULL, seg->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (reserve_pages(fd, seg->map_len) != WEFT_OK)
+        goto err_unlink;
+    seg->base = mmap(NULL, seg->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     if (seg->base == MAP_FAILED) {
         seg->base = NULL;
         weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc", "mmap of %zu bytes (%s): %s",
@@ -305,7 +372,8 @@ static weft_status_t map_peers(weft_ctx_t ctx, struct seg_layer *L, struct weft_
                                "rank %d's segment %s is not the %zu-byte object of this job", r,
                                names[r], seg->map_len);
         }
-        void *p = mmap(NULL, seg->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        void *p = mmap(NULL, seg->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+                       fd, 0);
         close(fd);
         if (p == MAP_FAILED)
             return weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc",

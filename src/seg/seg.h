@@ -39,6 +39,12 @@ struct weft__seg {
 weft_status_t weft__seg_fill_target(weft_ep_t ep, weft_seg_t seg, int rank, int ucx,
                                     const char *fn);
 
+/* WEFT_CHECK=1: a local buffer of n bytes that starts inside a live
+ * segment of ctx (this rank's part or a peer's part mapped here) must end
+ * inside it too; WEFT_ERR_BOUNDS naming fn otherwise.  Walks the
+ * segments under ctx->lock. */
+weft_status_t weft__seg_check_local(weft_ctx_t ctx, const void *buf, size_t n, const char *fn);
+
 /* Check that seg is a live segment of ep's context; fn names the caller. */
 static inline weft_status_t weft__seg_check(weft_ep_t ep, weft_seg_t seg, const char *fn)
 {

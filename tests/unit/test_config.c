@@ -113,6 +113,28 @@ static void test_config_shm(void)
     unsetenv("WEFT_SHM");
 }
 
+/* WEFT_CHECK: off by default, a boolean, a bad value names the variable
+ * and leaves cfg untouched. */
+static void test_config_check(void)
+{
+    weft_config_t cfg;
+
+    unsetenv("WEFT_CHECK");
+    EXPECT(weft_config_init(&cfg) == WEFT_OK && cfg.check == 0);
+    setenv("WEFT_CHECK", "1", 1);
+    EXPECT(weft_config_init(&cfg) == WEFT_OK && cfg.check == 1);
+    setenv("WEFT_CHECK", "off", 1);
+    EXPECT(weft_config_init(&cfg) == WEFT_OK && cfg.check == 0);
+    cfg.check = 7;
+    setenv("WEFT_CHECK", "full", 1);
+    EXPECT(weft_config_init(&cfg) == WEFT_ERR_CONFIG && cfg.check == 7);
+    EXPECT(strstr(weft_last_error(), "WEFT_CHECK") != NULL &&
+           strstr(weft_last_error(), "'full'") != NULL);
+    setenv("WEFT_CHECK", "", 1);
+    EXPECT(weft_config_init(&cfg) == WEFT_ERR_CONFIG);
+    unsetenv("WEFT_CHECK");
+}
+
 int main(void)
 {
     test_parse_bool();
@@ -120,6 +142,7 @@ int main(void)
     test_parse_enum();
     test_config_env();
     test_config_shm();
+    test_config_check();
     if (failures == 0)
         printf("config parsers: all checks passed\n");
     return failures != 0;

@@ -1,0 +1,190 @@
+/* The shared-memory segments of a job cannot be reached by another
+ * process.  This program wraps shm_open (libweft calls it through the
+ * dynamic linker, so the definition here is the one it gets) to see every
+ * object weft creates ("/weft-..."), and to play an attacker who creates weft's next
+ * name first:
+ *  - weft creates with O_CREAT | O_EXCL, mode 0600 (checked with fstat on
+ *    the new object: owner-only, owned by this user), under "/weft-" and
+ *    32 hex digits from getrandom, different for every rank and segment;
+ *  - once weft_seg_alloc returns, the name is gone: opening it, as a
+ *    process of another job would have to, fails with ENOENT;
+ *  - a name taken beforehand makes weft draw a new one, never open the
+ *    attacker's object (whose content and size stay as they were); taken
+ *    on every try, weft_seg_alloc fails cleanly with WEFT_ERR_BUSY on
+ *    every rank, and the context stays usable.
+ * Run with 2 ranks on one node (the direct path on). */
+#define _GNU_SOURCE
+#include "../common.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SEG 4096
+#define MAX_CREATED 16
+#define MARK "attacker's object"
+
+static struct created {
+    char   name[64];
+    int    oflag;
+    mode_t mode, st_mode;
+    uid_t  st_uid;
+} created[MAX_CREATED];
+static int ncreated, attacks_left, attacks_made;
+static char attacked[8][64];
+
+int shm_open(const char *name, int oflag, mode_t mode)
+{
+    static int (*real)(const char *, int, mode_t);
+    int fd;
+
+    if (real == NULL)
+        *(void **)&real = dlsym(RTLD_NEXT, "shm_open");
+    /* MPI's and UCX's own objects pass through */
+    if (strncmp(name, "/weft-", 6) != 0)
+        return real(name, oflag, mode);
+    if ((oflag & O_CREAT) && attacks_left > 0) {
+        /* another user's process got there first, with a world-writable object */
+        int afd = real(name, O_RDWR | O_CREAT | O_EXCL, 0666);
+
+        CHECK(afd >= 0 && fchmod(afd, 0666) == 0);
+        CHECK(write(afd, MARK, sizeof(MARK)) == (ssize_t)sizeof(MARK));
+        close(afd);
+        snprintf(attacked[attacks_made++], sizeof(attacked[0]), "%s", name);
+        attacks_left--;
+    }
+    fd = real(name, oflag, mode);
+    if (fd >= 0 && (oflag & O_CREAT) && ncreated < MAX_CREATED) {
+        struct created *c = &created[ncreated++];
+        struct stat st;
+
+        CHECK(fstat(fd, &st) == 0);
+        snprintf(c->name, sizeof(c->name), "%s", name);
+        c->oflag = oflag;
+        c->mode = mode;
+        c->st_mode = st.st_mode & 07777;
+        c->st_uid = st.st_uid;
+    }
+    return fd;
+}
+
+static void check_created(const struct created *c)
+{
+    CHECK((c->oflag & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL));
+    CHECK(c->mode == 0600 && c->st_mode == 0600 && c->st_uid == geteuid());
+    CHECK(strncmp(c->name, "/weft-", 6) == 0 && strlen(c->name) == 6 + 32);
+    CHECK(strspn(c->name + 6, "0123456789abcdef") == 32);
+    /* gone: another job cannot open it by name */
+    errno = 0;
+    CHECK(shm_open(c->name, O_RDWR, 0) == -1 && errno == ENOENT);
+}
+
+/* The attacker's objects were never touched by weft; remove them. */
+static void check_attacked(void)
+{
+    for (int i = 0; i < attacks_made; i++) {
+        char buf[sizeof(MARK)];
+        struct stat st;
+        int fd = shm_open(attacked[i], O_RDWR, 0);
+
+        CHECK(fd >= 0 && fstat(fd, &st) == 0);
+        CHECK(st.st_size == (off_t)sizeof(MARK) && (st.st_mode & 0777) == 0666);
+        CHECK(read(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf) && memcmp(buf, MARK, sizeof(MARK)) == 0);
+        close(fd);
+        CHECK(shm_unlink(attacked[i]) == 0);
+    }
+    attacks_made = 0;
+}
+
+/* A put to the right neighbour and back: the segment works. */
+static void check_works(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, uint64_t *local, int rank,
+                        int n)
+{
+    uint64_t v = 1000 + (uint64_t)rank;
+
+    OK(weft_put(ep, (rank + 1) % n, seg, 0, &v, sizeof(v)));
+    OK(weft_barrier(ctx));
+    CHECK(*local == 1000 + (uint64_t)((rank + n - 1) % n));
+}
+
+int main(void)
+{
+    weft_ctx_t ctx;
+    weft_ep_t ep;
+    weft_seg_t seg, seg2;
+    uint64_t *local;
+    int rank, n;
+    char names[2][64], *all;
+
+    OK(weft_init(NULL, &ctx));
+    OK(weft_rank(ctx, &rank));
+    OK(weft_nranks(ctx, &n));
+    OK(weft_ep_default(ctx, &ep));
+
+    /* how weft creates, names and removes its objects */
+    OK(weft_seg_alloc(ctx, SEG, &seg, (void **)&local));
+    OK(weft_seg_alloc(ctx, SEG, &seg2, NULL));
+    CHECK(ncreated == 2);
+    check_created(&created[0]);
+    check_created(&created[1]);
+    CHECK(strcmp(created[0].name, created[1].name) != 0);
+    /* every rank's names differ from every other's */
+    snprintf(names[0], sizeof(names[0]), "%s", created[0].name);
+    snprintf(names[1], sizeof(names[1]), "%s", created[1].name);
+    all = malloc((size_t)n * sizeof(names));
+    CHECK(all != NULL);
+    MPI_Allgather(names, (int)sizeof(names), MPI_CHAR, all, (int)sizeof(names), MPI_CHAR,
+                  MPI_COMM_WORLD);
+    for (int i = 0; i < 2 * n; i++)
+        for (int j = i + 1; j < 2 * n; j++)
+            CHECK(strcmp(all + 64 * i, all + 64 * j) != 0);
+    free(all);
+    check_works(ctx, ep, seg, local, rank, n);
+    OK(weft_seg_free(ctx, seg2));
+    OK(weft_seg_free(ctx, seg));
+
+    /* rank 0's first name taken: it draws another, the attacker's object is untouched */
+    ncreated = 0;
+    if (rank == 0)
+        attacks_left = 1;
+    OK(weft_seg_alloc(ctx, SEG, &seg, (void **)&local));
+    CHECK(attacks_left == 0 && ncreated == 1);
+    check_created(&created[0]);
+    if (rank == 0)
+        CHECK(attacks_made == 1 && strcmp(attacked[0], created[0].name) != 0);
+    check_attacked();
+    check_works(ctx, ep, seg, local, rank, n);
+    OK(weft_seg_free(ctx, seg));
+
+    /* every name rank 0 draws taken: a clean error on every rank */
+    ncreated = 0;
+    if (rank == 0)
+        attacks_left = 8;
+    seg = NULL;
+    FAILS(weft_seg_alloc(ctx, SEG, &seg, (void **)&local), WEFT_ERR_BUSY);
+    CHECK(seg == NULL);
+    /* the other ranks' objects of the failed allocation are gone too */
+    for (int i = 0; i < ncreated; i++)
+        check_created(&created[i]);
+    if (rank == 0) {
+        CHECK(ncreated == 0);
+        CHECK(strstr(weft_last_error(), "File exists") != NULL);
+        CHECK(attacks_made >= 1 && attacks_made <= 8);
+    }
+    attacks_left = 0;
+    check_attacked();
+
+    /* and the context still works */
+    OK(weft_seg_alloc(ctx, SEG, &seg, (void **)&local));
+    check_works(ctx, ep, seg, local, rank, n);
+    OK(weft_seg_free(ctx, seg));
+    OK(weft_finalize(ctx));
+    if (rank == 0)
+        printf("shared memory: O_EXCL, 0600, random names gone after allocation; "
+               "pre-created names never used\n");
+    return 0;
+}
