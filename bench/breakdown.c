@@ -14,10 +14,14 @@
  * against UCX (ucp_am_send_nbx, a handler that sets a flag) on weft's
  * connection, minus that probe's own post and successful progress calls.
  *
- * Each of R rounds measures the observed figures (profiling off), then
- * each component in a pass of its own with only its point selected, so
- * that no timer disturbs another component; the JSON holds the median
- * value of each over the rounds.
+ * Each of R rounds measures the observed figures (profiling off) and each
+ * component with only its point selected, so that no timer disturbs
+ * another component, alternating chunk by chunk (injection) or block of
+ * round trips by block (latency) inside one loop: on a shared or virtual
+ * machine a core's speed changes by up to 2x from one millisecond to the
+ * next, and components measured in separate passes would be added at
+ * different speeds.  The JSON holds the median of each figure over the
+ * rounds.
  */
 #include "common.h"
 #include "prof/prof.h"
@@ -54,10 +58,10 @@ static void die(const char *what, weft_status_t st)
 /* ---- figures over rounds ---------------------------------------------- */
 
 /* Each figure is measured once per round; the JSON gives the median over
- * rounds, and keeps the observed figures of every round.  Within a pass, observed
- * figures are medians of timed chunks or round trips and components are
- * trimmed means of their samples (times count), so that the moments the
- * scheduler takes a rank away count in neither. */
+ * rounds, and keeps the observed figures of every round.  Within a round,
+ * injection figures are medians over chunks of a value per put, latency
+ * figures medians of round trips or of samples, so that the moments the
+ * scheduler takes a rank away count in none. */
 struct series {
     double v[MAX_ROUNDS];
     int n;
@@ -98,172 +102,203 @@ static void push(struct series *s, double v)
         s->v[s->n++] = v;
 }
 
-/* A point's time per message of n on rank 0: its trimmed mean times its
- * count, over n. */
-static double per_message(const char *point, long n)
+/* A time per sample over both ranks (rank 0 gets it) from each rank's
+ * median and count: the count-weighted median, as robust as the observed
+ * latency's. */
+static double both_ranks(double median_ns, uint64_t count)
 {
-    weft_prof_stat_t s;
+    double mine[2] = {count ? median_ns * (double)count : 0, (double)count}, sum[2];
 
-    OK(weft_prof_stat(point, &s));
-    return s.count ? s.trimmed_mean_ns * (double)s.count / (double)n : 0;
-}
-
-/* A point's time per sample over both ranks (rank 0 gets it): the
- * count-weighted median, as robust as the observed latency's. */
-static double per_sample(const char *point)
-{
-    weft_prof_stat_t s;
-    double mine[2], sum[2];
-
-    OK(weft_prof_stat(point, &s));
-    mine[0] = s.count ? s.median_ns * (double)s.count : 0;
-    mine[1] = (double)s.count;
     OK(weft_barrier(ctx));
     MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     return sum[1] > 0 ? sum[0] / sum[1] : 0;
 }
 
-/* Select one point (or none: "0") on both ranks and forget old samples.
- * Barriers are weft's: over TCP a peer's last flush needs this rank's
- * progress while it waits. */
-static void select_only(const char *points)
+/* A point's time per sample over both ranks. */
+static double per_sample(const char *point)
 {
-    OK(weft_prof_select(points));
-    OK(weft_prof_reset());
-    OK(weft_barrier(ctx));
+    weft_prof_stat_t s;
+
+    OK(weft_prof_stat(point, &s));
+    return both_ranks(s.median_ns, s.count);
 }
 
 /* ---- injection -------------------------------------------------------- */
 
-/* Puts per timed chunk: 64 batches. */
+/* Puts per timed chunk: 64 batches, or the whole batches of n when fewer
+ * (q <= n).  A pass of n puts per kind makes n / chunk chunks of each. */
 static long chunk_of(long n, long q)
 {
     long c = 64 * q;
 
     while (n / c > MAX_SAMPLES)
         c *= 2;
-    return c < n ? c : n;
+    return c < n ? c : n / q * q;
 }
 
-/* What inject() times around weft's calls, besides the chunks. */
-enum { CALLS_NONE, CALLS_POST, CALLS_PROGRESS };
+/* What a chunk of the injection benchmark measures: the observed time
+ * (nothing selected), the benchmark's own loop (Misc), one point, or
+ * whole calls timed by the caller (no library point selected).  Kinds
+ * alternate chunk by chunk in one loop, so that every figure sees the same
+ * machine: on a shared or virtual machine a core's speed changes by up to
+ * 2x from one millisecond to the next, and a sum of components measured
+ * in separate passes would add figures taken at different speeds.  Each
+ * chunk gives one value per put of its figure (its time, or its point's
+ * total), and a figure is the median of its chunks' values: the same
+ * statistic for the observed time and every component. */
+enum {
+    I_OBSERVED, I_MISC, I_HLP_POST, I_LLP_POST, I_LLP_PROG, I_TX_PROG, I_BUSY, I_POST_CALL,
+    I_PROG_CALL, I_KINDS
+};
 
-/* Rank 0: n puts with a progress every q, timed by chunks; rank 1 serves
- * them until rank 0 signals the end.  Returns rank 0's median ns per put
- * over the chunks; the final flush is outside them, and outside the
- * components too.  With `calls`, each weft_put_nbi (recorded as HLP_post)
- * or each weft_progress (as HLP_tx_prog) is timed from the caller, with no
- * library point selected: the paper's way of finding a layer's own time,
- * the call minus what it calls. */
-static double inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int calls)
+static const char *const kind_name[I_KINDS] = {
+    "observed", "misc", "HLP_post", "LLP_post", "LLP_prog", "HLP_tx_prog", "busy_post",
+    "weft_put_nbi", "weft_progress",
+};
+
+/* Points a kind selects in the library; LLP_prog's region also times the
+ * calls that found nothing (LLP_poll). */
+static const uint32_t kind_mask[I_KINDS] = {
+    [I_HLP_POST] = 1u << WEFT__PROF_HLP_POST,
+    [I_LLP_POST] = 1u << WEFT__PROF_LLP_POST,
+    [I_LLP_PROG] = 1u << WEFT__PROF_LLP_PROG,
+    [I_TX_PROG] = 1u << WEFT__PROF_HLP_TX_PROG,
+    [I_BUSY] = 1u << WEFT__PROF_BUSY_POST,
+};
+static const char *const kind_point[I_KINDS][2] = {
+    [I_HLP_POST] = {"HLP_post"},
+    [I_LLP_POST] = {"LLP_post"},
+    [I_LLP_PROG] = {"LLP_prog", "LLP_poll"},
+    [I_TX_PROG] = {"HLP_tx_prog"},
+    [I_BUSY] = {"busy_post"},
+};
+
+/* Total ns so far of the points a kind selects (0 for the others). */
+static double kind_total(int kind)
 {
-    uint64_t src = 42, c = 0;
-    long chunk = chunk_of(n, q), k = 0, to_progress = q, to_chunk = chunk;
-    double last, now, ns = 0;
+    double sum = 0;
+    weft_prof_stat_t st;
+
+    for (int i = 0; i < 2; i++)
+        if (kind_point[kind][i] != NULL) {
+            OK(weft_prof_stat(kind_point[kind][i], &st));
+            sum += st.total_ns;
+        }
+    return sum;
+}
+
+/* One chunk of m puts (a multiple of q) of `kind`, a progress every q:
+ * the chunk's value per put, in ns, and *ns its time per put.  *next
+ * counts the puts, for their offsets. */
+static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kind, long *next,
+                           double *ns)
+{
+    uint64_t src = 42, c = 0, ticks = 0;
+    long k = *next, calls = 0;
+    double before = kind_total(kind), t0, ghz, ovh;
+
+    if (weft__prof_select(kind_mask[kind]) != 0)
+        die("weft__prof_select", WEFT_ERR_UNSUPPORTED);
+    t0 = bench_now();
+    for (long b = 0; b < m / q; b++) {
+        for (long i = 0; i < q; i++, k++) {
+            if (kind == I_MISC) {
+                bench_nop_post(NULL, 1, NULL, (size_t)(k & 63) * 8, &src, 8);
+                continue;
+            }
+            if (kind == I_POST_CALL)
+                c = weft__prof_start();
+            OK(weft_put_nbi(ep, 1, seg, (size_t)(k & 63) * 8, &src, 8));
+            if (kind == I_POST_CALL)
+                ticks += weft__prof_stop() - c, calls++;
+        }
+        if (kind == I_MISC) {
+            bench_nop_progress(NULL, NULL);
+            continue;
+        }
+        if (kind == I_PROG_CALL)
+            c = weft__prof_start();
+        OK(weft_progress(ep, NULL));
+        if (kind == I_PROG_CALL)
+            ticks += weft__prof_stop() - c, calls++;
+    }
+    t0 = 1e9 * (bench_now() - t0) / (double)m;
+    /* the selection ends with the chunk: the next chunk's kind, or the
+     * final flush, is not timed as this one */
+    if (weft__prof_select(0) != 0)
+        die("weft__prof_select", WEFT_ERR_UNSUPPORTED);
+    *next = k;
+    *ns = t0;
+    if (kind == I_OBSERVED || kind == I_MISC)
+        return t0;
+    if (kind == I_POST_CALL || kind == I_PROG_CALL) {
+        OK(weft_prof_timer(&ghz, &ovh));
+        return ((double)ticks / ghz - (double)calls * ovh) / (double)m;
+    }
+    return (kind_total(kind) - before) / (double)m;
+}
+
+/* Rank 0: about n puts per kind in [first, last), kinds alternating chunk
+ * by chunk (64 batches of q); fig[kind] is the median over the kind's
+ * chunks of its value per put, and chunk_ns[kind] of their time per put
+ * (what the kind's own timing costs shows beside the observed time).
+ * Rank 1 serves the puts until rank 0 signals the end.  The final flush
+ * is outside every chunk. */
+static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int last, double *fig,
+                   double *chunk_ns)
+{
+    static double val[I_KINDS][MAX_SAMPLES], tim[I_KINDS][MAX_SAMPLES];
+    long m = chunk_of(n, q), chunks = n / m, next = 0;
 
     OK(weft_barrier(ctx));
     done_count++;
     if (rank == 0) {
-        last = bench_now();
-        for (long i = 0; i < n; i++) {
-            if (calls == CALLS_POST)
-                c = weft__prof_start();
-            OK(weft_put_nbi(ep, 1, seg, (size_t)(i & 63) * 8, &src, 8));
-            if (calls == CALLS_POST)
-                weft__prof_record(WEFT__PROF_HLP_POST, weft__prof_stop() - c);
-            if (--to_progress == 0) {
-                to_progress = q;
-                if (calls == CALLS_PROGRESS)
-                    c = weft__prof_start();
-                OK(weft_progress(ep, NULL));
-                if (calls == CALLS_PROGRESS)
-                    weft__prof_record(WEFT__PROF_HLP_TX_PROG, weft__prof_stop() - c);
+        if (chunks > MAX_SAMPLES)
+            chunks = MAX_SAMPLES;
+        for (long c = 0; c < chunks; c++)
+            for (int j = 0; j < last - first; j++) {
+                /* rotate the order, so that no kind always follows another */
+                int kind = first + (int)((j + c) % (last - first));
+
+                val[kind][c] = inject_chunk(ep, seg, m, q, kind, &next, &tim[kind][c]);
             }
-            if (--to_chunk == 0) {
-                to_chunk = chunk;
-                now = bench_now();
-                samples[k++] = 1e9 * (now - last) / (double)chunk;
-                last = now;
-            }
-        }
-        /* the components, like the chunks, cover the steady state: not
-         * the final flush (the next pass selects its point again) */
-        OK(weft_prof_select("0"));
         OK(weft_flush(ep));
-        ns = median_of(k);
+        for (int kind = first; kind < last; kind++) {
+            memcpy(samples, val[kind], sizeof(double) * (size_t)chunks);
+            fig[kind] = median_of(chunks);
+            memcpy(samples, tim[kind], sizeof(double) * (size_t)chunks);
+            chunk_ns[kind] = median_of(chunks);
+        }
         OK(weft_put(ep, 1, seg, 1024, &done_count, 8));
     } else {
         OK(weft_signal_wait_until(ep, seg, 1024, done_count, NULL));
     }
-    return ns;
-}
-
-/* The loop of inject() with empty functions in place of weft's: what the
- * benchmark itself costs per message (Misc). */
-static double inject_loop_only(long n, long q)
-{
-    uint64_t src = 42;
-    long chunk = chunk_of(n, q), k = 0, to_progress = q, to_chunk = chunk;
-    double last = bench_now(), now;
-
-    for (long i = 0; i < n; i++) {
-        bench_nop_post(NULL, 1, NULL, (size_t)(i & 63) * 8, &src, 8);
-        if (--to_progress == 0) {
-            to_progress = q;
-            bench_nop_progress(NULL, NULL);
-        }
-        if (--to_chunk == 0) {
-            to_chunk = chunk;
-            now = bench_now();
-            samples[k++] = 1e9 * (now - last) / (double)chunk;
-            last = now;
-        }
-    }
-    return median_of(k);
 }
 
 struct injection {
     struct series observed, post_call, prog_call, hlp_post, llp_post, llp_prog, tx_prog, busy, misc;
+    struct series chunk[I_KINDS];
 };
 
 static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct opts *o, struct injection *r)
 {
-    long n = o->iters, q = o->batch;
+    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0};
 
-    select_only("0");
-    push(&r->observed, inject(ep, seg, n, q, CALLS_NONE));
-    push(&r->misc, inject_loop_only(n, q));
-
-    /* whole calls, timed by the caller (no library point selected) */
-    select_only("0");
-    inject(ep, seg, n, q, CALLS_POST);
-    push(&r->post_call, per_message("HLP_post", n));
-    select_only("0");
-    inject(ep, seg, n, q, CALLS_PROGRESS);
-    push(&r->prog_call, per_message("HLP_tx_prog", n));
-
-    select_only("HLP_post");
-    inject(ep, seg, n, q, CALLS_NONE);
-    push(&r->hlp_post, per_message("HLP_post", n));
-
-    select_only("LLP_post");
-    inject(ep, seg, n, q, CALLS_NONE);
-    push(&r->llp_post, per_message("LLP_post", n));
-
-    /* LLP_prog's region also times the calls that found nothing (LLP_poll);
-     * the completion callbacks inside it are HLP_tx_prog */
-    select_only("LLP_prog");
-    inject(ep, seg, n, q, CALLS_NONE);
-    push(&r->llp_prog, per_message("LLP_prog", n) + per_message("LLP_poll", n));
-
-    select_only("HLP_tx_prog");
-    inject(ep, seg, n, q, CALLS_NONE);
-    push(&r->tx_prog, per_message("HLP_tx_prog", n));
-
-    select_only("busy_post");
-    inject(ep, seg, n, q, CALLS_NONE);
-    push(&r->busy, per_message("busy_post", n));
-    select_only("0");
+    /* the observed figure, Misc, every point's component and the whole
+     * calls, interleaved */
+    OK(weft_prof_reset());
+    inject(ep, seg, o->iters, o->batch, I_OBSERVED, I_KINDS, fig, chunk_ns);
+    for (int kind = 0; kind < I_KINDS; kind++)
+        push(&r->chunk[kind], chunk_ns[kind]);
+    push(&r->observed, fig[I_OBSERVED]);
+    push(&r->misc, fig[I_MISC]);
+    push(&r->hlp_post, fig[I_HLP_POST]);
+    push(&r->llp_post, fig[I_LLP_POST]);
+    push(&r->llp_prog, fig[I_LLP_PROG]);
+    push(&r->tx_prog, fig[I_TX_PROG]);
+    push(&r->busy, fig[I_BUSY]);
+    push(&r->post_call, fig[I_POST_CALL]);
+    push(&r->prog_call, fig[I_PROG_CALL]);
 }
 
 /* ---- latency: weft AM ping-pong --------------------------------------- */
@@ -282,28 +317,24 @@ static void await(weft_ep_t ep)
     got = 0;
 }
 
-/* n round trips of 8 bytes, each timed by rank 0: the median one-way
- * time in ns (half the round trip). */
-static double pingpong(weft_ep_t ep, long n)
+/* One round trip of 8 bytes; rank 0 returns its one-way time in ns (half
+ * the round trip). */
+static double pingpong_once(weft_ep_t ep)
 {
     uint64_t payload = 42;
     weft_event_t ev;
-    double t0;
+    double t0 = bench_now(), ns = 0;
 
-    OK(weft_barrier(ctx));
-    for (long i = 0; i < n; i++) {
-        if (rank == 0) {
-            t0 = bench_now();
-            OK(weft_am_send_nb(ep, 1, AM_ID, NULL, 0, &payload, 8, &ev));
-            await(ep);
-            samples[i] = 0.5e9 * (bench_now() - t0);
-        } else {
-            await(ep);
-            OK(weft_am_send_nb(ep, 0, AM_ID, NULL, 0, &payload, 8, &ev));
-        }
-        OK(weft_wait(&ev));
+    if (rank == 0) {
+        OK(weft_am_send_nb(ep, 1, AM_ID, NULL, 0, &payload, 8, &ev));
+        await(ep);
+        ns = 0.5e9 * (bench_now() - t0);
+    } else {
+        await(ep);
+        OK(weft_am_send_nb(ep, 0, AM_ID, NULL, 0, &payload, 8, &ev));
     }
-    return rank == 0 ? median_of(n) : 0;
+    OK(weft_wait(&ev));
+    return ns;
 }
 
 /* ---- transfer probe: the same ping-pong on raw UCX --------------------- */
@@ -318,6 +349,36 @@ static ucs_status_t on_raw(void *arg, const void *header, size_t header_length, 
 
 enum { TIME_NONE, TIME_POST, TIME_PROG };
 
+/* The probe's own timed calls on this rank, in ticks with the timer's
+ * overhead (the library's tables hold weft's points, interleaved with
+ * them); the first MAX_SAMPLES of a round. */
+struct ticks {
+    double v[MAX_SAMPLES];
+    long n;
+    uint64_t count;
+};
+static struct ticks probe_post, probe_prog;
+
+static void tick_sample(struct ticks *t, uint64_t ticks)
+{
+    if (t->n < MAX_SAMPLES)
+        t->v[t->n++] = (double)ticks;
+    t->count++;
+}
+
+/* The probe's call time per sample over both ranks, overhead subtracted. */
+static double probe_per_sample(struct ticks *t)
+{
+    double ghz, ovh, med = 0;
+
+    OK(weft_prof_timer(&ghz, &ovh));
+    if (t->n > 0) {
+        memcpy(samples, t->v, sizeof(double) * (size_t)t->n);
+        med = median_of(t->n) / ghz - ovh;
+    }
+    return both_ranks(med, t->count);
+}
+
 static ucs_status_ptr_t raw_post(ucp_ep_h peer, int timed)
 {
     static uint64_t hdr = 0, payload = 42;
@@ -327,7 +388,7 @@ static ucs_status_ptr_t raw_post(ucp_ep_h peer, int timed)
                                          sizeof(payload), &p);
 
     if (c)
-        weft__prof_record(WEFT__PROF_LLP_POST, weft__prof_stop() - c);
+        tick_sample(&probe_post, weft__prof_stop() - c);
     if (UCS_PTR_IS_ERR(r)) {
         fprintf(stderr, "weft_bench_breakdown: ucp_am_send_nbx: %s\n",
                 ucs_status_string(UCS_PTR_STATUS(r)));
@@ -352,33 +413,86 @@ static void raw_await(ucp_worker_h w, int timed)
         unsigned k = ucp_worker_progress(w);
 
         if (c && k)
-            weft__prof_record(WEFT__PROF_LLP_PROG, weft__prof_stop() - c);
+            tick_sample(&probe_prog, weft__prof_stop() - c);
     }
     got = 0;
 }
 
-/* pingpong() written against UCX, with weft's header and payload sizes;
- * with `what` the post calls or the successful progress calls are timed
- * (recorded as LLP_post / LLP_prog in the prof tables). */
-static double raw_pingpong(ucp_worker_h w, ucp_ep_h peer, long n, int what)
+/* pingpong_once() written against UCX, with weft's header and payload
+ * sizes; with `what` the post calls or the successful progress calls are
+ * timed (into probe_post / probe_prog). */
+static double raw_pingpong_once(ucp_worker_h w, ucp_ep_h peer, int what)
 {
     ucs_status_ptr_t r;
-    double t0;
+    double t0 = bench_now(), ns = 0;
+
+    if (rank == 0) {
+        r = raw_post(peer, what == TIME_POST);
+        raw_await(w, what == TIME_PROG);
+        ns = 0.5e9 * (bench_now() - t0);
+    } else {
+        raw_await(w, what == TIME_PROG);
+        r = raw_post(peer, what == TIME_POST);
+    }
+    raw_complete(w, r);
+    return ns;
+}
+
+/* What a block of round trips measures: weft's observed latency, the
+ * probe's, one of weft's points, or one of the probe's calls.  As for the
+ * injection, kinds alternate block by block, on both ranks in step. */
+enum {
+    L_OBSERVED, L_RAW, L_HLP_POST, L_LLP_POST, L_RX_PROG, L_LLP_PROG, L_RAW_POST, L_RAW_PROG,
+    L_KINDS
+};
+#define LAT_BLOCK 16
+
+/* Only the progress calls that returned events count as LLP_prog: those
+ * that found nothing overlap the transfer; the AM delivery inside is
+ * HLP_rx_prog. */
+static const uint32_t lat_mask[L_KINDS] = {
+    [L_HLP_POST] = 1u << WEFT__PROF_HLP_POST,
+    [L_LLP_POST] = 1u << WEFT__PROF_LLP_POST,
+    [L_RX_PROG] = 1u << WEFT__PROF_HLP_RX_PROG,
+    [L_LLP_PROG] = 1u << WEFT__PROF_LLP_PROG,
+};
+
+/* n round trips of each kind, interleaved by blocks; obs and raw get rank
+ * 0's median one-way times of weft and of the probe. */
+static void latency_pass(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, long n, double *obs,
+                         double *raw)
+{
+    static double t[2][MAX_SAMPLES];
+    long nt[2] = {0, 0}, blocks = (n + LAT_BLOCK - 1) / LAT_BLOCK;
 
     OK(weft_barrier(ctx));
-    for (long i = 0; i < n; i++) {
-        if (rank == 0) {
-            t0 = bench_now();
-            r = raw_post(peer, what == TIME_POST);
-            raw_await(w, what == TIME_PROG);
-            samples[i] = 0.5e9 * (bench_now() - t0);
-        } else {
-            raw_await(w, what == TIME_PROG);
-            r = raw_post(peer, what == TIME_POST);
+    for (long b = 0; b < blocks; b++)
+        for (int j = 0; j < L_KINDS; j++) {
+            int kind = (int)((j + b) % L_KINDS);
+
+            if (weft__prof_select(lat_mask[kind]) != 0)
+                die("weft__prof_select", WEFT_ERR_UNSUPPORTED);
+            for (long i = 0; i < LAT_BLOCK; i++) {
+                double v;
+
+                if (kind == L_RAW || kind == L_RAW_POST || kind == L_RAW_PROG) {
+                    v = raw_pingpong_once(w, peer, kind == L_RAW_POST ? TIME_POST
+                                                   : kind == L_RAW_PROG ? TIME_PROG : TIME_NONE);
+                    if (kind == L_RAW && nt[1] < MAX_SAMPLES)
+                        t[1][nt[1]++] = v;
+                } else {
+                    v = pingpong_once(ep);
+                    if (kind == L_OBSERVED && nt[0] < MAX_SAMPLES)
+                        t[0][nt[0]++] = v;
+                }
+            }
+            if (weft__prof_select(0) != 0)
+                die("weft__prof_select", WEFT_ERR_UNSUPPORTED);
         }
-        raw_complete(w, r);
-    }
-    return rank == 0 ? median_of(n) : 0;
+    memcpy(samples, t[0], sizeof(double) * (size_t)nt[0]);
+    *obs = rank == 0 ? median_of(nt[0]) : 0;
+    memcpy(samples, t[1], sizeof(double) * (size_t)nt[1]);
+    *raw = rank == 0 ? median_of(nt[1]) : 0;
 }
 
 struct latency {
@@ -389,34 +503,20 @@ struct latency {
 static void latency_round(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, const struct opts *o,
                           struct latency *r)
 {
-    long n = o->lat_iters;
+    double obs, raw;
 
-    select_only("0");
-    push(&r->observed, pingpong(ep, n));
-    push(&r->raw, raw_pingpong(w, peer, n, TIME_NONE));
-
-    select_only("HLP_post");
-    pingpong(ep, n);
+    OK(weft_prof_reset());
+    probe_post.n = probe_prog.n = 0;
+    probe_post.count = probe_prog.count = 0;
+    latency_pass(ep, w, peer, o->lat_iters, &obs, &raw);
+    push(&r->observed, obs);
+    push(&r->raw, raw);
     push(&r->hlp_post, per_sample("HLP_post"));
-    select_only("LLP_post");
-    pingpong(ep, n);
     push(&r->llp_post, per_sample("LLP_post"));
-    select_only("HLP_rx_prog");
-    pingpong(ep, n);
     push(&r->rx_prog, per_sample("HLP_rx_prog"));
-    /* only the progress calls that returned events: those that found
-     * nothing overlap the transfer; the AM delivery inside is HLP_rx_prog */
-    select_only("LLP_prog");
-    pingpong(ep, n);
     push(&r->llp_prog, per_sample("LLP_prog"));
-
-    /* the probe times its own calls; no weft point is selected */
-    select_only("0");
-    raw_pingpong(w, peer, n, TIME_POST);
-    push(&r->raw_post, per_sample("LLP_post"));
-    select_only("0");
-    raw_pingpong(w, peer, n, TIME_PROG);
-    push(&r->raw_prog, per_sample("LLP_prog"));
+    push(&r->raw_post, probe_per_sample(&probe_post));
+    push(&r->raw_prog, probe_per_sample(&probe_prog));
 }
 
 /* The points of the injection benchmark, each from a pass with only it
@@ -428,16 +528,12 @@ static const char *const point_names[NPOINTS] = {"HLP_post", "LLP_post", "LLP_pr
 static void collect_points(weft_ep_t ep, weft_seg_t seg, const struct opts *o,
                            weft_prof_stat_t *s)
 {
-    for (int i = 0; i < NPOINTS; i++) {
-        if (i == 3)
-            continue;
-        select_only(point_names[i]);
-        inject(ep, seg, o->iters, o->batch, CALLS_NONE);
+    double fig[I_KINDS], chunk_ns[I_KINDS];
+
+    OK(weft_prof_reset());
+    inject(ep, seg, o->iters, o->batch, I_HLP_POST, I_POST_CALL, fig, chunk_ns);
+    for (int i = 0; i < NPOINTS; i++)
         OK(weft_prof_stat(point_names[i], &s[i]));
-        if (i == 2)
-            OK(weft_prof_stat("LLP_poll", &s[3]));
-    }
-    select_only("0");
 }
 
 static void points_json(FILE *f, const weft_prof_stat_t *s)
@@ -510,6 +606,9 @@ static void write_json(FILE *f, const struct opts *o, const char *transport,
     put_value(f, "HLP_post_by_subtraction", mid(&in->post_call) - mid(&in->llp_post) - mid(&in->busy), ", ");
     put_value(f, "HLP_tx_prog_by_subtraction",
               mid(&in->prog_call) - mid(&in->llp_prog) + mid(&in->tx_prog), "}");
+    fprintf(f, ",\n    \"chunk_ns\": {");
+    for (int kind = 0; kind < I_KINDS; kind++)
+        put_series(f, kind_name[kind], &in->chunk[kind], kind + 1 < I_KINDS ? ", " : "}");
     fprintf(f, "}");
     fprintf(f, ",\n  \"latency\": {");
     put_series(f, "observed_ns", &la->observed, ", ");
@@ -601,9 +700,16 @@ int main(int argc, char **argv)
     OK(weft_prof_select("all"));
     OK(weft_prof_select("0"));
     /* warm-up: connections, keys, caches */
-    inject(ep, seg, o.iters / 4 + 1, o.batch, CALLS_NONE);
-    pingpong(ep, o.lat_iters / 4 + 1);
-    raw_pingpong(w, peer, o.lat_iters / 4 + 1, TIME_NONE);
+    {
+        double fig[I_KINDS], chunk_ns[I_KINDS];
+
+        inject(ep, seg, o.iters / 4 + 1, o.batch, I_OBSERVED, I_KINDS, fig, chunk_ns);
+    }
+    {
+        double obs, raw;
+
+        latency_pass(ep, w, peer, o.lat_iters / 8 + 1, &obs, &raw);
+    }
     for (long r = 0; r < o.rounds; r++) {
         injection_round(ep, seg, &o, &in);
         latency_round(ep, w, peer, &o, &la);

@@ -2,7 +2,7 @@
  * weft_bench_profcost -- the cost of compiled-in trace points with
  * profiling off: the 8-byte put injection rate of libweft (points in, none
  * selected) beside libweft_noprof (no points), both loaded into this one
- * process (dlopen, each with its own context), in interleaved rounds.
+ * process (dlopen, each with its own context).
  *
  *   mpirun -np 2 weft_bench_profcost LIBWEFT LIBWEFT_NOPROF [--json FILE]
  *                                    [--iters N] [--rounds R] [--batch Q]
@@ -13,14 +13,23 @@
  * commit, to see what a change costs), with its own context.
  *
  * Rank 0 puts to rank 1 as weft_bench_breakdown's injection benchmark
- * does: a weft_progress every Q puts, timed by chunks of 64 batches; a
- * round's figure is the median ns per put over its chunks.  Both libraries
- * are called through function pointers, so the calls cost the same.
+ * does, a weft_progress every Q puts, in chunks of 64 batches that
+ * alternate between the libraries (the order rotating) inside one loop, so
+ * that both see the same machine: on a shared or virtual machine the
+ * speed of a core changes by up to 2x from one millisecond to the next,
+ * which rounds of one library after the other turn into a false ratio.
+ * For each library but libweft, a round's ratio is the median over its
+ * chunk groups of (time of its chunk / time of libweft's chunk), its
+ * figure per library the median ns per put over its chunks.  Rank 1
+ * progresses every library
+ * until rank 0 says it is done.  Both libraries are called through
+ * function pointers, so the calls cost the same.
  */
 #include "common.h"
 #include <weft.h>
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +41,6 @@
 struct lib {
     const char *name;
     const char *label;    /* its key in the JSON */
-    int         check;    /* initialised with WEFT_CHECK=1 */
     void *handle;
     weft_status_t (*config_init)(weft_config_t *);
     weft_status_t (*init)(const weft_config_t *, weft_ctx_t *);
@@ -43,18 +51,20 @@ struct lib {
     weft_status_t (*put)(weft_ep_t, int, weft_seg_t, size_t, const void *, size_t);
     weft_status_t (*progress)(weft_ep_t, unsigned *);
     weft_status_t (*flush)(weft_ep_t);
-    weft_status_t (*signal_wait_until)(weft_ep_t, weft_seg_t, size_t, uint64_t, uint64_t *);
     weft_status_t (*barrier)(weft_ctx_t);
     weft_status_t (*finalize)(weft_ctx_t);
     weft_ctx_t ctx;
     weft_ep_t ep;
     weft_seg_t seg;
-    uint64_t done;
+    uint64_t done;       /* rounds begun; rank 0 puts it at offset 1024 when done */
+    uint64_t *flag;      /* this rank's word at offset 1024 */
     double ns[MAX_ROUNDS];
+    double time_ratio[MAX_ROUNDS];  /* its chunk's time / libweft's */
 };
 
 static int rank, nranks;
-static double chunks[MAX_CHUNKS];
+#define MAX_LIBS 4
+static double chunks[MAX_LIBS][MAX_CHUNKS], group_ratio[MAX_CHUNKS];
 
 static void fail(const char *what, const char *why)
 {
@@ -79,7 +89,6 @@ static void load(struct lib *l, const char *path, const char *label, int check)
 
     l->name = path;
     l->label = label;
-    l->check = check;
     if ((l->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL)
         fail(path, dlerror());
     *(void **)&l->config_init = sym(l, "weft_config_init");
@@ -91,7 +100,6 @@ static void load(struct lib *l, const char *path, const char *label, int check)
     *(void **)&l->put = sym(l, "weft_put");
     *(void **)&l->progress = sym(l, "weft_progress");
     *(void **)&l->flush = sym(l, "weft_flush");
-    *(void **)&l->signal_wait_until = sym(l, "weft_signal_wait_until");
     *(void **)&l->barrier = sym(l, "weft_barrier");
     *(void **)&l->finalize = sym(l, "weft_finalize");
     void *local;
@@ -100,6 +108,7 @@ static void load(struct lib *l, const char *path, const char *label, int check)
     CALL(l, l->init(&cfg, &l->ctx));
     CALL(l, l->ep_default(l->ctx, &l->ep));
     CALL(l, l->seg_alloc(l->ctx, 4096, &l->seg, &local));
+    l->flag = (uint64_t *)((char *)local + 1024);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -108,38 +117,78 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* n puts, a progress every q; rank 0's median ns per put over chunks. */
-static double inject(struct lib *l, long n, long q)
+/* Median of v[0..n), which it sorts. */
+static double median(double *v, long n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return v[n / 2];
+}
+
+/* One chunk of m puts to rank 1 (m a multiple of q), a progress every q;
+ * seconds taken.  *next is the offset counter of the library's puts. */
+static double chunk(struct lib *l, long m, long q, long *next)
 {
     uint64_t src = 42;
-    long chunk = 64 * q, k = 0, to_progress = q, to_chunk = chunk;
-    double last, now, ns = 0;
+    long k = *next;
+    double t0 = bench_now();
 
-    CALL(l, l->barrier(l->ctx));
-    l->done++;
-    if (rank == 0) {
-        last = bench_now();
-        for (long i = 0; i < n; i++) {
-            CALL(l, l->put_nbi(l->ep, 1, l->seg, (size_t)(i & 63) * 8, &src, 8));
-            if (--to_progress == 0) {
-                to_progress = q;
-                CALL(l, l->progress(l->ep, NULL));
-            }
-            if (--to_chunk == 0 && k < MAX_CHUNKS) {
-                to_chunk = chunk;
-                now = bench_now();
-                chunks[k++] = 1e9 * (now - last) / (double)chunk;
-                last = now;
-            }
-        }
-        CALL(l, l->flush(l->ep));
-        qsort(chunks, (size_t)k, sizeof(double), cmp_double);
-        ns = k ? chunks[k / 2] : 0;
-        CALL(l, l->put(l->ep, 1, l->seg, 1024, &l->done, 8));
-    } else {
-        CALL(l, l->signal_wait_until(l->ep, l->seg, 1024, l->done, NULL));
+    for (long b = 0; b < m / q; b++) {
+        for (long i = 0; i < q; i++, k++)
+            CALL(l, l->put_nbi(l->ep, 1, l->seg, (size_t)(k & 63) * 8, &src, 8));
+        CALL(l, l->progress(l->ep, NULL));
     }
-    return ns;
+    *next = k;
+    return bench_now() - t0;
+}
+
+/* One round of about n puts per library; rank 0 fills the round's median
+ * ns per put of each library and, for each but libs[0], the median over
+ * chunk groups of its chunk's time over libs[0]'s. */
+static void round_group(struct lib *libs, int nlibs, long n, long q, int r)
+{
+    long m = 64 * q, groups = n / m < 1 ? 1 : n / m, sent[MAX_LIBS] = {0};
+
+    if (groups > MAX_CHUNKS)
+        groups = MAX_CHUNKS;
+    for (int i = 0; i < nlibs; i++) {
+        CALL(&libs[i], libs[i].barrier(libs[i].ctx));
+        libs[i].done++;
+    }
+    if (rank == 0) {
+        for (long k = 0; k < groups; k++)
+            for (int j = 0; j < nlibs; j++) {
+                /* rotate the order: no library always runs first */
+                int i = (int)((j + k) % nlibs);
+
+                chunks[i][k] = 1e9 * chunk(&libs[i], m, q, &sent[i]) / (double)m;
+            }
+        for (int i = 1; i < nlibs; i++) {
+            for (long k = 0; k < groups; k++)
+                group_ratio[k] = chunks[i][k] / chunks[0][k];
+            libs[i].time_ratio[r] = median(group_ratio, groups);
+        }
+        for (int i = 0; i < nlibs; i++) {
+            CALL(&libs[i], libs[i].flush(libs[i].ep));
+            CALL(&libs[i], libs[i].put(libs[i].ep, 1, libs[i].seg, 1024, &libs[i].done, 8));
+            libs[i].ns[r] = median(chunks[i], groups);
+        }
+    } else {
+        /* over UCX a put may need the target's progress: serve them all */
+        for (;;) {
+            unsigned events = 0, n1;
+            int waiting = 0;
+
+            for (int i = 0; i < nlibs; i++) {
+                waiting |= __atomic_load_n(libs[i].flag, __ATOMIC_ACQUIRE) < libs[i].done;
+                CALL(&libs[i], libs[i].progress(libs[i].ep, &n1));
+                events += n1;
+            }
+            if (!waiting)
+                break;
+            if (events == 0)
+                sched_yield();  /* leave the core to rank 0 when idle */
+        }
+    }
 }
 
 static void usage(void)
@@ -150,7 +199,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-    struct lib libs[4];
+    struct lib libs[MAX_LIBS];
     const char *json = NULL, *base = NULL;
     int check = 0, nlibs = 2;
     long iters = 1000000, rounds = 10, batch = 16;
@@ -159,18 +208,20 @@ int main(int argc, char **argv)
 
     bench_mpi_start(&argc, &argv, &rank, &nranks);
     for (int i = 3; ok && i < argc; i++) {
-        long *dst = NULL;
-        if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
-        else if (!strcmp(argv[i], "--base") && i + 1 < argc) base = argv[++i];
-        else if (!strcmp(argv[i], "--check")) check = 1;
-        else if (!strcmp(argv[i], "--iters")) dst = &iters;
-        else if (!strcmp(argv[i], "--rounds")) dst = &rounds;
-        else if (!strcmp(argv[i], "--batch")) dst = &batch;
-        else ok = 0;
-        if (dst) {
-            char *end;
-            ok = i + 1 < argc && (*dst = strtol(argv[++i], &end, 10)) > 0 && *end == '\0';
-        }
+        if (!strcmp(argv[i], "--json") && i + 1 < argc)
+            json = argv[++i];
+        else if (!strcmp(argv[i], "--base") && i + 1 < argc)
+            base = argv[++i];
+        else if (!strcmp(argv[i], "--check"))
+            check = 1;
+        else if (!strcmp(argv[i], "--iters"))
+            ok = bench_arg_positive(argc, argv, &i, &iters) == 0;
+        else if (!strcmp(argv[i], "--rounds"))
+            ok = bench_arg_positive(argc, argv, &i, &rounds) == 0;
+        else if (!strcmp(argv[i], "--batch"))
+            ok = bench_arg_positive(argc, argv, &i, &batch) == 0;
+        else
+            ok = 0;
     }
     if (bench_need_two("weft_bench_profcost", ok && rounds <= MAX_ROUNDS, rank, nranks, usage) != 0)
         return 2;
@@ -181,23 +232,25 @@ int main(int argc, char **argv)
         load(&libs[nlibs++], argv[1], "check", 1);
     if (base)
         load(&libs[nlibs++], base, "base", 0);
-    for (int i = 0; i < nlibs; i++)
-        inject(&libs[i], iters / 4 + 1, batch);  /* warm-up */
+    round_group(libs, nlibs, iters / 4 + 1, batch, 0);  /* warm-up */
     for (long r = 0; r < rounds; r++)
-        for (int k = 0; k < nlibs; k++) {
-            /* rotate the order so that none always runs first */
-            struct lib *l = &libs[(k + r) % nlibs];
-            l->ns[r] = inject(l, iters, batch);
-        }
+        round_group(libs, nlibs, iters, batch, (int)r);
     if (rank == 0) {
         if (json && (f = fopen(json, "w")) == NULL)
             fail(json, "cannot write");
-        fprintf(f, "{\"benchmark\": \"profcost\", \"iters\": %ld, \"batch\": %ld, \"ns_per_put\": {", iters,
-                batch);
+        fprintf(f, "{\"benchmark\": \"profcost\", \"iters\": %ld, \"batch\": %ld, \"ns_per_put\": {",
+                iters, batch);
         for (int i = 0; i < nlibs; i++) {
             fprintf(f, "%s\"%s\": [", i ? ", " : "", libs[i].label);
             for (long r = 0; r < rounds; r++)
                 fprintf(f, "%s%.4f", r ? ", " : "", libs[i].ns[r]);
+            fprintf(f, "]");
+        }
+        fprintf(f, "}, \"time_over_prof\": {");
+        for (int i = 1; i < nlibs; i++) {
+            fprintf(f, "%s\"%s\": [", i > 1 ? ", " : "", libs[i].label);
+            for (long r = 0; r < rounds; r++)
+                fprintf(f, "%s%.5f", r ? ", " : "", libs[i].time_ratio[r]);
             fprintf(f, "]");
         }
         fprintf(f, "}}\n");

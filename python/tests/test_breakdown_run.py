@@ -132,14 +132,16 @@ def test_profile_with_a_subset_and_a_bad_name(monkeypatch: pytest.MonkeyPatch, t
 def test_measure_shm_tiny(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
     steps: list[tuple[str, float, float]] = []
-    document = breakdown_run.measure("shm", iters=2000, lat_iters=200, rounds=1,
+    # 2 chunks of 64 batches of 16 puts per kind of chunk
+    document = breakdown_run.measure("shm", iters=2048, lat_iters=200, rounds=1,
                                      progress=lambda *step: steps.append(step))
     assert steps == [("weft_bench_breakdown over shm", 0, 1), ("weft_bench_breakdown over shm", 1, 1)]
     assert document["benchmark"] == "breakdown" and document["path"] == "shm"
     assert document["metadata"]["ranks"] == 2
     assert document["injection"]["batch"] == breakdown_run.DEFAULT_BATCH
     assert document["injection"]["observed_ns"] > 0 and document["latency"]["observed_ns"] > 0
-    assert document["points"]["LLP_post"]["count"] == 2000
+    # every put of the chunks that select LLP_post counted once
+    assert document["points"]["LLP_post"]["count"] == 2048
 
 
 @NEEDS_BENCH
@@ -149,3 +151,26 @@ def test_profcost_runs_both_libraries(monkeypatch: pytest.MonkeyPatch) -> None:
     assert set(fields["ns_per_put"]) == {"prof", "noprof"}
     assert all(len(values) == 2 and min(values) > 0 for values in fields["ns_per_put"].values())
     assert len(fields["ratios"]) == 2 and fields["ratio"] > 0
+
+
+def test_profcost_fields_take_the_pair_ratios() -> None:
+    data = {"ns_per_put": {"prof": [10.0, 20.0, 12.0], "noprof": [9.9, 19.0, 12.0], "check": [20.0, 40.0, 24.0]},
+            "time_over_prof": {"noprof": [0.99, 0.95, 1.0], "check": [2.0, 2.0, 2.5]}}
+    fields = bench_profcost.fields_of(data, "direct", 1000, check=True)
+    assert fields["ratios"] == [0.99, 0.95, 1.0]
+    assert fields["ratio"] == 0.99  # median of the rounds' chunk-group ratios, not of the rates
+    assert fields["rate_mmsgs"]["prof"] == [100.0, 50.0, 1e3 / 12.0]
+    assert fields["check_ratios"] == [0.5, 0.5, 0.4] and fields["check_ratio"] == 0.5
+
+
+@pytest.mark.parametrize("data", [
+    {},
+    {"ns_per_put": {"prof": [1.0], "noprof": [1.0]}},
+    {"ns_per_put": {"prof": [1.0], "noprof": [1.0, 2.0]}, "time_over_prof": {"noprof": [1.0]}},
+    {"ns_per_put": {"prof": [], "noprof": []}, "time_over_prof": {"noprof": []}},
+    {"ns_per_put": {"prof": [1.0], "noprof": [1.0]}, "time_over_prof": {"noprof": [0.0]}},
+    {"ns_per_put": {"prof": ["x"], "noprof": [1.0]}, "time_over_prof": {"noprof": [1.0]}},
+])
+def test_profcost_fields_reject_bad_output(data: dict) -> None:
+    with pytest.raises(WeftError):
+        bench_profcost.fields_of(data, "direct", 1000)

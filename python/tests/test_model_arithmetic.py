@@ -117,7 +117,7 @@ _DELETE = object()
     ("latency.components_ns", [], "latency has no 'components_ns'"),
     ("injection.components_ns.LLP_post", _DELETE, "lacks components LLP_post"),
     ("latency.components_ns.PCIe", 3.0, "unknown components PCIe"),
-    ("injection.components_ns.misc", -1.0, "injection.components_ns.misc must be non-negative"),
+    ("injection.components_ns.misc", -100.0, "injection.components_ns.misc must be non-negative"),
     ("injection.components_ns.misc", "fast", "must be a finite number"),
     ("latency.components_ns.transfer", float("nan"), "must be a finite number"),
     ("injection.observed_ns", 0, "injection.observed_ns must be positive"),
@@ -135,3 +135,20 @@ def test_malformed_measurements_are_named(measured: dict[str, Any], field: str, 
 def test_a_measurement_must_be_an_object() -> None:
     with pytest.raises(WeftError, match="must be a JSON object"):
         from_measurement([1, 2])
+
+
+def test_a_point_minimum_below_zero_is_timer_jitter_not_an_error(measured: dict[str, Any]) -> None:
+    # the overhead is a median: one sample shorter than it gives a minimum below 0
+    jittery = _set(measured, "points.LLP_post.min_ns", -1.6)
+    assert from_measurement(jittery).points["LLP_post"]["min_ns"] == -1.6
+    with pytest.raises(WeftError, match="points.LLP_post.median_ns must be non-negative"):
+        from_measurement(_set(measured, "points.LLP_post.median_ns", -1.6))
+
+
+def test_a_component_below_zero_within_the_timer_overhead_is_kept_as_measured(measured: dict[str, Any]) -> None:
+    timed = _set(measured, "timer", {"tsc_ghz": 2.5, "overhead_ns": 13.7})
+    near_zero = _set(timed, "injection.components_ns.HLP_tx_prog", -0.15)
+    injection = from_measurement(near_zero).model("injection")
+    assert injection.total == pytest.approx(8 + 30 + 12 - 0.15 + 3 + 15)
+    with pytest.raises(WeftError, match="HLP_tx_prog must be non-negative, got -20.0 .beyond the timer overhead 13.7 ns"):
+        from_measurement(_set(timed, "injection.components_ns.HLP_tx_prog", -20.0))

@@ -446,15 +446,20 @@ LATENCY_FIELDS = ("HLP_post", "LLP_post", "transfer", "LLP_prog", "HLP_rx_prog")
 POINT_FIELDS = ("count", "total_ns", "min_ns", "median_ns")
 
 
-def _number(value: Any, where: str, *, positive: bool = False) -> float:
+def _number(value: Any, where: str, *, positive: bool = False, signed: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise WeftError(f"{where} must be a finite number, got {value!r}")
-    if value < 0 or (positive and value == 0):
+    if (value < 0 and not signed) or (positive and value == 0):
         raise WeftError(f"{where} must be {'positive' if positive else 'non-negative'}, got {value!r}")
     return float(value)
 
 
-def _section(document: Mapping[str, Any], kind: str, fields: tuple[str, ...]) -> tuple[dict[str, float], float]:
+def _section(document: Mapping[str, Any], kind: str, fields: tuple[str, ...],
+             jitter_ns: float = 0.0) -> tuple[dict[str, float], float]:
+    """A section's components and observed time.  A component below 0 by
+    no more than jitter_ns (the timer overhead subtracted from every
+    sample, whose estimate it is within) is a measured 0 and kept as
+    measured; further below 0 it is an error."""
     section = document.get(kind)
     if not isinstance(section, Mapping):
         raise WeftError(f"breakdown has no {kind!r} object")
@@ -467,7 +472,11 @@ def _section(document: Mapping[str, Any], kind: str, fields: tuple[str, ...]) ->
     unknown = sorted(set(components) - set(fields))
     if unknown:
         raise WeftError(f"breakdown {kind} has unknown components {', '.join(unknown)} (expected {', '.join(fields)})")
-    values = {name: _number(components[name], f"{kind}.components_ns.{name}") for name in fields}
+    values = {name: _number(components[name], f"{kind}.components_ns.{name}", signed=True) for name in fields}
+    for name, value in values.items():
+        if value < -jitter_ns:
+            raise WeftError(f"{kind}.components_ns.{name} must be non-negative, got {value!r}"
+                            + (f" (beyond the timer overhead {jitter_ns:g} ns)" if jitter_ns else ""))
     return values, _number(section.get("observed_ns"), f"{kind}.observed_ns", positive=True)
 
 
@@ -481,9 +490,11 @@ def from_measurement(document: Any) -> Breakdown:
     path = document.get("path")
     if path not in PATHS:
         raise WeftError(f"unknown path {path!r}: expected one of {', '.join(PATHS)}")
-    inj, inj_observed = _section(document, "injection", INJECTION_FIELDS)
+    timer = document.get("timer") if isinstance(document.get("timer"), Mapping) else {}
+    jitter = _number(timer.get("overhead_ns", 0.0), "timer.overhead_ns")
+    inj, inj_observed = _section(document, "injection", INJECTION_FIELDS, jitter)
     batch = _number(document["injection"].get("batch"), "injection.batch", positive=True)
-    lat, lat_observed = _section(document, "latency", LATENCY_FIELDS)
+    lat, lat_observed = _section(document, "latency", LATENCY_FIELDS, jitter)
     metadata = document.get("metadata") if isinstance(document.get("metadata"), Mapping) else {}
     injection = injection_model(
         hlp_post=leaf("HLP_post", inj["HLP_post"], "HLP"),
@@ -509,10 +520,11 @@ def from_measurement(document: Any) -> Breakdown:
     points = document.get("points", {})
     if not isinstance(points, Mapping):
         raise WeftError("breakdown 'points' must be an object of trace points")
+    # a point's minimum, the timer's overhead subtracted, can fall below 0
+    # by the timer's own jitter
     stats = {str(name): {key: _number(point.get(key) if isinstance(point, Mapping) else None,
-                                      f"points.{name}.{key}") for key in POINT_FIELDS}
+                                      f"points.{name}.{key}", signed=key == "min_ns") for key in POINT_FIELDS}
              for name, point in points.items()}
-    timer = document.get("timer") if isinstance(document.get("timer"), Mapping) else {}
     notes = [f"measured over {PATH_DESCRIPTION[path]}"]
     if timer:
         notes.append(f"timer: TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer.get('overhead_ns', '?')} ns subtracted")

@@ -36,11 +36,11 @@ PATH_NOTES: dict[str, str] = {
 }
 # Iterations per pass: (puts of the injection benchmark, round trips of the
 # ping-pong), sized so that a pass takes a few milliseconds to a tenth of a
-# second (the figures are medians and trimmed means within a pass).
+# second per kind (the figures are medians within a round).
 DEFAULT_ITERS: dict[str, tuple[int, int]] = {
     "shm": (200_000, 5_000),
-    "tcp": (20_000, 1_000),
-    "tcp-nodes": (20_000, 1_000),
+    "tcp": (50_000, 1_000),
+    "tcp-nodes": (50_000, 1_000),
 }
 DEFAULT_ROUNDS = 5
 DEFAULT_BATCH = 16

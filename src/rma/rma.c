@@ -225,7 +225,9 @@ weft_status_t weft_get_nbi(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, si
     if (WEFT__UNLIKELY(st != WEFT_OK))
         return st;
     if (t.local) {
+        WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
         direct_copy(dst, t.local, n);
+        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
         return WEFT_OK;
     }
     return weft__ep_track(ep, ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nbi),
@@ -245,7 +247,9 @@ weft_status_t weft_put_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
         return st;
     WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     if (t.local) {
+        WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
         direct_copy(t.local, src, n);
+        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
         *ev = WEFT_EVENT_NULL;
         return WEFT_OK;
     }
@@ -268,7 +272,9 @@ weft_status_t weft_get_nb(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, siz
         return st;
     WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     if (t.local) {
+        WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
         direct_copy(dst, t.local, n);
+        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
         *ev = WEFT_EVENT_NULL;
         return WEFT_OK;
     }
@@ -287,7 +293,9 @@ weft_status_t weft_put(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const
     if ((st = get_target(ep, rank, seg, off, n, src, __func__, &t)) != WEFT_OK)
         return st;
     if (t.local) {
+        WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
         direct_copy(t.local, src, n);
+        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
         atomic_thread_fence(memory_order_release);
         return WEFT_OK;
     }
@@ -307,7 +315,9 @@ weft_status_t weft_get(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t
     if ((st = get_target(ep, rank, seg, off, n, dst, __func__, &t)) != WEFT_OK)
         return st;
     if (t.local) {
+        WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
         direct_copy(dst, t.local, n);
+        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
         return WEFT_OK;
     }
     return weft__ep_wait_req(ep, ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nb), __func__,
@@ -426,7 +436,9 @@ weft_status_t weft_put_signal_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t 
     /* Whether a rank is mapped is decided per rank, for every segment of
      * the context alike, so data and signal take the same path. */
     if (d.local) {
+        WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
         direct_copy(d.local, src, n);
+        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
         /* release: a consumer that acquires the signal sees the data */
         __atomic_fetch_add((uint64_t *)(void *)s.local, add, __ATOMIC_RELEASE);
         *ev = WEFT_EVENT_NULL;

@@ -2,7 +2,9 @@
  *
  *   test_prof_counts            off: counts stay 0; on: one HLP_post and
  *                               one LLP_post (or direct_copy) per put and
- *                               AM, one HLP_rx_prog per AM delivered
+ *                               AM, one HLP_rx_prog per AM delivered, one
+ *                               direct_copy per direct operation of every
+ *                               kind (none over UCX)
  *   test_prof_counts --issue N  issue N puts (rank 0 to 1) and N AMs (rank
  *                               1 to 0) with whatever WEFT_PROFILE selected,
  *                               for the JSON that weft_finalize writes
@@ -10,6 +12,7 @@
  */
 #include "../common.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define N 1000
@@ -52,6 +55,37 @@ static uint64_t count(const char *point)
 
     OK(weft_prof_stat(point, &s));
     return s.count;
+}
+
+/* Rank 0 issues one operation of each kind that copies data to or from
+ * rank 1; each adds one direct_copy on the direct path, none over UCX. */
+static void direct_ops(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank)
+{
+    const uint64_t per_op = getenv("WEFT_SHM") && strcmp(getenv("WEFT_SHM"), "0") == 0 ? 0 : 1;
+    uint64_t v = 9, w = 0, before;
+    weft_event_t ev;
+
+    OK(weft_barrier(ctx));
+    if (rank == 0) {
+        before = count("direct_copy");
+        OK(weft_get_nbi(ep, &w, 1, seg, 0, 8));
+        OK(weft_flush(ep));
+        CHECK(count("direct_copy") == before + per_op);
+        OK(weft_put_nb(ep, 1, seg, 8, &v, 8, &ev));
+        OK(weft_wait(&ev));
+        CHECK(count("direct_copy") == before + 2 * per_op);
+        OK(weft_get_nb(ep, &w, 1, seg, 8, 8, &ev));
+        OK(weft_wait(&ev));
+        CHECK(count("direct_copy") == before + 3 * per_op);
+        OK(weft_put(ep, 1, seg, 16, &v, 8));
+        CHECK(count("direct_copy") == before + 4 * per_op);
+        OK(weft_get(ep, &w, 1, seg, 16, 8));
+        CHECK(count("direct_copy") == before + 5 * per_op);
+        OK(weft_put_signal_nb(ep, 1, seg, 24, &v, 8, seg, 32, 1, &ev));
+        OK(weft_wait(&ev));
+        CHECK(count("direct_copy") == before + 6 * per_op);
+    }
+    OK(weft_barrier(ctx));
 }
 
 int main(int argc, char **argv)
@@ -102,6 +136,10 @@ int main(int argc, char **argv)
         issue(ctx, ep, seg, rank, N);
         CHECK(count("HLP_post") == N);
         CHECK(count("HLP_rx_prog") == (rank == 0 ? N : 0));
+
+        OK(weft_prof_select("all"));
+        direct_ops(ctx, ep, seg, rank);
+        OK(weft_prof_select("0"));
         if (rank == 0)
             printf("prof counts: off 0, on %d puts and %d AMs counted once each\n", N, N);
     }
