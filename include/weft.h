@@ -126,6 +126,16 @@ typedef struct {
      *  between them are loads and stores done by the initiator.  0 sends
      *  everything through UCX.  Every rank must give the same value. */
     int             shm;
+    /** WEFT_TIMEOUT_MS (default 0: no limit): the longest any weft wait
+     *  lasts -- weft_wait, weft_flush, weft_signal_wait_until, the blocking
+     *  operations, weft_barrier and the other collective calls.  A wait
+     *  that expires returns WEFT_ERR_TIMEOUT; a blocking operation that
+     *  expires also declares its target rank failed (see "Peer failure"
+     *  below).  When set, it also bounds UCX's keepalive interval
+     *  (UCX_KEEPALIVE_INTERVAL, unless that is set) to half this time, so
+     *  a peer that dies silently is noticed within it.  Every rank should
+     *  give the same value. */
+    unsigned long   timeout_ms;
 } weft_config_t;
 
 /** Fill cfg with defaults, then apply WEFT_* environment variables.
@@ -164,6 +174,49 @@ weft_status_t weft_nranks(weft_ctx_t ctx, int *nranks);
  *  waits (a plain MPI_Barrier would not, and could deadlock a peer whose
  *  get needs this rank's progress). */
 weft_status_t weft_barrier(weft_ctx_t ctx);
+
+/**
+ * Peer failure.  Every connection weft makes asks UCX for peer error
+ * handling, and weft watches the ranks of its own host (same kernel and
+ * process-id namespace) through their pidfd while it waits, so the death
+ * of a rank (SIGKILL, crash) is learnt by the survivors: at once over TCP
+ * (the kernel resets the sockets), within about a millisecond of any weft
+ * wait for ranks of this host, within UCX's keepalive interval otherwise.
+ * From then on, on the survivors:
+ *
+ *   call                          | with a failed rank
+ *   ------------------------------+---------------------------------------
+ *   put/get/atomics/am_send to it | WEFT_ERR_PEER_FAILED (before or while
+ *   (blocking or not)             | waiting); nothing is sent
+ *   weft_wait/weft_test of an     | WEFT_ERR_PEER_FAILED, the event is
+ *   operation to it               | consumed
+ *   weft_flush(ep)                | WEFT_ERR_PEER_FAILED once if implicit
+ *                                 | operations of ep to it were lost;
+ *                                 | everything else is complete
+ *   weft_signal_wait_until        | WEFT_ERR_PEER_FAILED if a rank failure
+ *                                 | is learnt during the wait (the signal
+ *                                 | may never come); a failure known
+ *                                 | before the call is not reported: check
+ *                                 | weft_rank_failed() first
+ *   weft_barrier, collective      | WEFT_ERR_PEER_FAILED: a collective
+ *   calls (segments, pools)       | cannot complete without every rank
+ *   weft_finalize                 | returns: completes what it can, skips
+ *                                 | the final synchronisation, releases
+ *                                 | everything of this rank, and returns
+ *                                 | WEFT_ERR_PEER_FAILED
+ *   operations to live ranks      | unaffected
+ *
+ * Operations issued to a rank of the node over the direct path just
+ * before its failure is learnt complete normally (they are stores into
+ * memory this rank still maps); they are lost with the rank.  The launcher
+ * must let the survivors live on: with Open MPI, mpirun --enable-recovery
+ * (README, "Peer failure").
+ *
+ * \param rank    a rank of ctx
+ * \param failed  [out] 1 if weft knows rank has failed (or was declared
+ *                failed after WEFT_TIMEOUT_MS), else 0
+ */
+weft_status_t weft_rank_failed(weft_ctx_t ctx, int rank, int *failed);
 
 /** Name of a status ("WEFT_ERR_BOUNDS: offset/size past the end of a segment"). */
 const char *weft_strerror(weft_status_t st);

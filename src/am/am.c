@@ -217,6 +217,8 @@ weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, s
                            WEFT_AM_MAX_HDR);
     if ((hdr == NULL && hdr_len > 0) || (payload == NULL && len > 0))
         return weft__error(WEFT_ERR_INVALID_ARG, __func__, "%s is NULL", hdr == NULL ? "hdr" : "payload");
+    if (WEFT__UNLIKELY(weft__peer_failed(ep->ctx, rank)))
+        return weft__error(WEFT_ERR_PEER_FAILED, __func__, "rank %d has failed", rank);
     if (ep->peers[rank] == NULL && (st = weft__ep_connect(ep, rank, __func__)) != WEFT_OK)
         return st;
 

@@ -36,6 +36,8 @@ struct weft__ep {
     size_t              inflight;     /* implicit operations not yet completed */
     size_t              max_inflight; /* above this, progress before issuing */
     weft_status_t       nbi_error;    /* first failure of an implicit operation */
+    unsigned            fail_seen;    /* ctx->fail_gen when its failed peers were dropped */
+    unsigned            poll_tick;    /* weft_progress calls, to look for dead ranks every 64th */
     pthread_mutex_t     am_lock;      /* am_slots, when a progress thread completes sends */
     ucp_request_param_t prm_nbi;      /* implicit ops: completion callback */
     ucp_request_param_t prm_nb;       /* explicit ops: completion via event */
@@ -93,11 +95,19 @@ void weft__pools_teardown(weft_ctx_t ctx);
 /* Slow path of the peer lookup: connect ep to rank. */
 weft_status_t weft__ep_connect(weft_ep_t ep, int rank, const char *fn);
 
-/* Progress ep's worker (and the home worker when nobody else serves it). */
+/* Progress ep's worker (and the home worker when nobody else serves it).
+ * First, if ranks failed since ep last looked, close its connections to
+ * them, so that their outstanding operations complete with an error. */
 unsigned weft__ep_progress(weft_ep_t ep);
 
-/* Wait for a UCX request issued on ep and release it. */
-weft_status_t weft__ep_wait_req(weft_ep_t ep, ucs_status_ptr_t req, const char *fn,
+/* Wait for a UCX request issued on ep and release it.  rank is the target
+ * of the operation, or WEFT__ANY_RANK.  When WEFT_TIMEOUT_MS passes, a
+ * request to a rank ends by declaring the rank failed (its connections
+ * close, which completes the request), and the call returns
+ * WEFT_ERR_TIMEOUT; any other request is left to the caller, still
+ * outstanding, with WEFT_ERR_TIMEOUT. */
+#define WEFT__ANY_RANK (-1)
+weft_status_t weft__ep_wait_req(weft_ep_t ep, ucs_status_ptr_t req, int rank, const char *fn,
                                 const char *what);
 
 /* Wait until ep's implicit operations are below max_inflight - 1 */

@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,27 +53,24 @@ void weft__ctx_progress_home(weft_ctx_t ctx)
     }
 }
 
-void weft__spin_pause(unsigned *spins)
-{
-    /* Ranks may outnumber cores (tests oversubscribe): after a short spin,
-     * give the core to whoever we are waiting for. */
-    if (++*spins >= 64) {
-        *spins = 0;
-        sched_yield();
-    }
-}
-
 weft_status_t weft__mpi_wait(weft_ctx_t ctx, MPI_Request *req, const char *fn)
 {
     int done = 0;
-    unsigned spins = 0;
+    weft__waiter_t w;
+    weft_status_t st;
 
+    weft__wait_init(&w, ctx);
     while (!done) {
+        /* A collective cannot complete without every rank: once one is
+         * known dead, give up (the request is abandoned). */
+        if (WEFT__UNLIKELY(weft__fail_gen(ctx) != 0))
+            return weft__error(WEFT_ERR_PEER_FAILED, fn,
+                               "a rank of the context has failed; collective abandoned");
         if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
             return weft__error(WEFT_ERR_MPI, fn, "MPI_Test failed");
         weft__ctx_progress_home(ctx);
-        if (!done)
-            weft__spin_pause(&spins);
+        if (!done && (st = weft__wait_step(&w, 0, fn)) != WEFT_OK)
+            return st;
     }
     return WEFT_OK;
 }
@@ -173,6 +169,8 @@ static weft_status_t init_mpi(weft_ctx_t ctx)
     parent = ctx->cfg.mpi_comm ? *(MPI_Comm *)ctx->cfg.mpi_comm : MPI_COMM_WORLD;
     if (MPI_Comm_dup(parent, &ctx->comm) != MPI_SUCCESS)
         return weft__error(WEFT_ERR_MPI, "weft_init", "MPI_Comm_dup failed");
+    /* A dead peer must give weft an error to handle, not abort the rank. */
+    MPI_Comm_set_errhandler(ctx->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(ctx->comm, &ctx->rank);
     MPI_Comm_size(ctx->comm, &ctx->nranks);
     return WEFT_OK;
@@ -198,7 +196,7 @@ static weft_status_t init_ucx(weft_ctx_t ctx)
     ucp_worker_params_t wparams;
     ucs_status_t s;
 
-    s = ucp_config_read(NULL, NULL, &config);
+    s = weft__ucx_config_read(ctx, &config);
     if (s != UCS_OK)
         return weft__ucs_error(s, "weft_init", "ucp_config_read");
     weft__ucx_params(ctx, &params);
@@ -312,6 +310,8 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *out)
     st = weft__agree(ctx, exchange_addresses(ctx));
     if (st != WEFT_OK)
         goto err_release_ucx;
+    if ((st = weft__agree(ctx, weft__peer_init(ctx))) != WEFT_OK)
+        goto err_release_ucx;
     if ((st = weft__agree(ctx, weft__profile_start())) != WEFT_OK)
         goto err_release_ucx;
     if (ctx->cfg.progress_thread &&
@@ -327,6 +327,7 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *out)
 err_stop_thread:
     stop_progress_thread(ctx);
 err_release_ucx:
+    weft__peer_release(ctx);
     free(ctx->addrs);
     free(ctx->addr_off);
     release_ucx(ctx);
@@ -358,12 +359,18 @@ weft_status_t weft_finalize(weft_ctx_t ctx)
     if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
         return st;
     /* Complete our operations, then wait until every rank has done the
-     * same: after that nobody touches our memory and it can go. */
+     * same: after that nobody touches our memory and it can go.  With a
+     * rank dead the barrier cannot complete and is skipped (weft__mpi_wait
+     * gives up): survivors release their memory while live peers may still
+     * access it, as the header says. */
     for (int layer = WEFT__NUM_LAYERS - 1; layer >= 0; layer--)
         if (ctx->quiesce[layer] && (st = ctx->quiesce[layer](ctx)) != WEFT_OK && first == WEFT_OK)
             first = st;
     if ((st = weft_barrier(ctx)) != WEFT_OK && first == WEFT_OK)
         first = st;
+    if (weft__fail_gen(ctx) != 0)
+        first = weft__error(WEFT_ERR_PEER_FAILED, __func__,
+                            "a rank of the context has failed; finalised without it");
     for (int layer = WEFT__NUM_LAYERS - 1; layer >= 0; layer--)
         if (ctx->teardown[layer])
             ctx->teardown[layer](ctx);
@@ -371,6 +378,7 @@ weft_status_t weft_finalize(weft_ctx_t ctx)
     if ((st = weft__profile_finish(ctx->rank)) != WEFT_OK && first == WEFT_OK)
         first = st;
     release_ucx(ctx);
+    weft__peer_release(ctx);
     free(ctx->addrs);
     free(ctx->addr_off);
     MPI_Comm_free(&ctx->comm);
