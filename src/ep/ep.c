@@ -67,7 +67,7 @@ static void close_force(weft_ep_t ep, ucp_ep_h uep)
  * (completing what was outstanding on them) and their target entries, so
  * that the next operation to such a rank takes the slow path, which
  * reports the failure. */
-static __attribute__((noinline)) void drop_failed(weft_ep_t ep)
+void weft__ep_drop_failed(weft_ep_t ep)
 {
     weft_ctx_t ctx = ep->ctx;
     unsigned gen = weft__fail_gen(ctx);
@@ -94,8 +94,7 @@ static __attribute__((noinline)) void drop_failed(weft_ep_t ep)
 
 unsigned weft__ep_progress(weft_ep_t ep)
 {
-    if (WEFT__UNLIKELY(ep->fail_seen != weft__fail_gen(ep->ctx)))
-        drop_failed(ep);
+    weft__ep_sync_failed(ep);
     WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_PROG);
     unsigned n = ucp_worker_progress(ep->worker);
 
@@ -117,8 +116,10 @@ weft_status_t weft__ep_wait_req(weft_ep_t ep, ucs_status_ptr_t req, int rank, co
 
     if (req == NULL)
         return WEFT_OK;
-    if (UCS_PTR_IS_ERR(req))
+    if (UCS_PTR_IS_ERR(req)) {
+        weft__ep_sync_failed(ep);
         return weft__ucs_error(UCS_PTR_STATUS(req), fn, what);
+    }
     weft__wait_init(&w, ep->ctx);
     while ((s = ucp_request_check_status(req)) == UCS_INPROGRESS) {
         if ((st = weft__wait_step(&w, weft__ep_progress(ep), fn)) == WEFT_OK)
@@ -141,6 +142,7 @@ weft_status_t weft__ep_wait_req(weft_ep_t ep, ucs_status_ptr_t req, int rank, co
                            ep->ctx->cfg.timeout_ms);
     if (s == UCS_OK)
         return WEFT_OK;
+    weft__ep_sync_failed(ep);
     if (rank != WEFT__ANY_RANK && weft__peer_failed(ep->ctx, rank))
         return weft__error(WEFT_ERR_PEER_FAILED, fn, "%s: rank %d has failed (%s)", what, rank,
                            ucs_status_string(s));
@@ -165,6 +167,8 @@ weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn)
 {
     ucp_request_param_t p = {.op_attr_mask = 0};
     weft_status_t st, err;
+
+    weft__ep_sync_failed(ep);
 
     /* On a worker shared by threads this also waits for the others'
      * operations: the price of sharing. */

@@ -95,9 +95,20 @@ void weft__pools_teardown(weft_ctx_t ctx);
 /* Slow path of the peer lookup: connect ep to rank. */
 weft_status_t weft__ep_connect(weft_ep_t ep, int rank, const char *fn);
 
-/* Progress ep's worker (and the home worker when nobody else serves it).
- * First, if ranks failed since ep last looked, close its connections to
- * them, so that their outstanding operations complete with an error. */
+/* If ranks failed since ep last looked, close its connections to them, so
+ * that their outstanding operations complete with an error, and empty its
+ * target entries of them, so that new operations to them take the slow
+ * path, which refuses them.  Owner only; in every wait, flush and progress
+ * call, and where UCX reports an error. */
+void weft__ep_drop_failed(weft_ep_t ep);
+static inline void weft__ep_sync_failed(weft_ep_t ep)
+{
+    if (WEFT__UNLIKELY(ep->fail_seen != weft__fail_gen(ep->ctx)))
+        weft__ep_drop_failed(ep);
+}
+
+/* Progress ep's worker (and the home worker when nobody else serves it),
+ * after weft__ep_sync_failed. */
 unsigned weft__ep_progress(weft_ep_t ep);
 
 /* Wait for a UCX request issued on ep and release it.  rank is the target
@@ -120,8 +131,10 @@ static inline weft_status_t weft__ep_track(weft_ep_t ep, ucs_status_ptr_t sp, co
 {
     if (WEFT__LIKELY(sp == NULL))
         return WEFT_OK;
-    if (WEFT__UNLIKELY(UCS_PTR_IS_ERR(sp)))
+    if (WEFT__UNLIKELY(UCS_PTR_IS_ERR(sp))) {
+        weft__ep_sync_failed(ep);
         return weft__ucs_error(UCS_PTR_STATUS(sp), fn, what);
+    }
     if (WEFT__UNLIKELY(__atomic_add_fetch(&ep->inflight, 1, __ATOMIC_RELAXED) >= ep->max_inflight))
         weft__ep_backpressure(ep);
     return WEFT_OK;

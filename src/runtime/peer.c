@@ -61,6 +61,9 @@ static void scan_pidfds(weft_ctx_t ctx)
     struct pollfd fds[64];
     int rank[64], n = 0;
 
+    if (ctx->peer == NULL)   /* weft_init has not made the table yet */
+        return;
+
     for (int r = 0; r <= ctx->nranks; r++) {
         if (r < ctx->nranks && ctx->peer[r].pidfd >= 0 && !weft__peer_failed(ctx, r)) {
             fds[n].fd = ctx->peer[r].pidfd;

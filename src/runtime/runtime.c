@@ -53,6 +53,14 @@ void weft__ctx_progress_home(weft_ctx_t ctx)
     }
 }
 
+weft_status_t weft__collective_check(weft_ctx_t ctx, const char *fn)
+{
+    if (WEFT__UNLIKELY(weft__fail_gen(ctx) != 0))
+        return weft__error(WEFT_ERR_PEER_FAILED, fn,
+                           "a rank of the context has failed: no collective can complete");
+    return WEFT_OK;
+}
+
 weft_status_t weft__mpi_wait(weft_ctx_t ctx, MPI_Request *req, const char *fn)
 {
     int done = 0;
@@ -62,15 +70,19 @@ weft_status_t weft__mpi_wait(weft_ctx_t ctx, MPI_Request *req, const char *fn)
     weft__wait_init(&w, ctx);
     while (!done) {
         /* A collective cannot complete without every rank: once one is
-         * known dead, give up (the request is abandoned). */
-        if (WEFT__UNLIKELY(weft__fail_gen(ctx) != 0))
-            return weft__error(WEFT_ERR_PEER_FAILED, fn,
-                               "a rank of the context has failed; collective abandoned");
+         * known dead, give up (MPI cannot cancel the request; weft_finalize
+         * then leaves MPI alone). */
+        if ((st = weft__collective_check(ctx, fn)) != WEFT_OK) {
+            ctx->mpi_abandoned = 1;
+            return st;
+        }
         if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
             return weft__error(WEFT_ERR_MPI, fn, "MPI_Test failed");
         weft__ctx_progress_home(ctx);
-        if (!done && (st = weft__wait_step(&w, 0, fn)) != WEFT_OK)
+        if (!done && (st = weft__wait_step(&w, 0, fn)) != WEFT_OK) {
+            ctx->mpi_abandoned = 1;
             return st;
+        }
     }
     return WEFT_OK;
 }
@@ -81,6 +93,8 @@ weft_status_t weft__agree(weft_ctx_t ctx, weft_status_t st)
     MPI_Request req;
     weft_status_t err;
 
+    if ((err = weft__collective_check(ctx, __func__)) != WEFT_OK)
+        return err;
     if (MPI_Iallreduce(&local, &global, 1, MPI_INT, MPI_MIN, ctx->comm, &req) != MPI_SUCCESS)
         return weft__error(WEFT_ERR_MPI, __func__, "MPI_Iallreduce failed");
     if ((err = weft__mpi_wait(ctx, &req, __func__)) != WEFT_OK)
@@ -345,7 +359,8 @@ weft_status_t weft_barrier(weft_ctx_t ctx)
     MPI_Request req;
     weft_status_t st;
 
-    if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
+    if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK ||
+        (st = weft__collective_check(ctx, __func__)) != WEFT_OK)
         return st;
     if (MPI_Ibarrier(ctx->comm, &req) != MPI_SUCCESS)
         return weft__error(WEFT_ERR_MPI, __func__, "MPI_Ibarrier failed");
@@ -381,9 +396,15 @@ weft_status_t weft_finalize(weft_ctx_t ctx)
     weft__peer_release(ctx);
     free(ctx->addrs);
     free(ctx->addr_off);
-    MPI_Comm_free(&ctx->comm);
-    if (ctx->owns_mpi)
-        MPI_Finalize();
+    /* A collective left pending would be progressed by MPI_Comm_free or
+     * MPI_Finalize and never complete, and Open MPI's MPI_Finalize waits
+     * for every rank: after a failure MPI is left as it is (the header
+     * says so). */
+    if (!ctx->mpi_abandoned && weft__fail_gen(ctx) == 0) {
+        MPI_Comm_free(&ctx->comm);
+        if (ctx->owns_mpi)
+            MPI_Finalize();
+    }
     ctx->state = WEFT__DEAD;
 
     pthread_mutex_lock(&shells_lock);

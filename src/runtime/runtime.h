@@ -70,6 +70,7 @@ struct weft__ctx {
     struct weft__peer *peer;        /* [nranks] */
     unsigned        fail_gen;       /* atomic: ranks known failed, bumped by each */
     uint64_t        next_scan_ns;   /* atomic: when waits next look at the pidfds */
+    int             mpi_abandoned;  /* an MPI collective was left unfinished */
 };
 
 /* State of one wait loop: the deadline of WEFT_TIMEOUT_MS and the pause
@@ -140,6 +141,10 @@ void weft__ucx_params(weft_ctx_t ctx, ucp_params_t *params);
 /* Progress the home worker if no progress thread serves it and no other
  * thread is progressing it now. */
 void weft__ctx_progress_home(weft_ctx_t ctx);
+
+/* WEFT_ERR_PEER_FAILED, recorded for fn, once a rank of the context is
+ * known failed: a collective cannot complete then, so none is started. */
+weft_status_t weft__collective_check(weft_ctx_t ctx, const char *fn);
 
 /* Wait for a non-blocking MPI operation while serving incoming operations.
  * Every MPI wait inside a weft call that peers may reach while they still
