@@ -131,10 +131,7 @@ typedef struct {
      *  operations, weft_barrier and the other collective calls.  A wait
      *  that expires returns WEFT_ERR_TIMEOUT; a blocking operation that
      *  expires also declares its target rank failed (see "Peer failure"
-     *  below).  When set, it also bounds UCX's keepalive interval
-     *  (UCX_KEEPALIVE_INTERVAL, unless that is set) to half this time, so
-     *  a peer that dies silently is noticed within it.  Every rank should
-     *  give the same value. */
+     *  below).  Every rank should give the same value. */
     unsigned long   timeout_ms;
 } weft_config_t;
 

@@ -186,23 +186,6 @@ void weft__peer_release(weft_ctx_t ctx)
     ctx->peer = NULL;
 }
 
-ucs_status_t weft__ucx_config_read(weft_ctx_t ctx, ucp_config_t **config)
-{
-    char interval[32];
-    ucs_status_t s = ucp_config_read(NULL, NULL, config);
-
-    /* UCX probes idle connections every keepalive interval (20 s by
-     * default); half the timeout lets a silent death be seen within it. */
-    if (s == UCS_OK && ctx->cfg.timeout_ms && getenv("UCX_KEEPALIVE_INTERVAL") == NULL) {
-        snprintf(interval, sizeof(interval), "%lums",
-                 ctx->cfg.timeout_ms / 2 ? ctx->cfg.timeout_ms / 2 : 1);
-        s = ucp_config_modify(*config, "KEEPALIVE_INTERVAL", interval);
-        if (s != UCS_OK)
-            ucp_config_release(*config);
-    }
-    return s;
-}
-
 weft_status_t weft_rank_failed(weft_ctx_t ctx, int rank, int *failed)
 {
     weft_status_t st = weft__ctx_check(ctx, __func__);

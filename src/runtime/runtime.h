@@ -130,9 +130,6 @@ void weft__peer_ep_params(weft_ctx_t ctx, int rank, ucp_ep_params_t *p);
 weft_status_t weft__peer_init(weft_ctx_t ctx);
 void weft__peer_release(weft_ctx_t ctx);
 
-/* ucp_config_read with weft's settings applied (the keepalive interval
- * that WEFT_TIMEOUT_MS implies), for every UCX context weft creates. */
-ucs_status_t weft__ucx_config_read(weft_ctx_t ctx, ucp_config_t **config);
 
 /* The parameters of the context's UCX context (features, request size),
  * for other UCX contexts that must behave alike (endpoint pools). */

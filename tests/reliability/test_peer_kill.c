@@ -196,7 +196,7 @@ int main(int argc, char **argv)
 
         check_live(ep, ctx, live, seg, me);
         /* a signal nobody sends: the wait ends after WEFT_TIMEOUT_MS */
-        if (cfg.timeout_ms > 0 && seed % 4 == 0) {
+        if (cfg.timeout_ms > 0 && seed % 10 == 0) {
             double t = now_us();
 
             FAILS(weft_signal_wait_until(ep, seg, OFF_NEVER, 1, NULL), WEFT_ERR_TIMEOUT);
