@@ -160,6 +160,14 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *ctx);
  * all ranks, frees every segment still allocated and releases UCX.  After
  * it, every call on ctx (and its endpoints and segments) returns
  * WEFT_ERR_NOT_INIT.
+ *
+ * With a failed rank (see weft_rank_failed) it still returns, on every
+ * survivor: it completes what can be completed, skips the wait for all
+ * ranks, releases this rank's segments, connections and UCX, and returns
+ * WEFT_ERR_PEER_FAILED.  It then neither frees its MPI communicator nor
+ * finalises MPI (Open MPI 4.1's MPI_Finalize waits for every rank and may
+ * hang): the program should exit without MPI_Finalize.  Live ranks still
+ * accessing this rank's segments after it returns see them gone.
  */
 weft_status_t weft_finalize(weft_ctx_t ctx);
 
@@ -477,7 +485,9 @@ weft_status_t weft_put_signal_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t 
 
 /** Wait until the local 64-bit word at (seg, off) is >= value, progressing
  *  ep meanwhile; *seen gets the value read (may be NULL).  The data of every
- *  put_signal that contributed to it is visible when this returns. */
+ *  put_signal that contributed to it is visible when this returns.
+ *  WEFT_ERR_PEER_FAILED if a rank failure is learnt during the wait,
+ *  WEFT_ERR_TIMEOUT after WEFT_TIMEOUT_MS (see "Peer failure"). */
 weft_status_t weft_signal_wait_until(weft_ep_t ep, weft_seg_t seg, size_t off,
                                      uint64_t value, uint64_t *seen);
 
@@ -499,7 +509,10 @@ weft_status_t weft_atomic_cswap(weft_ep_t ep, int rank, weft_seg_t seg, size_t o
  *  An operation that failed returns its error once, as it is consumed. */
 weft_status_t weft_test(weft_event_t *ev, int *done);
 
-/** Wait for an event (progressing its endpoint); *ev becomes WEFT_EVENT_NULL. */
+/** Wait for an event (progressing its endpoint); *ev becomes WEFT_EVENT_NULL.
+ *  WEFT_ERR_PEER_FAILED when its target failed.  WEFT_ERR_TIMEOUT after
+ *  WEFT_TIMEOUT_MS: the operation is still outstanding and *ev unchanged
+ *  (wait or test it again). */
 weft_status_t weft_wait(weft_event_t *ev);
 
 /** Wait for n events, in any order; each becomes WEFT_EVENT_NULL.  Returns
@@ -507,7 +520,10 @@ weft_status_t weft_wait(weft_event_t *ev);
 weft_status_t weft_wait_all(weft_event_t *evs, size_t n);
 
 /** Complete every implicit operation issued on ep (puts visible at their
- *  targets, gets in their buffers, nbi atomics applied). */
+ *  targets, gets in their buffers, nbi atomics applied).
+ *  WEFT_ERR_PEER_FAILED when some were lost with a failed target (the
+ *  others are complete); WEFT_ERR_TIMEOUT after WEFT_TIMEOUT_MS, with
+ *  operations still in flight (flush again). */
 weft_status_t weft_flush(weft_ep_t ep);
 
 /* ------------------------------------------------------------------------ */
