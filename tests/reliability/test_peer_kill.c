@@ -207,9 +207,15 @@ int main(int argc, char **argv)
          * would need the dead rank): each adds 1 when done with the live
          * ranks, waits for all, adds 1 again as its last access to rank
          * 0, which leaves last */
+        double t = now_us();
+
+        /* Waiting ranks progress: a peer's first active message to this
+         * rank needs it to answer UCX's connection handshake. */
         OK(weft_atomic_fetch_add(ep, 0, seg, OFF_PHASE, 1, &old));
         do {
+            OK(weft_progress(ep, NULL));
             OK(weft_atomic_fetch_add(ep, 0, seg, OFF_PHASE, 0, &v));
+            CHECK(now_us() - t < 30e6);
         } while (v < (uint64_t)survivors);
         if (me != 0) {
             OK(weft_atomic_fetch_add(ep, 0, seg, OFF_PHASE, 1, &old));
@@ -218,6 +224,7 @@ int main(int argc, char **argv)
             do {
                 OK(weft_progress(ep, NULL));
                 v = __atomic_load_n((uint64_t *)(void *)(mine + OFF_PHASE), __ATOMIC_ACQUIRE);
+                CHECK(now_us() - t < 30e6);
             } while (v < 2 * (uint64_t)survivors);
         }
     }
