@@ -72,7 +72,7 @@ weft_status_t weft__mpi_wait(weft_ctx_t ctx, MPI_Request *req, const char *fn)
         /* A collective cannot complete without every rank: once one is
          * known dead, give up (MPI cannot cancel the request; weft_finalize
          * then leaves MPI alone). */
-        if ((st = weft__collective_check(ctx, fn)) != WEFT_OK) {
+        if (!ctx->last_barrier && (st = weft__collective_check(ctx, fn)) != WEFT_OK) {
             ctx->mpi_abandoned = 1;
             return st;
         }
@@ -370,6 +370,7 @@ weft_status_t weft_barrier(weft_ctx_t ctx)
 weft_status_t weft_finalize(weft_ctx_t ctx)
 {
     weft_status_t st, first = WEFT_OK;
+    int failed;
 
     if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
         return st;
@@ -381,11 +382,18 @@ weft_status_t weft_finalize(weft_ctx_t ctx)
     for (int layer = WEFT__NUM_LAYERS - 1; layer >= 0; layer--)
         if (ctx->quiesce[layer] && (st = ctx->quiesce[layer](ctx)) != WEFT_OK && first == WEFT_OK)
             first = st;
-    if ((st = weft_barrier(ctx)) != WEFT_OK && first == WEFT_OK)
-        first = st;
-    if (weft__fail_gen(ctx) != 0)
+    failed = weft__fail_gen(ctx) != 0;
+    if (failed) {
         first = weft__error(WEFT_ERR_PEER_FAILED, __func__,
                             "a rank of the context has failed; finalised without it");
+    } else {
+        /* A rank that leaves this barrier first goes on to exit, and its
+         * death then is no failure: only WEFT_TIMEOUT_MS ends this wait. */
+        ctx->last_barrier = 1;
+        if ((st = weft_barrier(ctx)) != WEFT_OK && first == WEFT_OK)
+            first = st;
+        failed = st == WEFT_ERR_PEER_FAILED;
+    }
     for (int layer = WEFT__NUM_LAYERS - 1; layer >= 0; layer--)
         if (ctx->teardown[layer])
             ctx->teardown[layer](ctx);
@@ -400,7 +408,7 @@ weft_status_t weft_finalize(weft_ctx_t ctx)
      * MPI_Finalize and never complete, and Open MPI's MPI_Finalize waits
      * for every rank: after a failure MPI is left as it is (the header
      * says so). */
-    if (!ctx->mpi_abandoned && weft__fail_gen(ctx) == 0) {
+    if (!ctx->mpi_abandoned && !failed) {
         MPI_Comm_free(&ctx->comm);
         if (ctx->owns_mpi)
             MPI_Finalize();

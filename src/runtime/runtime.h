@@ -71,6 +71,8 @@ struct weft__ctx {
     unsigned        fail_gen;       /* atomic: ranks known failed, bumped by each */
     uint64_t        next_scan_ns;   /* atomic: when waits next look at the pidfds */
     int             mpi_abandoned;  /* an MPI collective was left unfinished */
+    int             last_barrier;   /* weft_finalize's barrier: ranks that finish
+                                     * it first exit, which is not a failure */
 };
 
 /* State of one wait loop: the deadline of WEFT_TIMEOUT_MS and the pause
