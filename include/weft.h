@@ -208,7 +208,10 @@ weft_status_t weft_barrier(weft_ctx_t ctx);
  *   weft_finalize                 | returns: completes what it can, skips
  *                                 | the final synchronisation, releases
  *                                 | everything of this rank, and returns
- *                                 | WEFT_ERR_PEER_FAILED
+ *                                 | WEFT_ERR_PEER_FAILED (a death during
+ *                                 | its own final barrier looks like a
+ *                                 | rank that finished: only
+ *                                 | WEFT_TIMEOUT_MS ends that barrier)
  *   operations to live ranks      | unaffected
  *
  * Operations issued to a rank of the node over the direct path just
