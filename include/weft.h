@@ -133,6 +133,14 @@ typedef struct {
      *  weft_ep_get (WEFT_ERR_BUSY; as check_owner, but on every call).
      *  Off, they cost one predicted branch on a slow path's condition. */
     int             check;
+
+    /** WEFT_TIMEOUT_MS (default 0: no limit): the longest any weft wait
+     *  lasts -- weft_wait, weft_flush, weft_signal_wait_until, the blocking
+     *  operations, weft_barrier and the other collective calls.  A wait
+     *  that expires returns WEFT_ERR_TIMEOUT; a blocking operation that
+     *  expires also declares its target rank failed (see "Peer failure"
+     *  below).  Every rank should give the same value. */
+    unsigned long   timeout_ms;
 } weft_config_t;
 
 /** Fill cfg with defaults, then apply WEFT_* environment variables.
@@ -160,6 +168,14 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *ctx);
  * all ranks, frees every segment still allocated and releases UCX.  After
  * it, every call on ctx (and its endpoints and segments) returns
  * WEFT_ERR_NOT_INIT.
+ *
+ * With a failed rank (see weft_rank_failed) it still returns, on every
+ * survivor: it completes what can be completed, skips the wait for all
+ * ranks, releases this rank's segments, connections and UCX, and returns
+ * WEFT_ERR_PEER_FAILED.  It then neither frees its MPI communicator nor
+ * finalises MPI (Open MPI 4.1's MPI_Finalize waits for every rank and may
+ * hang): the program should exit without MPI_Finalize.  Live ranks still
+ * accessing this rank's segments after it returns see them gone.
  */
 weft_status_t weft_finalize(weft_ctx_t ctx);
 
@@ -171,6 +187,52 @@ weft_status_t weft_nranks(weft_ctx_t ctx, int *nranks);
  *  waits (a plain MPI_Barrier would not, and could deadlock a peer whose
  *  get needs this rank's progress). */
 weft_status_t weft_barrier(weft_ctx_t ctx);
+
+/**
+ * Peer failure.  Every connection weft makes asks UCX for peer error
+ * handling, and weft watches the ranks of its own host (same kernel and
+ * process-id namespace) through their pidfd while it waits, so the death
+ * of a rank (SIGKILL, crash) is learnt by the survivors: at once over TCP
+ * (the kernel resets the sockets), within about a millisecond of any weft
+ * wait for ranks of this host, within UCX's keepalive interval otherwise.
+ * From then on, on the survivors:
+ *
+ *   call                          | with a failed rank
+ *   ------------------------------+---------------------------------------
+ *   put/get/atomics/am_send to it | WEFT_ERR_PEER_FAILED (before or while
+ *   (blocking or not)             | waiting); nothing is sent
+ *   weft_wait/weft_test of an     | WEFT_ERR_PEER_FAILED, the event is
+ *   operation to it               | consumed
+ *   weft_flush(ep)                | WEFT_ERR_PEER_FAILED once if implicit
+ *                                 | operations of ep to it were lost;
+ *                                 | everything else is complete
+ *   weft_signal_wait_until        | WEFT_ERR_PEER_FAILED if a rank failure
+ *                                 | is learnt during the wait (the signal
+ *                                 | may never come); a failure known
+ *                                 | before the call is not reported: check
+ *                                 | weft_rank_failed() first
+ *   weft_barrier, collective      | WEFT_ERR_PEER_FAILED: a collective
+ *   calls (segments, pools)       | cannot complete without every rank
+ *   weft_finalize                 | returns: completes what it can, skips
+ *                                 | the final synchronisation, releases
+ *                                 | everything of this rank, and returns
+ *                                 | WEFT_ERR_PEER_FAILED (a death during
+ *                                 | its own final barrier looks like a
+ *                                 | rank that finished: only
+ *                                 | WEFT_TIMEOUT_MS ends that barrier)
+ *   operations to live ranks      | unaffected
+ *
+ * Operations issued to a rank of the node over the direct path just
+ * before its failure is learnt complete normally (they are stores into
+ * memory this rank still maps); they are lost with the rank.  The launcher
+ * must let the survivors live on: with Open MPI, mpirun --enable-recovery
+ * (README, "Peer failure").
+ *
+ * \param rank    a rank of ctx
+ * \param failed  [out] 1 if weft knows rank has failed (or was declared
+ *                failed after WEFT_TIMEOUT_MS), else 0
+ */
+weft_status_t weft_rank_failed(weft_ctx_t ctx, int rank, int *failed);
 
 /** Name of a status ("WEFT_ERR_BOUNDS: offset/size past the end of a segment"). */
 const char *weft_strerror(weft_status_t st);
@@ -435,7 +497,9 @@ weft_status_t weft_put_signal_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t 
 
 /** Wait until the local 64-bit word at (seg, off) is >= value, progressing
  *  ep meanwhile; *seen gets the value read (may be NULL).  The data of every
- *  put_signal that contributed to it is visible when this returns. */
+ *  put_signal that contributed to it is visible when this returns.
+ *  WEFT_ERR_PEER_FAILED if a rank failure is learnt during the wait,
+ *  WEFT_ERR_TIMEOUT after WEFT_TIMEOUT_MS (see "Peer failure"). */
 weft_status_t weft_signal_wait_until(weft_ep_t ep, weft_seg_t seg, size_t off,
                                      uint64_t value, uint64_t *seen);
 
@@ -457,7 +521,10 @@ weft_status_t weft_atomic_cswap(weft_ep_t ep, int rank, weft_seg_t seg, size_t o
  *  An operation that failed returns its error once, as it is consumed. */
 weft_status_t weft_test(weft_event_t *ev, int *done);
 
-/** Wait for an event (progressing its endpoint); *ev becomes WEFT_EVENT_NULL. */
+/** Wait for an event (progressing its endpoint); *ev becomes WEFT_EVENT_NULL.
+ *  WEFT_ERR_PEER_FAILED when its target failed.  WEFT_ERR_TIMEOUT after
+ *  WEFT_TIMEOUT_MS: the operation is still outstanding and *ev unchanged
+ *  (wait or test it again). */
 weft_status_t weft_wait(weft_event_t *ev);
 
 /** Wait for n events, in any order; each becomes WEFT_EVENT_NULL.  Returns
@@ -465,7 +532,10 @@ weft_status_t weft_wait(weft_event_t *ev);
 weft_status_t weft_wait_all(weft_event_t *evs, size_t n);
 
 /** Complete every implicit operation issued on ep (puts visible at their
- *  targets, gets in their buffers, nbi atomics applied). */
+ *  targets, gets in their buffers, nbi atomics applied).
+ *  WEFT_ERR_PEER_FAILED when some were lost with a failed target (the
+ *  others are complete); WEFT_ERR_TIMEOUT after WEFT_TIMEOUT_MS, with
+ *  operations still in flight (flush again). */
 weft_status_t weft_flush(weft_ep_t ep);
 
 /* ------------------------------------------------------------------------ */

@@ -253,6 +253,10 @@ weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, s
                            WEFT_AM_MAX_HDR);
     if ((hdr == NULL && hdr_len > 0) || (payload == NULL && len > 0))
         return weft__error(WEFT_ERR_INVALID_ARG, __func__, "%s is NULL", hdr == NULL ? "hdr" : "payload");
+    if (WEFT__UNLIKELY(weft__peer_failed(ep->ctx, rank))) {
+        weft__ep_sync_failed(ep);
+        return weft__error(WEFT_ERR_PEER_FAILED, __func__, "rank %d has failed", rank);
+    }
     if (ep->peers[rank] == NULL && (st = weft__ep_connect(ep, rank, __func__)) != WEFT_OK)
         return st;
 
@@ -285,8 +289,10 @@ weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, s
         *ev = WEFT_EVENT_NULL;
         return WEFT_OK;
     }
-    if (UCS_PTR_IS_ERR(sp))
+    if (UCS_PTR_IS_ERR(sp)) {
+        weft__ep_sync_failed(ep);
         return weft__ucs_error(UCS_PTR_STATUS(sp), __func__, "ucp_am_send_nbx");
+    }
     ((weft__req_t *)sp)->ep = ep;
     *ev = sp;
     return WEFT_OK;

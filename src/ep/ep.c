@@ -36,17 +36,65 @@ weft_status_t weft__ep_connect(weft_ep_t ep, int rank, const char *fn)
     ucp_ep_params_t p;
     ucs_status_t s;
 
+    if (weft__peer_failed(ep->ctx, rank))
+        return weft__error(WEFT_ERR_PEER_FAILED, fn, "rank %d has failed", rank);
     memset(&p, 0, sizeof(p));
     p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
     p.address = (const ucp_address_t *)(ep->ctx->addrs + ep->ctx->addr_off[rank]);
+    weft__peer_ep_params(ep->ctx, rank, &p);
     s = ucp_ep_create(ep->worker, &p, &ep->peers[rank]);
     if (s != UCS_OK)
         return weft__ucs_error(s, fn, "connecting to a peer (ucp_ep_create)");
     return WEFT_OK;
 }
 
+/* Force-close a connection (no message to the peer): UCX completes its
+ * outstanding operations with UCS_ERR_CANCELED. */
+static void close_force(weft_ep_t ep, ucp_ep_h uep)
+{
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                             .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    ucs_status_ptr_t req = ucp_ep_close_nbx(uep, &p);
+
+    if (req == NULL || UCS_PTR_IS_ERR(req))
+        return;
+    while (ucp_request_check_status(req) == UCS_INPROGRESS)
+        ucp_worker_progress(ep->worker);
+    ucp_request_free(req);
+}
+
+/* The owner drops what ep holds of ranks that failed: their connections
+ * (completing what was outstanding on them) and their target entries, so
+ * that the next operation to such a rank takes the slow path, which
+ * reports the failure. */
+void weft__ep_drop_failed(weft_ep_t ep)
+{
+    weft_ctx_t ctx = ep->ctx;
+    unsigned gen = weft__fail_gen(ctx);
+
+    for (int r = 0; r < ep->nranks; r++) {
+        if (!weft__peer_failed(ctx, r))
+            continue;
+        for (unsigned i = 0; i < ep->ntgts; i++) {
+            struct weft__tgt *t = ep->tgts[i] ? &ep->tgts[i][r] : NULL;
+
+            if (t == NULL)
+                continue;
+            if (t->rkey)
+                ucp_rkey_destroy(t->rkey);
+            memset(t, 0, sizeof(*t));
+        }
+        if (ep->peers[r] != NULL) {
+            close_force(ep, ep->peers[r]);
+            ep->peers[r] = NULL;
+        }
+    }
+    ep->fail_seen = gen;
+}
+
 unsigned weft__ep_progress(weft_ep_t ep)
 {
+    weft__ep_sync_failed(ep);
     WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_PROG);
     unsigned n = ucp_worker_progress(ep->worker);
 
@@ -59,31 +107,59 @@ unsigned weft__ep_progress(weft_ep_t ep)
     return n;
 }
 
-weft_status_t weft__ep_wait_req(weft_ep_t ep, ucs_status_ptr_t req, const char *fn,
+weft_status_t weft__ep_wait_req(weft_ep_t ep, ucs_status_ptr_t req, int rank, const char *fn,
                                 const char *what)
 {
     ucs_status_t s;
-    unsigned spins = 0;
+    weft__waiter_t w;
+    weft_status_t expired = WEFT_OK, st;
 
     if (req == NULL)
         return WEFT_OK;
-    if (UCS_PTR_IS_ERR(req))
+    if (UCS_PTR_IS_ERR(req)) {
+        weft__ep_sync_failed(ep);
         return weft__ucs_error(UCS_PTR_STATUS(req), fn, what);
-    while ((s = ucp_request_check_status(req)) == UCS_INPROGRESS)
-        if (weft__ep_progress(ep) == 0)
-            weft__spin_pause(&spins);
+    }
+    weft__wait_init(&w, ep->ctx);
+    while ((s = ucp_request_check_status(req)) == UCS_INPROGRESS) {
+        if ((st = weft__wait_step(&w, weft__ep_progress(ep), fn)) == WEFT_OK)
+            continue;
+        /* A request that outlives a second timeout after its rank was
+         * declared failed is left to UCX (released when it completes). */
+        if (rank == WEFT__ANY_RANK || expired != WEFT_OK) {
+            if (expired != WEFT_OK)
+                ucp_request_free(req);
+            return st;
+        }
+        expired = st;
+        weft__peer_fail(ep->ctx, rank);
+        weft__wait_init(&w, ep->ctx);
+    }
     ucp_request_free(req);
-    return s == UCS_OK ? WEFT_OK : weft__ucs_error(s, fn, what);
+    if (expired != WEFT_OK)
+        return weft__error(WEFT_ERR_TIMEOUT, fn, "rank %d did not complete %s within "
+                           "WEFT_TIMEOUT_MS=%lu ms and is now considered failed", rank, what,
+                           ep->ctx->cfg.timeout_ms);
+    if (s == UCS_OK)
+        return WEFT_OK;
+    weft__ep_sync_failed(ep);
+    if (rank != WEFT__ANY_RANK && weft__peer_failed(ep->ctx, rank))
+        return weft__error(WEFT_ERR_PEER_FAILED, fn, "%s: rank %d has failed (%s)", what, rank,
+                           ucs_status_string(s));
+    return weft__ucs_error(s, fn, what);
 }
 
 void weft__ep_backpressure(weft_ep_t ep)
 {
-    unsigned spins = 0;
+    weft__waiter_t w;
     WEFT_PROF_BUSY_BEGIN(busy);
 
+    /* Requests of failed ranks complete (with an error) once their
+     * connections are dropped, so this ends; a wait for live but slow
+     * ranks outlasts WEFT_TIMEOUT_MS, like the operations it admits. */
+    weft__wait_init(&w, ep->ctx);
     while (__atomic_load_n(&ep->inflight, __ATOMIC_RELAXED) >= ep->max_inflight / 2)
-        if (weft__ep_progress(ep) == 0)
-            weft__spin_pause(&spins);
+        (void)weft__wait_step(&w, weft__ep_progress(ep), "weft_put_nbi");
     WEFT_PROF_BUSY_END(busy);
 }
 
@@ -97,7 +173,10 @@ weft_status_t weft__ep_window(weft_ep_t ep, const char *fn)
     if (ep->window_req != NULL) {
         sp = ep->window_req;
         ep->window_req = NULL;
-        if ((st = weft__ep_wait_req(ep, sp, fn, "ucp_worker_flush_nbx")) != WEFT_OK)
+        st = weft__ep_wait_req(ep, sp, WEFT__ANY_RANK, fn, "ucp_worker_flush_nbx");
+        if (st == WEFT_ERR_TIMEOUT)
+            ucp_request_free(sp);   /* UCX releases it when it completes */
+        if (st != WEFT_OK)
             return st;
     }
     sp = ucp_worker_flush_nbx(ep->worker, &p);
@@ -112,15 +191,24 @@ weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn)
     ucp_request_param_t p = {.op_attr_mask = 0};
     weft_status_t st, err;
 
+    weft__ep_sync_failed(ep);
+
     /* On a worker shared by threads this also waits for the others'
      * operations: the price of sharing. */
-    st = weft__ep_wait_req(ep, ucp_worker_flush_nbx(ep->worker, &p), fn, "ucp_worker_flush_nbx");
+    ucs_status_ptr_t req = ucp_worker_flush_nbx(ep->worker, &p);
+
+    st = weft__ep_wait_req(ep, req, WEFT__ANY_RANK, fn, "ucp_worker_flush_nbx");
+    if (st == WEFT_ERR_TIMEOUT) {
+        /* still outstanding: UCX releases it when it completes */
+        ucp_request_free(req);
+        return st;
+    }
     /* the window's flush is then complete too */
     if (ep->window_req != NULL) {
         ucs_status_ptr_t w = ep->window_req;
 
         ep->window_req = NULL;
-        err = weft__ep_wait_req(ep, w, fn, "ucp_worker_flush_nbx");
+        err = weft__ep_wait_req(ep, w, WEFT__ANY_RANK, fn, "ucp_worker_flush_nbx");
         st = st != WEFT_OK ? st : err;
     }
     ep->window_ops = 0;
@@ -169,6 +257,10 @@ weft_status_t weft_progress(weft_ep_t ep, unsigned *count)
 
     if (st != WEFT_OK)
         return st;
+    /* Ranks of the node reached by the direct path have no connection to
+     * fail: their deaths are looked for here too, now and then. */
+    if (WEFT__UNLIKELY((++ep->poll_tick & 63u) == 0))
+        weft__peer_poll(ep->ctx);
     n = weft__ep_progress(ep);
     if (count)
         *count = n;
@@ -203,8 +295,15 @@ static void destroy_ep(struct weft__ep *ep, int force)
             continue;
         /* Every rank has flushed and met at a barrier, so no operation is
          * in flight. */
-        weft__ep_wait_req(ep, ucp_ep_close_nbx(ep->peers[r], &p), "weft_finalize",
-                          "ucp_ep_close_nbx");
+        if (weft__peer_failed(ep->ctx, r)) {
+            close_force(ep, ep->peers[r]);
+            continue;
+        }
+        ucs_status_ptr_t req = ucp_ep_close_nbx(ep->peers[r], &p);
+
+        if (weft__ep_wait_req(ep, req, WEFT__ANY_RANK, "weft_finalize", "ucp_ep_close_nbx") ==
+            WEFT_ERR_TIMEOUT)
+            ucp_request_free(req);
     }
     for (unsigned i = 0; i < ep->ntgts; i++) {
         /* keys of segments still alive (freed ones were released then) */

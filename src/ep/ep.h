@@ -46,8 +46,9 @@ struct weft__ep {
     weft_status_t       nbi_error;    /* first failure of an implicit operation */
     unsigned            window_ops;   /* implicit operations since the last window flush */
     ucs_status_ptr_t    window_req;   /* that flush, while outstanding, or NULL */
-
     int                 ucx_issued;   /* an operation went through UCX since the last weft_flush */
+    unsigned            fail_seen;    /* ctx->fail_gen when its failed peers were dropped */
+    unsigned            poll_tick;    /* weft_progress calls, to look for dead ranks every 64th */
     pthread_mutex_t     am_lock;      /* am_slots, when a progress thread completes sends */
     ucp_request_param_t prm_nbi;      /* implicit ops: completion callback */
     ucp_request_param_t prm_nb;       /* explicit ops: completion via event */
@@ -111,11 +112,30 @@ void weft__pools_teardown(weft_ctx_t ctx);
 /* Slow path of the peer lookup: connect ep to rank. */
 weft_status_t weft__ep_connect(weft_ep_t ep, int rank, const char *fn);
 
-/* Progress ep's worker (and the home worker when nobody else serves it). */
+/* If ranks failed since ep last looked, close its connections to them, so
+ * that their outstanding operations complete with an error, and empty its
+ * target entries of them, so that new operations to them take the slow
+ * path, which refuses them.  Owner only; in every wait, flush and progress
+ * call, and where UCX reports an error. */
+void weft__ep_drop_failed(weft_ep_t ep);
+static inline void weft__ep_sync_failed(weft_ep_t ep)
+{
+    if (WEFT__UNLIKELY(ep->fail_seen != weft__fail_gen(ep->ctx)))
+        weft__ep_drop_failed(ep);
+}
+
+/* Progress ep's worker (and the home worker when nobody else serves it),
+ * after weft__ep_sync_failed. */
 unsigned weft__ep_progress(weft_ep_t ep);
 
-/* Wait for a UCX request issued on ep and release it. */
-weft_status_t weft__ep_wait_req(weft_ep_t ep, ucs_status_ptr_t req, const char *fn,
+/* Wait for a UCX request issued on ep and release it.  rank is the target
+ * of the operation, or WEFT__ANY_RANK.  When WEFT_TIMEOUT_MS passes, a
+ * request to a rank ends by declaring the rank failed (its connections
+ * close, which completes the request), and the call returns
+ * WEFT_ERR_TIMEOUT; any other request is left to the caller, still
+ * outstanding, with WEFT_ERR_TIMEOUT. */
+#define WEFT__ANY_RANK (-1)
+weft_status_t weft__ep_wait_req(weft_ep_t ep, ucs_status_ptr_t req, int rank, const char *fn,
                                 const char *what);
 
 /* Wait until ep's implicit operations are below max_inflight - 1 */
@@ -131,8 +151,10 @@ static inline weft_status_t weft__ep_track(weft_ep_t ep, ucs_status_ptr_t sp, co
                                            const char *what)
 {
     if (WEFT__UNLIKELY(sp != NULL)) {
-        if (WEFT__UNLIKELY(UCS_PTR_IS_ERR(sp)))
+        if (WEFT__UNLIKELY(UCS_PTR_IS_ERR(sp))) {
+            weft__ep_sync_failed(ep);
             return weft__ucs_error(UCS_PTR_STATUS(sp), fn, what);
+        }
         if (__atomic_add_fetch(&ep->inflight, 1, __ATOMIC_RELAXED) >= ep->max_inflight)
             weft__ep_backpressure(ep);
     }

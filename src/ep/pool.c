@@ -399,6 +399,11 @@ weft_status_t weft_ep_pool_destroy(weft_ep_pool_t pool)
     pool->next = weft__ep_layer(pool->ctx)->dead_pools;
     weft__ep_layer(pool->ctx)->dead_pools = pool;
     pthread_mutex_unlock(&pool->ctx->lock);
+    /* With peer error handling a connection closes only when its peer's
+     * home worker answers: stay here, serving ours, until every rank's
+     * closes are done. */
+    if ((st = weft_barrier(pool->ctx)) != WEFT_OK && first == WEFT_OK)
+        first = st;
     /* The endpoints and the pool stay as dead shells, so stale handles are
      * reported rather than undefined. */
     return first;

@@ -17,6 +17,7 @@
 #include "seg/seg.h"
 #include <weft_ucx.h>
 
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -91,8 +92,13 @@ resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void
 {
     weft_status_t st;
 
-    if ((st = check_slow(ep, rank, seg, off, n, buf, fn)) != WEFT_OK ||
-        (st = resolve_slow(ep, rank, seg, fn)) != WEFT_OK)
+    if ((st = check_slow(ep, rank, seg, off, n, buf, fn)) != WEFT_OK)
+        return st;
+    /* the entries of a failed rank are emptied (ep layer), so every
+     * operation to it comes here */
+    if (WEFT__UNLIKELY(weft__peer_failed(ep->ctx, rank)))
+        return weft__error(WEFT_ERR_PEER_FAILED, fn, "rank %d has failed", rank);
+    if ((st = resolve_slow(ep, rank, seg, fn)) != WEFT_OK)
         return st;
     target_of(&ep->tgts[seg->id][rank], off, t);
     if (t->local == NULL)
@@ -299,12 +305,13 @@ weft_status_t weft_put(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const
         atomic_thread_fence(memory_order_release);
         return WEFT_OK;
     }
-    st = weft__ep_wait_req(ep, ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nb), __func__,
-                           "ucp_put_nbx");
+    st = weft__ep_wait_req(ep, ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nb), rank,
+                           __func__, "ucp_put_nbx");
     if (st != WEFT_OK)
         return st;
     /* Local completion only frees src; visibility needs a flush to rank. */
-    return weft__ep_wait_req(ep, ucp_ep_flush_nbx(t.ep, &ep->prm_nb), __func__, "ucp_ep_flush_nbx");
+    return weft__ep_wait_req(ep, ucp_ep_flush_nbx(t.ep, &ep->prm_nb), rank, __func__,
+                             "ucp_ep_flush_nbx");
 }
 
 weft_status_t weft_get(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off, size_t n)
@@ -320,8 +327,8 @@ weft_status_t weft_get(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t
         WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
         return WEFT_OK;
     }
-    return weft__ep_wait_req(ep, ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nb), __func__,
-                             "ucp_get_nbx");
+    return weft__ep_wait_req(ep, ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nb), rank,
+                             __func__, "ucp_get_nbx");
 }
 
 /* Atomics: 8-byte words at 8-aligned offsets. */
@@ -368,7 +375,7 @@ static weft_status_t atomic_blocking(weft_ep_t ep, int rank, weft_seg_t seg, siz
     p.datatype = ucp_dt_make_contig(sizeof(uint64_t));
     p.reply_buffer = reply;
     return weft__ep_wait_req(ep, ucp_atomic_op_nbx(t.ep, op, &operand, 1, t.addr, t.rkey, &p),
-                             fn, "ucp_atomic_op_nbx");
+                             rank, fn, "ucp_atomic_op_nbx");
 }
 
 weft_status_t weft_atomic_fetch_add(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
@@ -462,7 +469,8 @@ weft_status_t weft_signal_wait_until(weft_ep_t ep, weft_seg_t seg, size_t off, u
     weft_status_t st;
     _Atomic uint64_t *word;
     uint64_t v;
-    unsigned spins = 0;
+    weft__waiter_t w;
+    unsigned gen;
 
     if ((st = weft__ep_check(ep, __func__)) != WEFT_OK ||
         (st = weft__seg_check(ep, seg, __func__)) != WEFT_OK)
@@ -477,9 +485,17 @@ weft_status_t weft_signal_wait_until(weft_ep_t ep, weft_seg_t seg, size_t off, u
     word = (_Atomic uint64_t *)((char *)seg->base + off);
     /* Acquire pairs with the writer's fence: data read after this is the
      * data written before the signal. */
-    while ((v = atomic_load_explicit(word, memory_order_acquire)) < value)
-        if (weft__ep_progress(ep) == 0)
-            weft__spin_pause(&spins);
+    weft__wait_init(&w, ep->ctx);
+    gen = weft__fail_gen(ep->ctx);
+    while ((v = atomic_load_explicit(word, memory_order_acquire)) < value) {
+        if ((st = weft__wait_step(&w, weft__ep_progress(ep), __func__)) != WEFT_OK)
+            return st;
+        /* the signal may be owed by a rank that has just died */
+        if (WEFT__UNLIKELY(weft__fail_gen(ep->ctx) != gen))
+            return weft__error(WEFT_ERR_PEER_FAILED, __func__,
+                               "a rank failed while waiting for %" PRIu64 " (word is %" PRIu64 ")",
+                               value, v);
+    }
     if (seen)
         *seen = v;
     return WEFT_OK;
@@ -530,8 +546,10 @@ weft_status_t weft_wait(weft_event_t *ev)
     r = *ev;
     if (WEFT__UNLIKELY(r->ep->check) && (st = weft__ep_check_caller(r->ep, __func__)) != WEFT_OK)
         return st;
-    st = weft__ep_wait_req(r->ep, r, __func__, "operation failed");
-    *ev = WEFT_EVENT_NULL;
+    st = weft__ep_wait_req(r->ep, r, WEFT__ANY_RANK, __func__, "operation failed");
+    /* after WEFT_TIMEOUT_MS the operation is still outstanding */
+    if (st != WEFT_ERR_TIMEOUT)
+        *ev = WEFT_EVENT_NULL;
     return st;
 }
 

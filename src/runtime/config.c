@@ -104,6 +104,10 @@ weft_status_t weft_config_init(weft_config_t *cfg)
     if ((v = getenv("WEFT_CHECK")) != NULL &&
         (st = weft__parse_bool("WEFT_CHECK", v, &c.check)) != WEFT_OK)
         return st;
+    /* 0 (no limit) up to a day */
+    if ((v = getenv("WEFT_TIMEOUT_MS")) != NULL &&
+        (st = weft__parse_uint("WEFT_TIMEOUT_MS", v, 0, 86400000ul, &c.timeout_ms)) != WEFT_OK)
+        return st;
 
     *cfg = c;
     return WEFT_OK;

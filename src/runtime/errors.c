@@ -57,7 +57,11 @@ weft_status_t weft__ucs_error(ucs_status_t s, const char *fn, const char *what)
     case UCS_ERR_NO_RESOURCE:    st = WEFT_ERR_NO_MEMORY; break;
     case UCS_ERR_ENDPOINT_TIMEOUT:
     case UCS_ERR_CONNECTION_RESET:
-    case UCS_ERR_UNREACHABLE:    st = WEFT_ERR_PEER_FAILED; break;
+    case UCS_ERR_UNREACHABLE:
+    /* weft cancels operations only by closing the connections of a failed
+     * rank, and a closed connection is not used again */
+    case UCS_ERR_CANCELED:
+    case UCS_ERR_NOT_CONNECTED:  st = WEFT_ERR_PEER_FAILED; break;
     case UCS_ERR_TIMED_OUT:      st = WEFT_ERR_TIMEOUT; break;
     case UCS_ERR_UNSUPPORTED:    st = WEFT_ERR_UNSUPPORTED; break;
     default:                     st = WEFT_ERR_TRANSPORT; break;

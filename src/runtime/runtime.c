@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,27 +53,36 @@ void weft__ctx_progress_home(weft_ctx_t ctx)
     }
 }
 
-void weft__spin_pause(unsigned *spins)
+weft_status_t weft__collective_check(weft_ctx_t ctx, const char *fn)
 {
-    /* Ranks may outnumber cores (tests oversubscribe): after a short spin,
-     * give the core to whoever we are waiting for. */
-    if (++*spins >= 64) {
-        *spins = 0;
-        sched_yield();
-    }
+    if (WEFT__UNLIKELY(weft__fail_gen(ctx) != 0))
+        return weft__error(WEFT_ERR_PEER_FAILED, fn,
+                           "a rank of the context has failed: no collective can complete");
+    return WEFT_OK;
 }
 
 weft_status_t weft__mpi_wait(weft_ctx_t ctx, MPI_Request *req, const char *fn)
 {
     int done = 0;
-    unsigned spins = 0;
+    weft__waiter_t w;
+    weft_status_t st;
 
+    weft__wait_init(&w, ctx);
     while (!done) {
+        /* A collective cannot complete without every rank: once one is
+         * known dead, give up (MPI cannot cancel the request; weft_finalize
+         * then leaves MPI alone). */
+        if (!ctx->last_barrier && (st = weft__collective_check(ctx, fn)) != WEFT_OK) {
+            ctx->mpi_abandoned = 1;
+            return st;
+        }
         if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
             return weft__error(WEFT_ERR_MPI, fn, "MPI_Test failed");
         weft__ctx_progress_home(ctx);
-        if (!done)
-            weft__spin_pause(&spins);
+        if (!done && (st = weft__wait_step(&w, 0, fn)) != WEFT_OK) {
+            ctx->mpi_abandoned = 1;
+            return st;
+        }
     }
     return WEFT_OK;
 }
@@ -85,6 +93,8 @@ weft_status_t weft__agree(weft_ctx_t ctx, weft_status_t st)
     MPI_Request req;
     weft_status_t err;
 
+    if ((err = weft__collective_check(ctx, __func__)) != WEFT_OK)
+        return err;
     if (MPI_Iallreduce(&local, &global, 1, MPI_INT, MPI_MIN, ctx->comm, &req) != MPI_SUCCESS)
         return weft__error(WEFT_ERR_MPI, __func__, "MPI_Iallreduce failed");
     if ((err = weft__mpi_wait(ctx, &req, __func__)) != WEFT_OK)
@@ -173,6 +183,8 @@ static weft_status_t init_mpi(weft_ctx_t ctx)
     parent = ctx->cfg.mpi_comm ? *(MPI_Comm *)ctx->cfg.mpi_comm : MPI_COMM_WORLD;
     if (MPI_Comm_dup(parent, &ctx->comm) != MPI_SUCCESS)
         return weft__error(WEFT_ERR_MPI, "weft_init", "MPI_Comm_dup failed");
+    /* A dead peer must give weft an error to handle, not abort the rank. */
+    MPI_Comm_set_errhandler(ctx->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(ctx->comm, &ctx->rank);
     MPI_Comm_size(ctx->comm, &ctx->nranks);
     return WEFT_OK;
@@ -312,6 +324,8 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *out)
     st = weft__agree(ctx, exchange_addresses(ctx));
     if (st != WEFT_OK)
         goto err_release_ucx;
+    if ((st = weft__agree(ctx, weft__peer_init(ctx))) != WEFT_OK)
+        goto err_release_ucx;
     if ((st = weft__agree(ctx, weft__profile_start())) != WEFT_OK)
         goto err_release_ucx;
     if (ctx->cfg.progress_thread &&
@@ -327,6 +341,7 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *out)
 err_stop_thread:
     stop_progress_thread(ctx);
 err_release_ucx:
+    weft__peer_release(ctx);
     free(ctx->addrs);
     free(ctx->addr_off);
     release_ucx(ctx);
@@ -344,7 +359,8 @@ weft_status_t weft_barrier(weft_ctx_t ctx)
     MPI_Request req;
     weft_status_t st;
 
-    if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
+    if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK ||
+        (st = weft__collective_check(ctx, __func__)) != WEFT_OK)
         return st;
     if (MPI_Ibarrier(ctx->comm, &req) != MPI_SUCCESS)
         return weft__error(WEFT_ERR_MPI, __func__, "MPI_Ibarrier failed");
@@ -354,16 +370,30 @@ weft_status_t weft_barrier(weft_ctx_t ctx)
 weft_status_t weft_finalize(weft_ctx_t ctx)
 {
     weft_status_t st, first = WEFT_OK;
+    int failed;
 
     if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
         return st;
     /* Complete our operations, then wait until every rank has done the
-     * same: after that nobody touches our memory and it can go. */
+     * same: after that nobody touches our memory and it can go.  With a
+     * rank dead the barrier cannot complete and is skipped (weft__mpi_wait
+     * gives up): survivors release their memory while live peers may still
+     * access it, as the header says. */
     for (int layer = WEFT__NUM_LAYERS - 1; layer >= 0; layer--)
         if (ctx->quiesce[layer] && (st = ctx->quiesce[layer](ctx)) != WEFT_OK && first == WEFT_OK)
             first = st;
-    if ((st = weft_barrier(ctx)) != WEFT_OK && first == WEFT_OK)
-        first = st;
+    failed = weft__fail_gen(ctx) != 0;
+    if (failed) {
+        first = weft__error(WEFT_ERR_PEER_FAILED, __func__,
+                            "a rank of the context has failed; finalised without it");
+    } else {
+        /* A rank that leaves this barrier first goes on to exit, and its
+         * death then is no failure: only WEFT_TIMEOUT_MS ends this wait. */
+        ctx->last_barrier = 1;
+        if ((st = weft_barrier(ctx)) != WEFT_OK && first == WEFT_OK)
+            first = st;
+        failed = st == WEFT_ERR_PEER_FAILED;
+    }
     for (int layer = WEFT__NUM_LAYERS - 1; layer >= 0; layer--)
         if (ctx->teardown[layer])
             ctx->teardown[layer](ctx);
@@ -371,11 +401,18 @@ weft_status_t weft_finalize(weft_ctx_t ctx)
     if ((st = weft__profile_finish(ctx->rank)) != WEFT_OK && first == WEFT_OK)
         first = st;
     release_ucx(ctx);
+    weft__peer_release(ctx);
     free(ctx->addrs);
     free(ctx->addr_off);
-    MPI_Comm_free(&ctx->comm);
-    if (ctx->owns_mpi)
-        MPI_Finalize();
+    /* A collective left pending would be progressed by MPI_Comm_free or
+     * MPI_Finalize and never complete, and Open MPI's MPI_Finalize waits
+     * for every rank: after a failure MPI is left as it is (the header
+     * says so). */
+    if (!ctx->mpi_abandoned && !failed) {
+        MPI_Comm_free(&ctx->comm);
+        if (ctx->owns_mpi)
+            MPI_Finalize();
+    }
     ctx->state = WEFT__DEAD;
 
     pthread_mutex_lock(&shells_lock);

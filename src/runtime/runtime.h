@@ -35,6 +35,15 @@ typedef struct weft__req {
     struct weft__ep *ep;        /* whose worker completes it */
 } weft__req_t;
 
+/* What the context knows of one rank's liveness.  The address of an entry
+ * is the argument of UCX's error callback on every connection to it. */
+struct weft__peer {
+    weft_ctx_t ctx;
+    int        rank;
+    int        pidfd;   /* a rank of this host: readable once it exits; else -1 */
+    int        failed;  /* atomic: 1 once the rank is known dead */
+};
+
 struct weft__ctx {
     uint32_t        state;          /* WEFT__ALIVE until weft_finalize */
     weft_config_t   cfg;
@@ -57,7 +66,22 @@ struct weft__ctx {
     weft__quiesce_fn  quiesce[WEFT__NUM_LAYERS];
     weft__teardown_fn teardown[WEFT__NUM_LAYERS];
     struct weft__ctx *next_shell;   /* list of finalised contexts */
+    /* peer failure */
+    struct weft__peer *peer;        /* [nranks] */
+    unsigned        fail_gen;       /* atomic: ranks known failed, bumped by each */
+    uint64_t        next_scan_ns;   /* atomic: when waits next look at the pidfds */
+    int             mpi_abandoned;  /* an MPI collective was left unfinished */
+    int             last_barrier;   /* weft_finalize's barrier: ranks that finish
+                                     * it first exit, which is not a failure */
 };
+
+/* State of one wait loop: the deadline of WEFT_TIMEOUT_MS and the pause
+ * between polls. */
+typedef struct {
+    weft_ctx_t ctx;
+    unsigned   spins;
+    uint64_t   deadline_ns;   /* 0: none */
+} weft__waiter_t;
 
 /* Record the calling thread's last error ("fn: message") and return st. */
 weft_status_t weft__error(weft_status_t st, const char *fn, const char *fmt, ...)
@@ -75,9 +99,39 @@ static inline MPI_Comm weft__ctx_comm(weft_ctx_t ctx) { return ctx->comm; }
 void *weft__ctx_layer(weft_ctx_t ctx, int layer, size_t size, weft__quiesce_fn quiesce,
                       weft__teardown_fn teardown, const char *fn);
 
-/* Call in every wait loop: yields the core after a short spin, since ranks
- * may outnumber cores. */
-void weft__spin_pause(unsigned *spins);
+/* Every wait loop: weft__wait_init before it, weft__wait_step after each
+ * progress call (progressed: what the call did).  The step yields the core
+ * after a short idle spin, since ranks may outnumber cores, and every 64
+ * steps looks for dead ranks of this host (at most once a millisecond per
+ * context) and returns WEFT_ERR_TIMEOUT, recorded for fn, once
+ * WEFT_TIMEOUT_MS has passed. */
+void weft__wait_init(weft__waiter_t *w, weft_ctx_t ctx);
+weft_status_t weft__wait_step(weft__waiter_t *w, unsigned progressed, const char *fn);
+
+/* Liveness: whether rank is known failed; mark it failed (idempotent; fn
+ * and why go into the message of the caller's error); how many failures
+ * the context has learnt (changes when another is learnt). */
+static inline int weft__peer_failed(weft_ctx_t ctx, int rank)
+{
+    return __atomic_load_n(&ctx->peer[rank].failed, __ATOMIC_ACQUIRE);
+}
+void weft__peer_fail(weft_ctx_t ctx, int rank);
+/* Look at the pidfds of the ranks of this host, at most once a ms. */
+void weft__peer_poll(weft_ctx_t ctx);
+static inline unsigned weft__fail_gen(weft_ctx_t ctx)
+{
+    return __atomic_load_n(&ctx->fail_gen, __ATOMIC_ACQUIRE);
+}
+
+/* Fill the error-handling fields of the parameters of a connection to
+ * rank: UCX's peer error mode, with a callback that marks rank failed. */
+void weft__peer_ep_params(weft_ctx_t ctx, int rank, ucp_ep_params_t *p);
+
+/* The peer table at weft_init (collective: exchanges process ids) and
+ * its release at weft_finalize. */
+weft_status_t weft__peer_init(weft_ctx_t ctx);
+void weft__peer_release(weft_ctx_t ctx);
+
 
 /* The parameters of the context's UCX context (features, request size),
  * for other UCX contexts that must behave alike (endpoint pools). */
@@ -86,6 +140,10 @@ void weft__ucx_params(weft_ctx_t ctx, ucp_params_t *params);
 /* Progress the home worker if no progress thread serves it and no other
  * thread is progressing it now. */
 void weft__ctx_progress_home(weft_ctx_t ctx);
+
+/* WEFT_ERR_PEER_FAILED, recorded for fn, once a rank of the context is
+ * known failed: a collective cannot complete then, so none is started. */
+weft_status_t weft__collective_check(weft_ctx_t ctx, const char *fn);
 
 /* Wait for a non-blocking MPI operation while serving incoming operations.
  * Every MPI wait inside a weft call that peers may reach while they still

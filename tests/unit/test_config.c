@@ -135,6 +135,30 @@ static void test_config_check(void)
     unsetenv("WEFT_CHECK");
 }
 
+/* WEFT_TIMEOUT_MS: 0 (no limit) by default, milliseconds up to a day, a
+ * bad value names the variable and leaves cfg alone. */
+static void test_config_timeout(void)
+{
+    weft_config_t cfg;
+
+    unsetenv("WEFT_TIMEOUT_MS");
+    EXPECT(weft_config_init(&cfg) == WEFT_OK && cfg.timeout_ms == 0);
+    setenv("WEFT_TIMEOUT_MS", "2500", 1);
+    EXPECT(weft_config_init(&cfg) == WEFT_OK && cfg.timeout_ms == 2500);
+    setenv("WEFT_TIMEOUT_MS", "86400000", 1);
+    EXPECT(weft_config_init(&cfg) == WEFT_OK && cfg.timeout_ms == 86400000);
+    cfg.timeout_ms = 7;
+    setenv("WEFT_TIMEOUT_MS", "86400001", 1);
+    EXPECT(weft_config_init(&cfg) == WEFT_ERR_CONFIG && cfg.timeout_ms == 7);
+    EXPECT(strstr(weft_last_error(), "WEFT_TIMEOUT_MS") != NULL);
+    setenv("WEFT_TIMEOUT_MS", "-1", 1);
+    EXPECT(weft_config_init(&cfg) == WEFT_ERR_CONFIG);
+    setenv("WEFT_TIMEOUT_MS", "5s", 1);
+    EXPECT(weft_config_init(&cfg) == WEFT_ERR_CONFIG);
+    EXPECT(strstr(weft_last_error(), "5s") != NULL);
+    unsetenv("WEFT_TIMEOUT_MS");
+}
+
 int main(void)
 {
     test_parse_bool();
@@ -143,6 +167,8 @@ int main(void)
     test_config_env();
     test_config_shm();
     test_config_check();
+
+    test_config_timeout();
     if (failures == 0)
         printf("config parsers: all checks passed\n");
     return failures != 0;

@@ -1,0 +1,204 @@
+/* Peer failure: which ranks are known dead, how weft learns it (UCX's peer
+ * error callback; the pidfd of every rank of this host), and the wait
+ * loops' deadline of WEFT_TIMEOUT_MS. */
+#define _GNU_SOURCE
+#include "runtime.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SCAN_INTERVAL_NS 1000000ull   /* pidfds are polled at most once a ms */
+#define STEP_CHECK_MASK  63u          /* clocks are read every 64 steps */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void weft__peer_fail(weft_ctx_t ctx, int rank)
+{
+    int no = 0;
+
+    if (__atomic_compare_exchange_n(&ctx->peer[rank].failed, &no, 1, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        __atomic_add_fetch(&ctx->fail_gen, 1, __ATOMIC_ACQ_REL);
+}
+
+/* UCX calls it, inside a progress call, when a connection to the rank
+ * fails; the connection is closed by its endpoint's owner (ep layer). */
+static void ucx_peer_error(void *arg, ucp_ep_h uep, ucs_status_t status)
+{
+    struct weft__peer *p = arg;
+
+    (void)uep;
+    (void)status;
+    weft__peer_fail(p->ctx, p->rank);
+}
+
+void weft__peer_ep_params(weft_ctx_t ctx, int rank, ucp_ep_params_t *p)
+{
+    p->field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    p->err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    p->err_handler.cb = ucx_peer_error;
+    p->err_handler.arg = &ctx->peer[rank];
+}
+
+/* Poll the pidfds of the live ranks of this host: a pidfd is readable once
+ * its process has exited. */
+static void scan_pidfds(weft_ctx_t ctx)
+{
+    struct pollfd fds[64];
+    int rank[64], n = 0;
+
+    if (ctx->peer == NULL)   /* weft_init has not made the table yet */
+        return;
+
+    for (int r = 0; r <= ctx->nranks; r++) {
+        if (r < ctx->nranks && ctx->peer[r].pidfd >= 0 && !weft__peer_failed(ctx, r)) {
+            fds[n].fd = ctx->peer[r].pidfd;
+            fds[n].events = POLLIN;
+            fds[n].revents = 0;
+            rank[n++] = r;
+        }
+        if (n == 64 || (r == ctx->nranks && n > 0)) {
+            if (poll(fds, (nfds_t)n, 0) > 0)
+                for (int i = 0; i < n; i++)
+                    if (fds[i].revents & (POLLIN | POLLHUP | POLLERR))
+                        weft__peer_fail(ctx, rank[i]);
+            n = 0;
+        }
+    }
+}
+
+static void poll_at(weft_ctx_t ctx, uint64_t now)
+{
+    uint64_t next = __atomic_load_n(&ctx->next_scan_ns, __ATOMIC_RELAXED);
+
+    if (now >= next && __atomic_compare_exchange_n(&ctx->next_scan_ns, &next,
+                                                   now + SCAN_INTERVAL_NS, 0, __ATOMIC_RELAXED,
+                                                   __ATOMIC_RELAXED))
+        scan_pidfds(ctx);
+}
+
+void weft__peer_poll(weft_ctx_t ctx)
+{
+    poll_at(ctx, now_ns());
+}
+
+void weft__wait_init(weft__waiter_t *w, weft_ctx_t ctx)
+{
+    w->ctx = ctx;
+    w->spins = 0;
+    w->deadline_ns = ctx->cfg.timeout_ms ? now_ns() + ctx->cfg.timeout_ms * 1000000ull : 0;
+}
+
+weft_status_t weft__wait_step(weft__waiter_t *w, unsigned progressed, const char *fn)
+{
+    weft_ctx_t ctx = w->ctx;
+    uint64_t now;
+
+    if ((++w->spins & STEP_CHECK_MASK) != 0)
+        return WEFT_OK;
+    /* Ranks may outnumber cores (tests oversubscribe): after a short idle
+     * spin, give the core to whoever we are waiting for. */
+    if (progressed == 0)
+        sched_yield();
+    now = now_ns();
+    poll_at(ctx, now);
+    if (w->deadline_ns != 0 && now >= w->deadline_ns)
+        return weft__error(WEFT_ERR_TIMEOUT, fn, "no completion within WEFT_TIMEOUT_MS=%lu ms",
+                           ctx->cfg.timeout_ms);
+    return WEFT_OK;
+}
+
+/* Which host and process-id namespace this process lives in: pids are
+ * comparable only between processes with the same key. */
+static uint64_t host_key(void)
+{
+    char boot[64] = "";
+    struct stat ns;
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a */
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+    if (f != NULL) {
+        if (fgets(boot, sizeof(boot), f) == NULL)
+            boot[0] = '\0';
+        fclose(f);
+    }
+    if (boot[0] == '\0' || stat("/proc/self/ns/pid", &ns) != 0)
+        return 0;
+    for (const char *c = boot; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    h = (h ^ (uint64_t)ns.st_ino) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+weft_status_t weft__peer_init(weft_ctx_t ctx)
+{
+    struct { uint64_t key; int64_t pid; } mine, *all;
+    weft_status_t st = WEFT_OK;
+
+    ctx->peer = calloc((size_t)ctx->nranks, sizeof(*ctx->peer));
+    all = malloc(sizeof(*all) * (size_t)ctx->nranks);
+    if (ctx->peer == NULL || all == NULL) {
+        free(all);
+        return weft__error(WEFT_ERR_NO_MEMORY, "weft_init", "peer table");
+    }
+    for (int r = 0; r < ctx->nranks; r++) {
+        ctx->peer[r].ctx = ctx;
+        ctx->peer[r].rank = r;
+        ctx->peer[r].pidfd = -1;
+    }
+    mine.key = host_key();
+    mine.pid = (int64_t)getpid();
+    if (MPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, all, (int)sizeof(mine), MPI_BYTE,
+                      ctx->comm) != MPI_SUCCESS) {
+        st = weft__error(WEFT_ERR_MPI, "weft_init", "MPI_Allgather of process ids failed");
+        goto out;
+    }
+    /* Without pidfds (kernels before 5.3) ranks of this host are watched by
+     * UCX alone. */
+    for (int r = 0; r < ctx->nranks; r++)
+        if (r != ctx->rank && mine.key != 0 && all[r].key == mine.key)
+            ctx->peer[r].pidfd = (int)syscall(SYS_pidfd_open, (pid_t)all[r].pid, 0);
+out:
+    free(all);
+    return st;
+}
+
+void weft__peer_release(weft_ctx_t ctx)
+{
+    for (int r = 0; ctx->peer && r < ctx->nranks; r++)
+        if (ctx->peer[r].pidfd >= 0)
+            close(ctx->peer[r].pidfd);
+    free(ctx->peer);
+    ctx->peer = NULL;
+}
+
+weft_status_t weft_rank_failed(weft_ctx_t ctx, int rank, int *failed)
+{
+    weft_status_t st = weft__ctx_check(ctx, __func__);
+
+    if (st != WEFT_OK)
+        return st;
+    if (failed == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "failed is NULL");
+    if (rank < 0 || rank >= ctx->nranks)
+        return weft__error(WEFT_ERR_RANK, __func__, "rank %d is outside [0, %d)", rank,
+                           ctx->nranks);
+    if (!weft__peer_failed(ctx, rank) && ctx->peer[rank].pidfd >= 0)
+        scan_pidfds(ctx);
+    *failed = weft__peer_failed(ctx, rank);
+    return WEFT_OK;
+}
