@@ -199,7 +199,7 @@ static weft_status_t create_workers(struct weft__ep_pool *p)
         p->ucps = calloc((size_t)p->nthreads, sizeof(*p->ucps));
         if (p->ucps == NULL)
             return weft__error(WEFT_ERR_NO_MEMORY, fn, "context table");
-        if ((s = ucp_config_read(NULL, NULL, &config)) != UCS_OK)
+        if ((s = weft__ucx_config_read(&config)) != UCS_OK)
             return weft__ucs_error(s, fn, "ucp_config_read");
         weft__ucx_params(p->ctx, &up);
         for (; p->nucps < (unsigned)p->nthreads; p->nucps++)

@@ -46,6 +46,17 @@ static void ucx_peer_error(void *arg, ucp_ep_h uep, ucs_status_t status)
     weft__peer_fail(p->ctx, p->rank);
 }
 
+ucs_status_t weft__ucx_config_read(ucp_config_t **config)
+{
+    ucs_status_t s = ucp_config_read(NULL, NULL, config);
+
+    if (s == UCS_OK && getenv("UCX_MM_ERROR_HANDLING") == NULL &&
+        getenv("UCX_POSIX_ERROR_HANDLING") == NULL && getenv("UCX_SYSV_ERROR_HANDLING") == NULL &&
+        (s = ucp_config_modify(*config, "MM_ERROR_HANDLING", "y")) != UCS_OK)
+        ucp_config_release(*config);
+    return s;
+}
+
 void weft__peer_ep_params(weft_ctx_t ctx, int rank, ucp_ep_params_t *p)
 {
     p->field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;

@@ -210,7 +210,7 @@ static weft_status_t init_ucx(weft_ctx_t ctx)
     ucp_worker_params_t wparams;
     ucs_status_t s;
 
-    s = ucp_config_read(NULL, NULL, &config);
+    s = weft__ucx_config_read(&config);
     if (s != UCS_OK)
         return weft__ucs_error(s, "weft_init", "ucp_config_read");
     weft__ucx_params(ctx, &params);

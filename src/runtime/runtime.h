@@ -137,6 +137,13 @@ void weft__peer_release(weft_ctx_t ctx);
  * for other UCX contexts that must behave alike (endpoint pools). */
 void weft__ucx_params(weft_ctx_t ctx, ucp_params_t *params);
 
+/* UCX's configuration as every weft context reads it: the environment,
+ * plus error-handling support on UCX's shared-memory transports (posix,
+ * sysv) unless UCX_MM/POSIX/SYSV_ERROR_HANDLING is set.  Without it UCX
+ * 1.13 refuses those transports to connections in peer error mode, and
+ * ranks of one node talk over TCP loopback (about 150x slower puts). */
+ucs_status_t weft__ucx_config_read(ucp_config_t **config);
+
 /* Progress the home worker if no progress thread serves it and no other
  * thread is progressing it now. */
 void weft__ctx_progress_home(weft_ctx_t ctx);
