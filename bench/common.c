@@ -41,6 +41,23 @@ int bench_arg_positive(int argc, char **argv, int *i, long *dst)
     return *end != '\0' || *dst <= 0 ? -1 : 0;
 }
 
+int bench_parse_positive_list(const char *text, long *out, int max)
+{
+    int k = 0;
+    const char *s = text;
+
+    while (*s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+
+        if (end == s || v < 1 || k == max || (*end && *end != ','))
+            return -1;
+        out[k++] = v;
+        s = *end ? end + 1 : end;
+    }
+    return k;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -21,6 +21,11 @@ int bench_need_two(const char *name, int args_ok, int rank, int nranks, void (*u
  * or not such an integer. */
 int bench_arg_positive(int argc, char **argv, int *i, long *dst);
 
+/* A comma-separated list of positive integers ("2,4,8") into out[0..max):
+ * how many, or -1 for anything else (empty item, 0, trailing text, more
+ * than max). */
+int bench_parse_positive_list(const char *text, long *out, int max);
+
 /* The median of v[0..n), n >= 1; sorts v. */
 double bench_median(double *v, int n);
 

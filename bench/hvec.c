@@ -68,21 +68,6 @@ static int rank, nranks;
 static float init_at(int r, long i) { return (float)((r * 7 + i * 3) % 11) / 11.0f; }
 static float lvec_at(int r, long i) { return 1.0f + (float)((r * 3 + i) % 5) * 0.25f; }
 
-static int parse_longs(const char *text, long *out, int max)
-{
-    int         k = 0;
-    const char *s = text;
-    while (*s) {
-        char *end;
-        long  v = strtol(s, &end, 10);
-        if (end == s || v < 1 || k == max || (*end && *end != ','))
-            return -1;
-        out[k++] = v;
-        s = *end ? end + 1 : end;
-    }
-    return k;
-}
-
 /* "3,4,2,3,8/6,2,2,3,8": configurations separated by '/'. */
 static int parse_confs(const char *text, struct opts *o)
 {
@@ -92,7 +77,7 @@ static int parse_confs(const char *text, struct opts *o)
     snprintf(buf, sizeof(buf), "%s", text);
     o->nconfs = 0;
     for (char *t = strtok_r(buf, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
-        int k = parse_longs(t, v, MAX_LEVELS);
+        int k = bench_parse_positive_list(t, v, MAX_LEVELS);
         if (k < 1 || o->nconfs == MAX_CONFS)
             return 0;
         for (int i = 0; i < k; i++)
@@ -105,7 +90,7 @@ static int parse_confs(const char *text, struct opts *o)
 static int parse(int argc, char **argv, struct opts *o)
 {
     *o = (struct opts){.topo = 1, .iters = 10};
-    o->nsizes = parse_longs("1,16,256,4096", o->sizes, MAX_SIZES);
+    o->nsizes = bench_parse_positive_list("1,16,256,4096", o->sizes, MAX_SIZES);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--no-topo")) {
@@ -117,7 +102,7 @@ static int parse(int argc, char **argv, struct opts *o)
         if (!strcmp(a, "--json"))
             o->json = argv[++i];
         else if (!strcmp(a, "--sizes")) {
-            if ((o->nsizes = parse_longs(argv[++i], o->sizes, MAX_SIZES)) < 1)
+            if ((o->nsizes = bench_parse_positive_list(argv[++i], o->sizes, MAX_SIZES)) < 1)
                 return 0;
         } else if (!strcmp(a, "--confs")) {
             if (!parse_confs(argv[++i], o))

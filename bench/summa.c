@@ -106,21 +106,6 @@ static int owner(long k, long parts)
 static double a_at(long i, long j) { return (double)((i * 7 + j * 13) % 17 - 8) / 8.0; }
 static double b_at(long i, long j) { return (double)((i * 11 + j * 5) % 19 - 9) / 9.0; }
 
-static int parse_list(const char *text, long *out, int max)
-{
-    int         k = 0;
-    const char *s = text;
-    while (*s) {
-        char *end;
-        long  v = strtol(s, &end, 10);
-        if (end == s || v < 1 || k == max || (*end && *end != ','))
-            return -1;
-        out[k++] = v;
-        s = *end ? end + 1 : end;
-    }
-    return k;
-}
-
 static int parse_variants(const char *text, struct opts *o)
 {
     char buf[64], *save = NULL;
@@ -160,7 +145,7 @@ static int parse(int argc, char **argv, struct opts *o)
             if (!parse_variants(argv[++i], o))
                 return 0;
         } else if (!strcmp(a, "--groups")) {
-            if ((o->ngroups = parse_list(argv[++i], o->groups, MAX_CONFIGS - 2)) < 1)
+            if ((o->ngroups = bench_parse_positive_list(argv[++i], o->groups, MAX_CONFIGS - 2)) < 1)
                 return 0;
         } else if (!strcmp(a, "--flop-rate")) {
             char *end;
