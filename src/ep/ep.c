@@ -163,6 +163,26 @@ void weft__ep_backpressure(weft_ep_t ep)
     WEFT_PROF_BUSY_END(busy);
 }
 
+/* Wait for a flush of the worker; one still outstanding after
+ * WEFT_TIMEOUT_MS is left to UCX, which releases it when it completes. */
+static weft_status_t wait_flush(weft_ep_t ep, ucs_status_ptr_t req, const char *fn)
+{
+    weft_status_t st = weft__ep_wait_req(ep, req, WEFT__ANY_RANK, fn, "ucp_worker_flush_nbx");
+
+    if (st == WEFT_ERR_TIMEOUT)
+        ucp_request_free(req);
+    return st;
+}
+
+/* Wait for the flush of the previous window, if one is outstanding. */
+static weft_status_t wait_window(weft_ep_t ep, const char *fn)
+{
+    ucs_status_ptr_t w = ep->window_req;
+
+    ep->window_req = NULL;
+    return wait_flush(ep, w, fn);
+}
+
 weft_status_t weft__ep_window(weft_ep_t ep, const char *fn)
 {
     ucp_request_param_t p = {.op_attr_mask = 0};
@@ -170,15 +190,8 @@ weft_status_t weft__ep_window(weft_ep_t ep, const char *fn)
     weft_status_t st;
 
     ep->window_ops = 0;
-    if (ep->window_req != NULL) {
-        sp = ep->window_req;
-        ep->window_req = NULL;
-        st = weft__ep_wait_req(ep, sp, WEFT__ANY_RANK, fn, "ucp_worker_flush_nbx");
-        if (st == WEFT_ERR_TIMEOUT)
-            ucp_request_free(sp);   /* UCX releases it when it completes */
-        if (st != WEFT_OK)
-            return st;
-    }
+    if ((st = wait_window(ep, fn)) != WEFT_OK)
+        return st;
     sp = ucp_worker_flush_nbx(ep->worker, &p);
     if (UCS_PTR_IS_ERR(sp))
         return weft__ucs_error(UCS_PTR_STATUS(sp), fn, "ucp_worker_flush_nbx");
@@ -192,25 +205,13 @@ weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn)
     weft_status_t st, err;
 
     weft__ep_sync_failed(ep);
-
     /* On a worker shared by threads this also waits for the others'
      * operations: the price of sharing. */
-    ucs_status_ptr_t req = ucp_worker_flush_nbx(ep->worker, &p);
-
-    st = weft__ep_wait_req(ep, req, WEFT__ANY_RANK, fn, "ucp_worker_flush_nbx");
-    if (st == WEFT_ERR_TIMEOUT) {
-        /* still outstanding: UCX releases it when it completes */
-        ucp_request_free(req);
+    if ((st = wait_flush(ep, ucp_worker_flush_nbx(ep->worker, &p), fn)) == WEFT_ERR_TIMEOUT)
         return st;
-    }
     /* the window's flush is then complete too */
-    if (ep->window_req != NULL) {
-        ucs_status_ptr_t w = ep->window_req;
-
-        ep->window_req = NULL;
-        err = weft__ep_wait_req(ep, w, WEFT__ANY_RANK, fn, "ucp_worker_flush_nbx");
-        st = st != WEFT_OK ? st : err;
-    }
+    err = wait_window(ep, fn);
+    st = st != WEFT_OK ? st : err;
     ep->window_ops = 0;
     /* The flush completed every operation; their callbacks have run (on
      * a shared worker, perhaps in another thread). */
