@@ -193,25 +193,24 @@ def platforms(cal: Calibration) -> list[Platform]:
               "per node port (vendor figures)")
     haswell = "pack:2 l3:2 [numa] core:6 pu:1"
     cfg = smpi_config(cal)
-    blade = lambda n, lat, bw: Level("Group0", n, lat / 2, bw)  # noqa: E731
+
+    def numalink_smp(name: str, blades: int, version: int, lat: float, bw: float,
+                     paper_max: dict[str, float]) -> Platform:
+        """An SGI UV of `blades` blades of 2 sockets x 8 cores joined by NUMAlink."""
+        levels = (Level("Group0", blades, lat / 2, bw), qpi, Level("Core", 8, *core))
+        return Platform(name, blades * 16, levels,
+                        f"group:{blades} pack:2 [numa] l3:1 core:8 pu:1", -1,
+                        {"core": src_core, "node": src_node,
+                         "blades": f"NUMAlink {version} between blades: {lat * 1e6:.1f} us, "
+                                   f"{bw / 1e9:.0f} GB/s (vendor figures)"},
+                        paper_max=paper_max, cfg=cfg)
+
     return [
         Platform("NTW10E5", 240, (ib(10), qpi, cod, Level("Core", 6, *core)), haswell, 0,
                  {"core": src_core, "node": src_node, "network": src_ib},
                  paper_max={"bcast": 21, "reduce": 39}, cfg=cfg),
-        Platform("SMP20E7", 160, (blade(10, NUMALINK5_LAT_S, NUMALINK5_BW_BPS), qpi,
-                                  Level("Core", 8, *core)),
-                 "group:10 pack:2 [numa] l3:1 core:8 pu:1", -1,
-                 {"core": src_core, "node": src_node,
-                  "blades": f"NUMAlink 5 between blades: {NUMALINK5_LAT_S * 1e6:.1f} us, "
-                            f"{NUMALINK5_BW_BPS / 1e9:.0f} GB/s (vendor figures)"},
-                 paper_max={"bcast": 11, "reduce": 11}, cfg=cfg),
-        Platform("SMP12E5", 96, (blade(6, NUMALINK6_LAT_S, NUMALINK6_BW_BPS), qpi,
-                                 Level("Core", 8, *core)),
-                 "group:6 pack:2 [numa] l3:1 core:8 pu:1", -1,
-                 {"core": src_core, "node": src_node,
-                  "blades": f"NUMAlink 6 between blades: {NUMALINK6_LAT_S * 1e6:.1f} us, "
-                            f"{NUMALINK6_BW_BPS / 1e9:.0f} GB/s (vendor figures)"},
-                 paper_max={"bcast": 22, "reduce": 8}, cfg=cfg),
+        numalink_smp("SMP20E7", 10, 5, NUMALINK5_LAT_S, NUMALINK5_BW_BPS, {"bcast": 11, "reduce": 11}),
+        numalink_smp("SMP12E5", 6, 6, NUMALINK6_LAT_S, NUMALINK6_BW_BPS, {"bcast": 22, "reduce": 8}),
         Platform("NTW24E5", 576, (ib(24), qpi, cod, Level("Core", 6, *core)), haswell, 0,
                  {"core": src_core, "node": src_node, "network": src_ib,
                   "switches": f"4 leaf switches of 12, 6, 4, 2 nodes (§7.4), each with {SPINE_LINKS} FDR "
