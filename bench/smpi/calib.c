@@ -15,12 +15,22 @@
  *   recv_s      time in MPI_Recv of a message that has already arrived
  *               (smpi/or);
  *   flood_Bps   bytes per second of a stream of MPI_Isend (bandwidth).
+ * Once, at 8 bytes, the CPU cost of entering a collective (the MPI
+ * library's dispatch to its algorithm, charged as computation by the
+ * simulated copy):
+ *   bcast_call_s   time in MPI_Bcast of the root of a stream of 8-byte
+ *                  broadcasts (its one eager send included);
+ *   reduce_call_s  time in MPI_Reduce of the non-root rank of a stream of
+ *                  one-double reductions to rank 0 (its eager send included).
+ * Minus send_s at 8 bytes, they are what a collective call costs beyond its
+ * message.  Neither is a collective's latency: the streams have no barrier,
+ * and no rank waits for another.
  * Each figure is the minimum over --reps repetitions of a batch of
  * messages: on a machine shared with other work, noise only adds time, and
  * the simulated platform describes the machine alone.  The same source builds with smpicc: run on the simulated copy
  * of this machine it shows what the calibrated model gives back.
  *
- * Output: {"benchmark": "smpi-calib", "mpi": "...",
+ * Output: {"benchmark": "smpi-calib", "mpi": "...", "bcast_call_s": t, "reduce_call_s": t,
  *          "points": [{"size": B, "pingpong_s": t, "send_s": t, "isend_s": t,
  *                      "recv_s": t, "flood_Bps": b}, ...]}
  */
@@ -119,6 +129,25 @@ static double send_stream(char *buf, long size, int count, int nonblocking, doub
     return posted;
 }
 
+/* Time per call in a stream of count collectives of 8 bytes, on the rank
+ * that only sends: the root of a broadcast, rank 1 of a reduction to 0. */
+static double collective_stream(char *buf, int count, int reduce)
+{
+    double in = 1.0, out = 0.0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t = MPI_Wtime();
+    for (int i = 0; i < count; i++) {
+        if (reduce)
+            MPI_Reduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        else
+            MPI_Bcast(buf, 8, MPI_BYTE, 0, MPI_COMM_WORLD);
+    }
+    t = (MPI_Wtime() - t) / count;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Bcast(&t, 1, MPI_DOUBLE, reduce ? 1 : 0, MPI_COMM_WORLD);
+    return t;
+}
+
 static double recv_arrived(char *buf, long size, int count)
 {
     MPI_Request req[BATCH];
@@ -146,7 +175,7 @@ int main(int argc, char **argv)
     const char *json = NULL;
     long        sizes[MAX_SIZES];
     int         nsizes = 0, reps = 15, nranks;
-    parse_sizes("8,64,512,4096,16384,65536,262144,1048576,4194304", sizes, &nsizes);
+    parse_sizes("8,64,512,2048,3072,4032,4048,8192,16384,65536,262144,1048576,4194304", sizes, &nsizes);
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -186,7 +215,17 @@ int main(int argc, char **argv)
         if (*c == '"' || *c == '\\' || *c == '\n' || *c == '\t')
             *c = ' ';
     if (out)
-        fprintf(out, "{\"benchmark\": \"smpi-calib\", \"mpi\": \"%.80s\", \"points\": [", version);
+        fprintf(out, "{\"benchmark\": \"smpi-calib\", \"mpi\": \"%.80s\", ", version);
+    double bc[MAX_REPS], rd[MAX_REPS];
+    collective_stream(buf, BATCH, 0);
+    collective_stream(buf, BATCH, 1);
+    for (int r = 0; r < reps; r++) {
+        bc[r] = collective_stream(buf, BATCH, 0);
+        rd[r] = collective_stream(buf, BATCH, 1);
+    }
+    if (out)
+        fprintf(out, "\"bcast_call_s\": %.9g, \"reduce_call_s\": %.9g, \"points\": [", minimum(bc, reps),
+                minimum(rd, reps));
     for (int s = 0; s < nsizes; s++) {
         long   size  = sizes[s];
         int    count = size > (1L << 20) ? 4 : size > (1L << 16) ? 8 : BATCH;

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -31,13 +32,19 @@ from weft import WeftError, bench_coll, bench_hvec, bench_summa, report, results
 
 CALIB = "bench/smpi/weft_smpi_calib"
 CALIB_SMPI = "bench/smpi/weft_smpi_calib_smpi"
-CALIB_SIZES = "8,64,512,2048,4096,16384,65536,262144,1048576,4194304"
+CALIB_SIZES = "8,64,512,2048,3072,4032,4048,8192,16384,65536,262144,1048576,4194304"
 VALIDATION = "coll-validation"
 VALIDATION_SIZES = "8,512,4096,65536,1048576"
 OVERSUBSCRIBED_RANKS = 4      # correctness only: the machine has 2 cores
 
 
 # ---- calibrate ------------------------------------------------------------------------
+
+
+def mca_environment() -> dict[str, str]:
+    """The Open MPI MCA parameters set in the environment (OMPI_MCA_*),
+    which the real runs inherit: recorded with their results."""
+    return {key: value for key, value in sorted(os.environ.items()) if key.startswith("OMPI_MCA_")}
 
 
 def _calib_run(argv_prefix: list[str], run_fn, sizes: str, reps: int, timeout: float) -> dict[str, Any]:
@@ -66,10 +73,13 @@ def command_calibrate(args: argparse.Namespace) -> Path:
         smpi.run(plat, sim_program, argv[1:], {}, limit)
 
     sim = _calib_run([str(sim_program)], simulated, args.sizes or CALIB_SIZES, 2, args.timeout)
+    probes = {key: measured[key] for key in ("bcast_call_s", "reduce_call_s") if key in measured}
     return results.save(smpi.CALIBRATION, {
-        "mpi": measured.get("mpi", ""), "eager_limit": smpi.EAGER_LIMIT, "points": measured["points"],
+        "mpi": measured.get("mpi", ""), "mpi_env": mca_environment(), "eager_limit": smpi.EAGER_LIMIT, **probes,
+        "points": measured["points"],
         "simulated": sim["points"], "derived": {"lat_s": cal.lat_s, "bw_Bps": cal.bw_Bps,
-                                               **smpi.smpi_config(cal)}},
+                                               "coll_entry_s": list(cal.coll_entry_s),
+                                               **smpi.protocol_config(cal)}},
         transport="mpi", ranks=2)
 
 
@@ -92,8 +102,9 @@ def calibration_report(document: dict[str, Any]) -> Group:
                       report.fmt_number(point["send_s"] * 1e6), report.fmt_number(point["isend_s"] * 1e6),
                       report.fmt_number(point["recv_s"] * 1e6), f"{point['flood_Bps'] / 1e9:.2f}")
     derived = Text(f"derived: wire latency {cal.lat_s * 1e9:.0f} ns one way, bandwidth "
-                   f"{cal.bw_Bps / 1e9:.2f} GB/s; " + ", ".join(
-                       f"{k}={v}" for k, v in smpi.smpi_config(cal).items()))
+                   f"{cal.bw_Bps / 1e9:.2f} GB/s, collective entry bcast {cal.coll_entry_s[0] * 1e9:.0f} ns, "
+                   f"reduce {cal.coll_entry_s[1] * 1e9:.0f} ns; " + ", ".join(
+                       f"{k}={v}" for k, v in smpi.protocol_config(cal).items()))
     return Group(table, derived)
 
 
@@ -140,7 +151,8 @@ def command_validate(args: argparse.Namespace) -> Path:
         if sim.get("error"):
             failures.append({"op": op, "algorithm": label, "ranks": ranks, "error": sim["error"]})
         rows += bench_coll.validation_rows(op, label, real, sim, ranks)
-    return results.save(VALIDATION, {"calibration": cal.source, "smpi_cfg": smpi.smpi_config(cal),
+    return results.save(VALIDATION, {"calibration": cal.source, "mpi_env": mca_environment(),
+                                     "smpi_cfg": smpi.protocol_config(cal),
                                      "rows": rows, "failed": failures}, transport="mpi+simgrid-smpi", ranks=2)
 
 
