@@ -14,6 +14,9 @@
  *               (smpi/ois);
  *   recv_s      time in MPI_Recv of a message that has already arrived
  *               (smpi/or);
+ *   self_s      time of an MPI_Sendrecv of the size to oneself on
+ *               MPI_COMM_SELF (a copy through the library, which SMPI
+ *               makes at no cost: bench/smpi/entry.c charges it);
  *   flood_Bps   bytes per second of a stream of MPI_Isend (bandwidth).
  * Once, at 8 bytes, the CPU cost of entering a collective (the MPI
  * library's dispatch to its algorithm, charged as computation by the
@@ -32,7 +35,7 @@
  *
  * Output: {"benchmark": "smpi-calib", "mpi": "...", "bcast_call_s": t, "reduce_call_s": t,
  *          "points": [{"size": B, "pingpong_s": t, "send_s": t, "isend_s": t,
- *                      "recv_s": t, "flood_Bps": b}, ...]}
+ *                      "recv_s": t, "self_s": t, "flood_Bps": b}, ...]}
  */
 #include <mpi.h>
 
@@ -148,6 +151,22 @@ static double collective_stream(char *buf, int count, int reduce)
     return t;
 }
 
+/* Time per MPI_Sendrecv to oneself on MPI_COMM_SELF, rank 0's. */
+static double self_copy(char *buf, long size, int count)
+{
+    double t = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        t = MPI_Wtime();
+        for (int i = 0; i < count; i++)
+            MPI_Sendrecv(buf, (int)size, MPI_BYTE, 0, 0, buf + size, (int)size, MPI_BYTE, 0, 0, MPI_COMM_SELF,
+                         MPI_STATUS_IGNORE);
+        t = (MPI_Wtime() - t) / count;
+    }
+    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return t;
+}
+
 static double recv_arrived(char *buf, long size, int count)
 {
     MPI_Request req[BATCH];
@@ -216,7 +235,7 @@ int main(int argc, char **argv)
             *c = ' ';
     if (out)
         fprintf(out, "{\"benchmark\": \"smpi-calib\", \"mpi\": \"%.80s\", ", version);
-    double bc[MAX_REPS], rd[MAX_REPS];
+    double bc[MAX_REPS] = {0}, rd[MAX_REPS] = {0};
     collective_stream(buf, BATCH, 0);
     collective_stream(buf, BATCH, 1);
     for (int r = 0; r < reps; r++) {
@@ -229,18 +248,20 @@ int main(int argc, char **argv)
     for (int s = 0; s < nsizes; s++) {
         long   size  = sizes[s];
         int    count = size > (1L << 20) ? 4 : size > (1L << 16) ? 8 : BATCH;
-        double pp[MAX_REPS], snd[MAX_REPS], isnd[MAX_REPS], rcv[MAX_REPS], bw[MAX_REPS];
+        double pp[MAX_REPS], snd[MAX_REPS], isnd[MAX_REPS], rcv[MAX_REPS], bw[MAX_REPS], self[MAX_REPS];
         pingpong(buf, size, 2);
         for (int r = 0; r < reps; r++) {
             pp[r]   = pingpong(buf, size, count);
             snd[r]  = send_stream(buf, size, count, 0, NULL);
             isnd[r] = send_stream(buf, size, count, 1, &bw[r]);
             rcv[r]  = recv_arrived(buf, size, count);
+            self[r] = self_copy(buf, size, count / 2);
         }
         if (out)
             fprintf(out, "%s\n  {\"size\": %ld, \"pingpong_s\": %.9g, \"send_s\": %.9g, \"isend_s\": %.9g, "
-                         "\"recv_s\": %.9g, \"flood_Bps\": %.9g}", s ? "," : "", size, minimum(pp, reps),
-                    minimum(snd, reps), minimum(isnd, reps), minimum(rcv, reps), maximum(bw, reps));
+                         "\"recv_s\": %.9g, \"self_s\": %.9g, \"flood_Bps\": %.9g}", s ? "," : "", size,
+                    minimum(pp, reps), minimum(snd, reps), minimum(isnd, reps), minimum(rcv, reps),
+                    minimum(self, reps), maximum(bw, reps));
     }
     if (out) {
         fprintf(out, "\n]}\n");

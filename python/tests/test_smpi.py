@@ -191,6 +191,16 @@ def test_calibration_derives_the_collective_entry_from_the_call_streams() -> Non
     assert smpi.smpi_config(cal)[smpi.COLL_ENTRY_KEY] == "1e-07,0"
 
 
+def test_calibration_takes_the_copies_to_oneself_by_size() -> None:
+    document = calibration_document()
+    for p in document["points"]:
+        p["self_s"] = p["size"] * 1e-10 + 1e-7
+    cal = smpi.parse_calibration(document)
+    assert cal.self_copy[0] == (8, pytest.approx(1.008e-7)) and len(cal.self_copy) == 5
+    assert smpi.smpi_config(cal)[smpi.SELF_COPY_KEY].startswith("8:1.008e-07,512:1.512e-07,")
+    assert smpi.smpi_config(smpi.parse_calibration(calibration_document()))[smpi.SELF_COPY_KEY] == ""
+
+
 def test_calibration_keeps_a_floor_under_the_wire_latency() -> None:
     document = calibration_document()
     document["points"][0]["pingpong_s"] = 0.2e-6      # less than the two overheads
@@ -207,6 +217,8 @@ def test_calibration_keeps_a_floor_under_the_wire_latency() -> None:
     lambda d: d.update(bcast_call_s="fast", reduce_call_s=1e-7),
     lambda d: d.update(bcast_call_s=-1e-7, reduce_call_s=1e-7),
     lambda d: d.update(bcast_call_s=1e-7),
+    lambda d: d["points"][0].update(self_s=1e-7),
+    lambda d: [p.update(self_s=0.0) for p in d["points"]],
 ])
 def test_calibration_rejects_malformed_documents(damage: Any) -> None:
     document = calibration_document()
@@ -240,12 +252,13 @@ def test_run_moves_the_collective_entry_to_the_environment(tmp_path: Path, monke
     monkeypatch.setattr(smpi, "smpirun", lambda: "smpirun")
     seen: dict[str, Any] = {}
     monkeypatch.setattr(smpi.runner, "run_program", lambda argv, env, timeout: seen.update(argv=argv, env=env))
-    cal = smpi.Calibration(0.2e-6, 5e9, "test", coll_entry_s=(1e-7, 2e-7))
+    cal = smpi.Calibration(0.2e-6, 5e9, "test", coll_entry_s=(1e-7, 2e-7), self_copy=((8, 1e-7), (4096, 4e-7)))
     plat = smpi.this_machine(cal, 2)
     smpi.write_platform(plat)
     smpi.run(plat, Path("prog"), [], {}, 10)
     assert seen["env"]["WEFT_SMPI_COLL_ENTRY"] == "1e-07,2e-07"
-    assert not any(smpi.COLL_ENTRY_KEY in arg for arg in seen["argv"])
+    assert seen["env"]["WEFT_SMPI_SELF_COPY"] == "8:1e-07,4096:4e-07"
+    assert not any("weft/" in arg for arg in seen["argv"])
 
 
 def test_validation_rows_pair_sizes_and_compute_the_error() -> None:
@@ -347,14 +360,15 @@ def coll_bench_program() -> Path | None:
 @pytest.mark.skipif(coll_bench_program() is None, reason="no smpirun or $WEFT_BUILD_DIR/bench/smpi/weft_bench_coll_smpi")
 def test_collective_entry_is_charged_on_every_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """bench/smpi/entry.c: the entry cost adds itself to a 2-rank 8-byte
-    broadcast and reduction (native and hierarchical, one level here); a
-    malformed value stops the run with a message naming it."""
+    broadcast and reduction (native and hierarchical, one level here), the
+    copy to oneself to the hierarchical reduction only (its leader copies
+    its operand); a malformed value stops the run with a message naming it."""
     monkeypatch.setattr(smpi, "PLATFORM_DIR", tmp_path)
     program = coll_bench_program()
     assert program is not None
 
-    def times(entry: tuple[float, float], op: str) -> tuple[float, float]:
-        plat = smpi.this_machine(smpi.Calibration(0.2e-6, 5e9, "test", coll_entry_s=entry), 2)
+    def times(entry: tuple[float, float], op: str, copy: tuple[tuple[int, float], ...] = ()) -> tuple[float, float]:
+        plat = smpi.this_machine(smpi.Calibration(0.2e-6, 5e9, "test", coll_entry_s=entry, self_copy=copy), 2)
         smpi.write_platform(plat)
         output = tmp_path / f"{op}.json"
         smpi.run(plat, program, ["--json", str(output), "--op", op, "--sizes", "8", "--iters", "2"],
@@ -366,7 +380,15 @@ def test_collective_entry_is_charged_on_every_call(tmp_path: Path, monkeypatch: 
         base, more = times((0.0, 0.0), op), times((1e-6, 2e-6), op)
         assert more[0] - base[0] == pytest.approx(charged, rel=0.05)
         assert more[1] - base[1] >= charged * 0.95
-    plat = smpi.this_machine(smpi.Calibration(0.2e-6, 5e9, "test"), 2)
-    plat.cfg[smpi.COLL_ENTRY_KEY] = "fast,slow"
-    with pytest.raises(WeftError, match="WEFT_SMPI_COLL_ENTRY=fast,slow"):
-        smpi.run(plat, program, ["--json", str(tmp_path / "x.json"), "--op", "bcast", "--sizes", "8"], {}, 120)
+    base, copied = times((0.0, 0.0), "reduce"), times((0.0, 0.0), "reduce", ((4, 1e-6), (16, 3e-6)))
+    assert copied[0] == pytest.approx(base[0])
+    # 8 B: a third of the way from 4 to 16 B, 1.67 us, less the part of the
+    # other rank's message (0.4 us here) that arrives while the leader copies
+    assert 1.67e-6 - 0.5e-6 < copied[1] - base[1] <= 1.67e-6
+    for key, value, name in ((smpi.COLL_ENTRY_KEY, "fast,slow", "WEFT_SMPI_COLL_ENTRY"),
+                             (smpi.SELF_COPY_KEY, "8:1e-7,4:2e-7", "WEFT_SMPI_SELF_COPY"),
+                             (smpi.SELF_COPY_KEY, "8:-1", "WEFT_SMPI_SELF_COPY")):
+        plat = smpi.this_machine(smpi.Calibration(0.2e-6, 5e9, "test"), 2)
+        plat.cfg[key] = value
+        with pytest.raises(WeftError, match=f"{name}={value}"):
+            smpi.run(plat, program, ["--json", str(tmp_path / "x.json"), "--op", "reduce", "--sizes", "8"], {}, 120)

@@ -95,6 +95,7 @@ class Calibration:
     lat_factor: tuple[tuple[int, float], ...] = ()       # smpi/lat-factor (this machine only)
     bw_factor: tuple[tuple[int, float], ...] = ()        # smpi/bw-factor (this machine only)
     coll_entry_s: tuple[float, float] = (0.0, 0.0)       # MPI_Bcast, MPI_Reduce (bench/smpi/entry.c)
+    self_copy: tuple[tuple[int, float], ...] = ()        # MPI_Sendrecv to oneself (bench/smpi/entry.c)
 
 
 # SMPI sends an envelope of 16 bytes with every message (tag, source,
@@ -103,9 +104,12 @@ ENVELOPE = 16
 # A protocol factor never goes below this (a latency factor of 0 would
 # make the wire free; noise between neighbouring sizes can ask for it).
 MIN_FACTOR = 0.05
-# The environment variable bench/smpi/entry.c reads; in a platform's cfg it
-# is carried under this pseudo-key, which smpi.run() moves to the environment.
+# The environment variables bench/smpi/entry.c reads; in a platform's cfg
+# they are carried under these pseudo-keys, which smpi.run() moves to the
+# environment.
 COLL_ENTRY_KEY = "weft/coll-entry"
+SELF_COPY_KEY = "weft/self-copy"
+ENTRY_ENV = {COLL_ENTRY_KEY: "WEFT_SMPI_COLL_ENTRY", SELF_COPY_KEY: "WEFT_SMPI_SELF_COPY"}
 
 
 def _piecewise(points: tuple[tuple[int, float], ...]) -> str:
@@ -126,8 +130,9 @@ def smpi_config(cal: Calibration) -> dict[str, str]:
     """The --cfg settings of a calibration that hold on every platform: the
     overheads, the eager limit (a smaller send completes without the
     receiver and starts moving at once, smpi/async-small-thresh), and no
-    injected computation but the collective entry (bench/smpi/entry.c,
-    whose sub-microsecond charges smpi/cpu-threshold 0 keeps): the code
+    injected computation but the collective entry and the copies to
+    oneself (bench/smpi/entry.c, whose sub-microsecond charges
+    smpi/cpu-threshold 0 keeps): the code
     between MPI calls takes no simulated time (measured on this shared
     machine it would be noise), so a simulation is deterministic.
     Factors of 1: the links carry the calibrated figures themselves; the
@@ -137,7 +142,8 @@ def smpi_config(cal: Calibration) -> dict[str, str]:
             "smpi/send-is-detached-thresh": str(cal.eager_limit),
             "smpi/async-small-thresh": str(cal.eager_limit), "smpi/cpu-threshold": "0",
             "smpi/bw-factor": "0:1", "smpi/lat-factor": "0:1",
-            COLL_ENTRY_KEY: f"{cal.coll_entry_s[0]:.6g},{cal.coll_entry_s[1]:.6g}"}
+            COLL_ENTRY_KEY: f"{cal.coll_entry_s[0]:.6g},{cal.coll_entry_s[1]:.6g}",
+            SELF_COPY_KEY: ",".join(f"{size}:{seconds:.6g}" for size, seconds in cal.self_copy)}
 
 
 def protocol_config(cal: Calibration) -> dict[str, str]:
@@ -210,22 +216,26 @@ def parse_calibration(document: dict[str, Any], origin: str = "") -> Calibration
     the wire's share being the ping-pong minus the overheads SMPI charges
     at that size; collective entry = the time per call of the 8-byte
     broadcast / reduction streams minus the eager send they include (0
-    when a document has no such probe)."""
+    when a document has no such probe); copies to oneself = self_s by
+    size (none when the document has none)."""
     try:
         points = sorted(((int(p["size"]), {k: float(p[k]) for k in
                                            ("pingpong_s", "send_s", "isend_s", "recv_s", "flood_Bps")})
                          for p in document["points"]), key=lambda item: item[0])
         limit = int(document.get("eager_limit", EAGER_LIMIT))
         calls = [float(document[key]) for key in ("bcast_call_s", "reduce_call_s") if key in document]
+        copies = [(int(p["size"]), float(p["self_s"])) for p in document["points"] if "self_s" in p]
     except (KeyError, TypeError, ValueError) as error:
         raise WeftError(f"malformed calibration {origin}: {error!r}") from None
     eager = [(size, f) for size, f in points if size < limit]
     if not eager or not any(size >= 16384 for size, _ in points):
         raise WeftError(f"calibration {origin} needs sizes below {limit} B and at least one >= 16 KiB")
-    if any(v <= 0 for _, f in points for v in f.values()) or any(v <= 0 for v in calls):
+    if any(v <= 0 for _, f in points for v in f.values()) or any(v <= 0 for v in calls + [t for _, t in copies]):
         raise WeftError(f"calibration {origin} has a non-positive time or bandwidth")
     if len(calls) == 1:
         raise WeftError(f"calibration {origin} has one of bcast_call_s / reduce_call_s without the other")
+    if copies and len(copies) != len(points):
+        raise WeftError(f"calibration {origin} has self_s at some sizes only")
     small = eager[0][1]
     bw = max(f["flood_Bps"] for size, f in points if size >= 16384)
     lat = max(small["pingpong_s"] - small["send_s"] - small["recv_s"] - (eager[0][0] + ENVELOPE) / bw, 1e-8)
@@ -247,7 +257,7 @@ def parse_calibration(document: dict[str, Any], origin: str = "") -> Calibration
               + (f", collective entry bcast {entry[0] * 1e6:.3f} us, reduce {entry[1] * 1e6:.3f} us"
                  if calls else "") + ")")
     return Calibration(lat, bw, source, pieces("send_s", eager), pieces("recv_s", eager),
-                       pieces("isend_s", points), limit, lat_factor, bw_factor, entry)
+                       pieces("isend_s", points), limit, lat_factor, bw_factor, entry, tuple(sorted(copies)))
 
 
 def calibration() -> Calibration:
@@ -503,9 +513,10 @@ def run(p: Platform, program: Path, args: list[str], cfg: dict[str, str], timeou
     if p.switches:
         env["WEFT_TOPO_SLURM_CONF"] = str(p.path.with_suffix(".topology.conf"))
     settings = {"smpi/bw-factor": "0:1", "smpi/lat-factor": "0:1", **p.cfg, **cfg}
-    entry = settings.pop(COLL_ENTRY_KEY, "")
-    if entry:
-        env["WEFT_SMPI_COLL_ENTRY"] = entry
+    for key, variable in ENTRY_ENV.items():
+        value = settings.pop(key, "")
+        if value:
+            env[variable] = value
     # Privatisation copies the program per rank into tmpdir: a directory of
     # its own, so that simulations run side by side do not share copies.
     with tempfile.TemporaryDirectory(prefix="weft-smpi-") as tmp:
