@@ -269,6 +269,21 @@ def test_validation_rows_pair_sizes_and_compute_the_error() -> None:
     assert project.error_summary(rows) == {"median_abs": 0.5, "max_abs": 0.5, "count": 2}
     over = bench_coll.validation_rows("bcast", "linear", real, sim, 64)
     assert all(r["oversubscribed"] for r in over) and project.error_summary(over) == {}
+    more = bench_coll.validation_rows("reduce", "chain", {"points": [{"size": 8, "native_s": 1e-6, "hier_s": 1e-6}]},
+                                      {"points": [{"size": 8, "native_s": 0.9e-6, "hier_s": 1.2e-6}]}, 2)
+    by_size = project.error_by(rows + more + over, "size")
+    assert list(by_size) == ["8"] and by_size["8"]["count"] == 4
+    assert by_size["8"]["median_abs"] == pytest.approx(0.35)
+    assert {k: round(v["median_abs"], 6) for k, v in project.error_by(rows + more, "op", "impl").items()} == {
+        "bcast/native": 0.5, "bcast/hierarchical": 0.5, "reduce/native": 0.1, "reduce/hierarchical": 0.2}
+
+
+def test_fastest_launch_keeps_the_smallest_time_of_each_size_and_implementation() -> None:
+    launches = [{"points": [{"size": 8, "native_s": 2e-6, "hier_s": 1e-6}, {"size": 64, "native_s": 5e-6, "hier_s": 5e-6}]},
+                {"points": [{"size": 64, "native_s": 4e-6, "hier_s": 6e-6}, {"size": 8, "native_s": 3e-6, "hier_s": 0.5e-6}]}]
+    assert project.fastest_launch(launches) == [{"size": 8, "native_s": 2e-6, "hier_s": 0.5e-6},
+                                                {"size": 64, "native_s": 4e-6, "hier_s": 5e-6}]
+    assert launches[0]["points"][0] == {"size": 8, "native_s": 2e-6, "hier_s": 1e-6}     # inputs untouched
 
 
 def smpi_program() -> Path | None:
