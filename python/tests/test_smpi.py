@@ -286,6 +286,19 @@ def test_fastest_launch_keeps_the_smallest_time_of_each_size_and_implementation(
     assert launches[0]["points"][0] == {"size": 8, "native_s": 2e-6, "hier_s": 1e-6}     # inputs untouched
 
 
+def test_fastest_calibration_takes_each_figures_best_over_launches() -> None:
+    one, two = calibration_document(bcast_call_s=2e-7, reduce_call_s=3e-7), calibration_document(bcast_call_s=1e-7,
+                                                                                                   reduce_call_s=4e-7)
+    two["points"][4].update(pingpong_s=100e-6, flood_Bps=3e9, send_s=500e-6)
+    one["points"][0].update(recv_s=0.05e-6)
+    best = project.fastest_calibration([one, two])
+    assert best["points"][4]["pingpong_s"] == 100e-6 and best["points"][4]["flood_Bps"] == 4e9
+    assert best["points"][4]["send_s"] == 400e-6 and best["points"][0]["recv_s"] == 0.05e-6
+    assert (best["bcast_call_s"], best["reduce_call_s"], best["launches"]) == (1e-7, 3e-7, 2)
+    assert two["points"][4]["pingpong_s"] == 100e-6 and one["points"][4]["pingpong_s"] == 300e-6
+    assert smpi.parse_calibration(best).lat_s > 0
+
+
 def smpi_program() -> Path | None:
     if not REAL_BUILD_DIR or shutil.which("smpirun") is None:
         return None
