@@ -41,7 +41,7 @@ CALIBRATION = "smpi-calibration"   # bench/results/smpi-calibration-*.json
 # Open MPI's shared-memory eager limit, in message bytes: btl_vader_eager_limit
 # (4096) less the fragment and match headers.  `weft project calibrate`
 # sees 4032-byte messages sent eagerly here and 4048-byte ones by the
-# rendezvous protocol (ping-pong 1.35 us, then 3.3 us).  A smaller send
+# rendezvous protocol (ping-pong 1.2-1.4 us, then 1.7-3.3 us).  A smaller send
 # completes without the receiver; SMPI's counterpart is
 # smpi/send-is-detached-thresh (sizes below it), and only such a send pays
 # smpi/os, only such a receive smpi/or.
