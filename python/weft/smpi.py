@@ -16,8 +16,11 @@ fluid model shares each uplink among the flows crossing it (contention
 where the hardware shares a port or an interconnect).  NTW24E5 adds a zone
 per leaf switch (12, 6, 4 and 2 nodes) under a spine.
 
-The numbers: the core level and the per-message overheads (smpi/os,
-smpi/or, smpi/ois, piecewise by size) come from `weft project calibrate`,
+The numbers: the core level, the per-message overheads (smpi/os,
+smpi/or, smpi/ois, piecewise by size), the eager limit, the cost of
+entering a collective and of a copy to oneself (charged by
+bench/smpi/entry.c), and -- for the simulated copy of this machine only --
+per-size latency and bandwidth factors come from `weft project calibrate`,
 MPI measured between two cores of this machine
 (bench/results/smpi-calibration-*.json); the levels above are vendor or
 published figures (below), never measurements of the paper's machines,
