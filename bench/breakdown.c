@@ -147,13 +147,13 @@ static long chunk_of(long n, long q)
  * total), and a figure is the median of its chunks' values: the same
  * statistic for the observed time and every component. */
 enum {
-    I_OBSERVED, I_MISC, I_HLP_POST, I_LLP_POST, I_LLP_PROG, I_TX_PROG, I_BUSY, I_POST_CALL,
-    I_PROG_CALL, I_KINDS
+    I_OBSERVED, I_MISC, I_HLP_POST, I_LLP_POST, I_LLP_PROG, I_TX_PROG, I_BUSY, I_HLP_TAIL,
+    I_HLP_PROG, I_POST_CALL, I_PROG_CALL, I_KINDS
 };
 
 static const char *const kind_name[I_KINDS] = {
     "observed", "misc", "HLP_post", "LLP_post", "LLP_prog", "HLP_tx_prog", "busy_post",
-    "weft_put_nbi", "weft_progress",
+    "HLP_post_tail", "HLP_prog", "weft_put_nbi", "weft_progress",
 };
 
 /* Points a kind selects in the library; LLP_prog's region also times the
@@ -164,6 +164,8 @@ static const uint32_t kind_mask[I_KINDS] = {
     [I_LLP_PROG] = 1u << WEFT__PROF_LLP_PROG,
     [I_TX_PROG] = 1u << WEFT__PROF_HLP_TX_PROG,
     [I_BUSY] = 1u << WEFT__PROF_BUSY_POST,
+    [I_HLP_TAIL] = 1u << WEFT__PROF_HLP_POST_TAIL,
+    [I_HLP_PROG] = 1u << WEFT__PROF_HLP_PROG,
 };
 static const char *const kind_point[I_KINDS][2] = {
     [I_HLP_POST] = {"HLP_post"},
@@ -171,6 +173,8 @@ static const char *const kind_point[I_KINDS][2] = {
     [I_LLP_PROG] = {"LLP_prog", "LLP_poll"},
     [I_TX_PROG] = {"HLP_tx_prog"},
     [I_BUSY] = {"busy_post"},
+    [I_HLP_TAIL] = {"HLP_post_tail"},
+    [I_HLP_PROG] = {"HLP_prog"},
 };
 
 /* Total ns so far of the points a kind selects (0 for the others). */
@@ -203,7 +207,7 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
     for (long b = 0; b < m / q; b++) {
         for (long i = 0; i < q; i++, k++) {
             if (kind == I_MISC) {
-                bench_nop_post(NULL, 1, NULL, (size_t)(k & 63) * 8, &src, 8);
+                OK(bench_nop_post(ep, 1, seg, (size_t)(k & 63) * 8, &src, 8));
                 continue;
             }
             if (kind == I_POST_CALL)
@@ -213,7 +217,7 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
                 ticks += weft__prof_stop() - c, calls++;
         }
         if (kind == I_MISC) {
-            bench_nop_progress(NULL, NULL);
+            OK(bench_nop_progress(ep, NULL));
             continue;
         }
         if (kind == I_PROG_CALL)
@@ -276,7 +280,8 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
 }
 
 struct injection {
-    struct series observed, post_call, prog_call, hlp_post, llp_post, llp_prog, tx_prog, busy, misc;
+    struct series observed, post_call, prog_call, hlp_post, hlp_tail, llp_post, llp_prog, tx_prog,
+        hlp_prog, busy, misc;
     struct series chunk[I_KINDS];
 };
 
@@ -293,9 +298,11 @@ static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct opts *o, 
     push(&r->observed, fig[I_OBSERVED]);
     push(&r->misc, fig[I_MISC]);
     push(&r->hlp_post, fig[I_HLP_POST]);
+    push(&r->hlp_tail, fig[I_HLP_TAIL]);
     push(&r->llp_post, fig[I_LLP_POST]);
     push(&r->llp_prog, fig[I_LLP_PROG]);
     push(&r->tx_prog, fig[I_TX_PROG]);
+    push(&r->hlp_prog, fig[I_HLP_PROG]);
     push(&r->busy, fig[I_BUSY]);
     push(&r->post_call, fig[I_POST_CALL]);
     push(&r->prog_call, fig[I_PROG_CALL]);
@@ -442,8 +449,8 @@ static double raw_pingpong_once(ucp_worker_h w, ucp_ep_h peer, int what)
  * probe's, one of weft's points, or one of the probe's calls.  As for the
  * injection, kinds alternate block by block, on both ranks in step. */
 enum {
-    L_OBSERVED, L_RAW, L_HLP_POST, L_LLP_POST, L_RX_PROG, L_LLP_PROG, L_RAW_POST, L_RAW_PROG,
-    L_KINDS
+    L_OBSERVED, L_RAW, L_HLP_POST, L_HLP_TAIL, L_LLP_POST, L_RX_PROG, L_LLP_PROG, L_RAW_POST,
+    L_RAW_PROG, L_KINDS
 };
 #define LAT_BLOCK 16
 
@@ -452,6 +459,7 @@ enum {
  * HLP_rx_prog. */
 static const uint32_t lat_mask[L_KINDS] = {
     [L_HLP_POST] = 1u << WEFT__PROF_HLP_POST,
+    [L_HLP_TAIL] = 1u << WEFT__PROF_HLP_POST_TAIL,
     [L_LLP_POST] = 1u << WEFT__PROF_LLP_POST,
     [L_RX_PROG] = 1u << WEFT__PROF_HLP_RX_PROG,
     [L_LLP_PROG] = 1u << WEFT__PROF_LLP_PROG,
@@ -496,7 +504,7 @@ static void latency_pass(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, long n, do
 }
 
 struct latency {
-    struct series observed, hlp_post, llp_post, llp_prog, rx_prog;
+    struct series observed, hlp_post, hlp_tail, llp_post, llp_prog, rx_prog;
     struct series raw, raw_post, raw_prog;
 };
 
@@ -512,6 +520,7 @@ static void latency_round(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, const str
     push(&r->observed, obs);
     push(&r->raw, raw);
     push(&r->hlp_post, per_sample("HLP_post"));
+    push(&r->hlp_tail, per_sample("HLP_post_tail"));
     push(&r->llp_post, per_sample("LLP_post"));
     push(&r->rx_prog, per_sample("HLP_rx_prog"));
     push(&r->llp_prog, per_sample("LLP_prog"));
@@ -521,9 +530,10 @@ static void latency_round(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, const str
 
 /* The points of the injection benchmark, each from a pass with only it
  * selected (LLP_poll comes with LLP_prog's region); rank 0's. */
-#define NPOINTS 6
+#define NPOINTS 8
 static const char *const point_names[NPOINTS] = {"HLP_post", "LLP_post", "LLP_prog", "LLP_poll",
-                                                 "HLP_tx_prog", "busy_post"};
+                                                 "HLP_tx_prog", "busy_post", "HLP_post_tail",
+                                                 "HLP_prog"};
 
 static void collect_points(weft_ep_t ep, weft_seg_t seg, const struct opts *o,
                            weft_prof_stat_t *s)
@@ -568,6 +578,14 @@ static void put_rounds(FILE *f, const char *name, const struct series *s)
     fprintf(f, "]");
 }
 
+/* HLP_post's two regions: to the UCX call, and after it returns. */
+static void parts_json(FILE *f, const struct series *entry, const struct series *tail)
+{
+    fprintf(f, ",\n    \"HLP_post_parts_ns\": {");
+    put_series(f, "entry", entry, ", ");
+    put_series(f, "tail", tail, "}");
+}
+
 static void write_json(FILE *f, const struct opts *o, const char *transport,
                        const struct injection *in, const struct latency *la,
                        const weft_prof_stat_t *points)
@@ -593,17 +611,24 @@ static void write_json(FILE *f, const struct opts *o, const char *transport,
     fprintf(f, "\"batch\": %ld, ", o->batch);
     put_rounds(f, "observed_rounds_ns", &in->observed);
     fprintf(f, ",\n    \"components_ns\": {");
-    /* the callbacks inside the progress calls are HLP_tx_prog */
-    put_series(f, "HLP_post", &in->hlp_post, ", ");
+    /* HLP_post: weft's code before the UCX call and after it; the
+     * callbacks inside the progress calls are HLP_tx_prog, with
+     * weft_progress's own code */
+    put_value(f, "HLP_post", mid(&in->hlp_post) + mid(&in->hlp_tail), ", ");
     put_series(f, "LLP_post", &in->llp_post, ", ");
     put_value(f, "LLP_prog", mid(&in->llp_prog) - mid(&in->tx_prog), ", ");
-    put_series(f, "HLP_tx_prog", &in->tx_prog, ", ");
+    put_value(f, "HLP_tx_prog", mid(&in->tx_prog) + mid(&in->hlp_prog), ", ");
     put_series(f, "busy_post", &in->busy, ", ");
     put_series(f, "misc", &in->misc, "}");
+    parts_json(f, &in->hlp_post, &in->hlp_tail);
+    fprintf(f, ",\n    \"HLP_tx_prog_parts_ns\": {");
+    put_series(f, "callbacks", &in->tx_prog, ", ");
+    put_series(f, "call", &in->hlp_prog, "}");
     fprintf(f, ",\n    \"calls_ns\": {");
     put_series(f, "weft_put_nbi", &in->post_call, ", ");
     put_series(f, "weft_progress", &in->prog_call, ", ");
-    put_value(f, "HLP_post_by_subtraction", mid(&in->post_call) - mid(&in->llp_post) - mid(&in->busy), ", ");
+    put_value(f, "HLP_post_by_subtraction", mid(&in->post_call) - mid(&in->llp_post) - mid(&in->busy),
+              ", ");
     put_value(f, "HLP_tx_prog_by_subtraction",
               mid(&in->prog_call) - mid(&in->llp_prog) + mid(&in->tx_prog), "}");
     fprintf(f, ",\n    \"chunk_ns\": {");
@@ -614,12 +639,13 @@ static void write_json(FILE *f, const struct opts *o, const char *transport,
     put_series(f, "observed_ns", &la->observed, ", ");
     put_rounds(f, "observed_rounds_ns", &la->observed);
     fprintf(f, ",\n    \"components_ns\": {");
-    put_series(f, "HLP_post", &la->hlp_post, ", ");
+    put_value(f, "HLP_post", mid(&la->hlp_post) + mid(&la->hlp_tail), ", ");
     put_value(f, "LLP_post", mid(&la->llp_post) - overlap, ", ");
     put_value(f, "transfer", transfer, ", ");
     /* the AM delivery inside the progress call is HLP_rx_prog */
     put_value(f, "LLP_prog", mid(&la->llp_prog) - mid(&la->rx_prog), ", ");
     put_series(f, "HLP_rx_prog", &la->rx_prog, "}");
+    parts_json(f, &la->hlp_post, &la->hlp_tail);
     fprintf(f, ",\n    \"probe\": {");
     put_series(f, "raw_observed_ns", &la->raw, ", ");
     put_series(f, "raw_LLP_post_ns", &la->raw_post, ", ");
