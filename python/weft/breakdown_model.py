@@ -38,7 +38,11 @@ the JSON document
          "HLP_post", "LLP_post", "transfer", "LLP_prog", "HLP_rx_prog"}},
      "points": {NAME: {"count", "total_ns", "min_ns", "median_ns"}}}
 
-whose components are per-message means in ns (latency one way). Progress
+whose components are per-message means in ns (latency one way).  A
+component timed as several regions may come with its parts
+(injection.HLP_post_parts_ns {"entry", "tail"}, HLP_tx_prog_parts_ns
+{"callbacks", "call"}, latency.HLP_post_parts_ns): they sum to it, and the
+model shows them as its parts (COMPONENT_PARTS). Progress
 there is already amortised the way §6 measures Post_prog: total progress
 time divided by the messages it completed; `batch` is reported with it.
 """
