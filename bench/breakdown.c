@@ -57,8 +57,13 @@ static void die(const char *what, weft_status_t st)
 
 /* ---- figures over rounds ---------------------------------------------- */
 
-/* Each figure is measured once per round; the JSON gives the median over
- * rounds, and keeps the observed figures of every round.  Within a round,
+/* Each figure is measured once per round.  The JSON gives every figure of
+ * one round, the median round (the one whose observed figure is the median
+ * over rounds; one for the injection, one for the latency), so that the
+ * figures it adds up were all measured side by side, on the same machine:
+ * medians over rounds taken figure by figure could come from different
+ * rounds, at different core speeds.  It keeps the observed figures of
+ * every round.  Within a round,
  * injection figures are medians over chunks of a value per put, latency
  * figures medians of round trips or of samples, so that the moments the
  * scheduler takes a rank away count in none. */
@@ -75,16 +80,28 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median over rounds. */
-static double mid(const struct series *s)
+/* The median round of s: the round whose value is the median (the lower
+ * middle one of an even count). */
+static int median_round(const struct series *s)
 {
-    double t[MAX_ROUNDS];
+    int below, equal;
 
-    if (s->n == 0)
-        return 0;
-    memcpy(t, s->v, sizeof(double) * (size_t)s->n);
-    qsort(t, (size_t)s->n, sizeof(double), cmp_double);
-    return s->n % 2 ? t[s->n / 2] : 0.5 * (t[s->n / 2 - 1] + t[s->n / 2]);
+    for (int r = 0; r < s->n; r++) {
+        below = equal = 0;
+        for (int i = 0; i < s->n; i++) {
+            below += s->v[i] < s->v[r];
+            equal += s->v[i] == s->v[r];
+        }
+        if (below <= (s->n - 1) / 2 && (s->n - 1) / 2 < below + equal)
+            return r;
+    }
+    return 0;
+}
+
+/* The figure of round r (0 if it was not measured). */
+static double at(const struct series *s, int r)
+{
+    return r < s->n ? s->v[r] : 0;
 }
 
 /* Median of samples[0, n), which it sorts. */
@@ -559,9 +576,9 @@ static void points_json(FILE *f, const weft_prof_stat_t *s)
 
 /* ---- output ------------------------------------------------------------ */
 
-static void put_series(FILE *f, const char *name, const struct series *s, const char *sep)
+static void put_series(FILE *f, const char *name, const struct series *s, int r, const char *sep)
 {
-    fprintf(f, "\"%s\": %.3f%s", name, mid(s), sep);
+    fprintf(f, "\"%s\": %.3f%s", name, at(s, r), sep);
 }
 
 /* A figure derived from others, from their values in the JSON. */
@@ -579,11 +596,11 @@ static void put_rounds(FILE *f, const char *name, const struct series *s)
 }
 
 /* HLP_post's two regions: to the UCX call, and after it returns. */
-static void parts_json(FILE *f, const struct series *entry, const struct series *tail)
+static void parts_json(FILE *f, const struct series *entry, const struct series *tail, int r)
 {
     fprintf(f, ",\n    \"HLP_post_parts_ns\": {");
-    put_series(f, "entry", entry, ", ");
-    put_series(f, "tail", tail, "}");
+    put_series(f, "entry", entry, r, ", ");
+    put_series(f, "tail", tail, r, "}");
 }
 
 static void write_json(FILE *f, const struct opts *o, const char *transport,
@@ -591,68 +608,70 @@ static void write_json(FILE *f, const struct opts *o, const char *transport,
                        const weft_prof_stat_t *points)
 {
     double ghz = 0, ovh = 0;
+    const int ri = median_round(&in->observed), rl = median_round(&la->observed);
     /* The probe's latency not explained by its own calls.  When its calls
      * are longer than its latency, part of the post overlaps the transfer
      * (TCP loopback delivers inside the sender's send, shared memory shows
      * the message before the post returns): that overlap is counted once,
      * taken off LLP_post, and the transfer is 0. */
-    double residual = mid(&la->raw) - mid(&la->raw_post) - mid(&la->raw_prog);
+    double residual = at(&la->raw, rl) - at(&la->raw_post, rl) - at(&la->raw_prog, rl);
     double overlap = residual < 0 ? -residual : 0, transfer = residual < 0 ? 0 : residual;
 
     OK(weft_prof_timer(&ghz, &ovh));
     fprintf(f, "{\n  \"benchmark\": \"breakdown\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
                "  \"ucx_tls\": \"%s\",\n  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n"
-               "  \"statistic\": \"median over rounds\",\n"
+               "  \"statistic\": \"median round\",\n"
                "  \"timer\": {\"tsc_ghz\": %.6f, \"overhead_ns\": %.3f},\n",
             nranks, transport, getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", o->iters,
             o->lat_iters, o->rounds, ghz, ovh);
     fprintf(f, "  \"injection\": {");
-    put_series(f, "observed_ns", &in->observed, ", ");
-    fprintf(f, "\"batch\": %ld, ", o->batch);
+    put_series(f, "observed_ns", &in->observed, ri, ", ");
+    fprintf(f, "\"batch\": %ld, \"round\": %d, ", o->batch, ri);
     put_rounds(f, "observed_rounds_ns", &in->observed);
     fprintf(f, ",\n    \"components_ns\": {");
     /* HLP_post: weft's code before the UCX call and after it; the
      * callbacks inside the progress calls are HLP_tx_prog, with
      * weft_progress's own code */
-    put_value(f, "HLP_post", mid(&in->hlp_post) + mid(&in->hlp_tail), ", ");
-    put_series(f, "LLP_post", &in->llp_post, ", ");
-    put_value(f, "LLP_prog", mid(&in->llp_prog) - mid(&in->tx_prog), ", ");
-    put_value(f, "HLP_tx_prog", mid(&in->tx_prog) + mid(&in->hlp_prog), ", ");
-    put_series(f, "busy_post", &in->busy, ", ");
-    put_series(f, "misc", &in->misc, "}");
-    parts_json(f, &in->hlp_post, &in->hlp_tail);
+    put_value(f, "HLP_post", at(&in->hlp_post, ri) + at(&in->hlp_tail, ri), ", ");
+    put_series(f, "LLP_post", &in->llp_post, ri, ", ");
+    put_value(f, "LLP_prog", at(&in->llp_prog, ri) - at(&in->tx_prog, ri), ", ");
+    put_value(f, "HLP_tx_prog", at(&in->tx_prog, ri) + at(&in->hlp_prog, ri), ", ");
+    put_series(f, "busy_post", &in->busy, ri, ", ");
+    put_series(f, "misc", &in->misc, ri, "}");
+    parts_json(f, &in->hlp_post, &in->hlp_tail, ri);
     fprintf(f, ",\n    \"HLP_tx_prog_parts_ns\": {");
-    put_series(f, "callbacks", &in->tx_prog, ", ");
-    put_series(f, "call", &in->hlp_prog, "}");
+    put_series(f, "callbacks", &in->tx_prog, ri, ", ");
+    put_series(f, "call", &in->hlp_prog, ri, "}");
     fprintf(f, ",\n    \"calls_ns\": {");
-    put_series(f, "weft_put_nbi", &in->post_call, ", ");
-    put_series(f, "weft_progress", &in->prog_call, ", ");
-    put_value(f, "HLP_post_by_subtraction", mid(&in->post_call) - mid(&in->llp_post) - mid(&in->busy),
+    put_series(f, "weft_put_nbi", &in->post_call, ri, ", ");
+    put_series(f, "weft_progress", &in->prog_call, ri, ", ");
+    put_value(f, "HLP_post_by_subtraction", at(&in->post_call, ri) - at(&in->llp_post, ri) - at(&in->busy, ri),
               ", ");
     put_value(f, "HLP_tx_prog_by_subtraction",
-              mid(&in->prog_call) - mid(&in->llp_prog) + mid(&in->tx_prog), "}");
+              at(&in->prog_call, ri) - at(&in->llp_prog, ri) + at(&in->tx_prog, ri), "}");
     fprintf(f, ",\n    \"chunk_ns\": {");
     for (int kind = 0; kind < I_KINDS; kind++)
-        put_series(f, kind_name[kind], &in->chunk[kind], kind + 1 < I_KINDS ? ", " : "}");
+        put_series(f, kind_name[kind], &in->chunk[kind], ri, kind + 1 < I_KINDS ? ", " : "}");
     fprintf(f, "}");
     fprintf(f, ",\n  \"latency\": {");
-    put_series(f, "observed_ns", &la->observed, ", ");
+    put_series(f, "observed_ns", &la->observed, rl, ", ");
+    fprintf(f, "\"round\": %d, ", rl);
     put_rounds(f, "observed_rounds_ns", &la->observed);
     fprintf(f, ",\n    \"components_ns\": {");
-    put_value(f, "HLP_post", mid(&la->hlp_post) + mid(&la->hlp_tail), ", ");
-    put_value(f, "LLP_post", mid(&la->llp_post) - overlap, ", ");
+    put_value(f, "HLP_post", at(&la->hlp_post, rl) + at(&la->hlp_tail, rl), ", ");
+    put_value(f, "LLP_post", at(&la->llp_post, rl) - overlap, ", ");
     put_value(f, "transfer", transfer, ", ");
     /* the AM delivery inside the progress call is HLP_rx_prog */
-    put_value(f, "LLP_prog", mid(&la->llp_prog) - mid(&la->rx_prog), ", ");
-    put_series(f, "HLP_rx_prog", &la->rx_prog, "}");
-    parts_json(f, &la->hlp_post, &la->hlp_tail);
+    put_value(f, "LLP_prog", at(&la->llp_prog, rl) - at(&la->rx_prog, rl), ", ");
+    put_series(f, "HLP_rx_prog", &la->rx_prog, rl, "}");
+    parts_json(f, &la->hlp_post, &la->hlp_tail, rl);
     fprintf(f, ",\n    \"probe\": {");
-    put_series(f, "raw_observed_ns", &la->raw, ", ");
-    put_series(f, "raw_LLP_post_ns", &la->raw_post, ", ");
-    put_series(f, "raw_LLP_prog_ns", &la->raw_prog, ", ");
+    put_series(f, "raw_observed_ns", &la->raw, rl, ", ");
+    put_series(f, "raw_LLP_post_ns", &la->raw_post, rl, ", ");
+    put_series(f, "raw_LLP_prog_ns", &la->raw_prog, rl, ", ");
     put_value(f, "residual_ns", residual, ", ");
     put_value(f, "overlap_ns", overlap, ", ");
-    put_series(f, "LLP_post_ns", &la->llp_post, ", ");
+    put_series(f, "LLP_post_ns", &la->llp_post, rl, ", ");
     put_value(f, "transfer_ns", transfer, "}");
     fprintf(f, "}");
     points_json(f, points);
