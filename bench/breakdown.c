@@ -20,8 +20,8 @@
  * round trips by block (latency) inside one loop: on a shared or virtual
  * machine a core's speed changes by up to 2x from one millisecond to the
  * next, and components measured in separate passes would be added at
- * different speeds.  The JSON holds the median of each figure over the
- * rounds.
+ * different speeds.  The JSON holds every figure of the median round
+ * (the round whose observed figure is the median), for the same reason.
  */
 #include "common.h"
 #include "prof/prof.h"

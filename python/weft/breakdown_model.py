@@ -557,10 +557,16 @@ def from_measurement(document: Any) -> Breakdown:
     if not isinstance(points, Mapping):
         raise WeftError("breakdown 'points' must be an object of trace points")
     # a point's minimum, the timer's overhead subtracted, can fall below 0
-    # by the timer's own jitter
+    # by the timer's own jitter, and so can the median of a region of a few
+    # instructions (HLP_post_tail), but not by more than that overhead
     stats = {str(name): {key: _number(point.get(key) if isinstance(point, Mapping) else None,
-                                      f"points.{name}.{key}", signed=key == "min_ns") for key in POINT_FIELDS}
+                                      f"points.{name}.{key}", signed=key in ("min_ns", "median_ns"))
+                         for key in POINT_FIELDS}
              for name, point in points.items()}
+    for name, stat in stats.items():
+        if stat["median_ns"] < -jitter:
+            raise WeftError(f"points.{name}.median_ns must be non-negative, got {stat['median_ns']!r}"
+                            f" (beyond the timer overhead {jitter:g} ns)")
     notes = [f"measured over {PATH_DESCRIPTION[path]}"]
     if timer:
         notes.append(f"timer: TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer.get('overhead_ns', '?')} ns subtracted")
