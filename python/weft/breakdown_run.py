@@ -6,8 +6,9 @@ returns the breakdown document that `weft model breakdown` renders
 
     {"benchmark": "breakdown", "metadata": {...}, "path": "shm",
      "timer": {"tsc_ghz": f, "overhead_ns": f},
-     "injection": {"observed_ns": f, "batch": q, "components_ns": {...}},
-     "latency": {"observed_ns": f, "components_ns": {...}},
+     "injection": {"observed_ns": f, "batch": q, "components_ns": {...},
+                   "HLP_post_parts_ns": {...}, "HLP_tx_prog_parts_ns": {...}},
+     "latency": {"observed_ns": f, "components_ns": {...}, "HLP_post_parts_ns": {...}},
      "points": {NAME: {"count": n, "total_ns": f, "min_ns": f, "median_ns": f}}}
 """
 

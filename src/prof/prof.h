@@ -39,6 +39,8 @@ enum {
     WEFT__PROF_HLP_RX_PROG,  /* weft's AM delivery, handler included */
     WEFT__PROF_BUSY_POST,    /* progress forced by too many operations in flight */
     WEFT__PROF_DIRECT_COPY,  /* the intra-node direct path's copy */
+    WEFT__PROF_HLP_POST_TAIL,/* weft's code after the UCX post call returns */
+    WEFT__PROF_HLP_PROG,     /* weft_progress's code before the UCX progress */
     WEFT__PROF_NPOINTS
 };
 

@@ -186,7 +186,10 @@ put_nbi_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
     WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
     sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi);
     WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
-    return weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
+    WEFT_PROF_BEGIN(tail, WEFT__PROF_HLP_POST_TAIL);
+    st = weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
+    WEFT_PROF_END(tail, WEFT__PROF_HLP_POST_TAIL);
+    return st;
 }
 
 static weft_status_t put_nbi_diverted(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
@@ -205,6 +208,7 @@ put_nbi_body(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
 {
     struct target t;
     ucs_status_ptr_t sp;
+    weft_status_t st;
     WEFT_PROF_BEGIN_IF(traced, hlp, WEFT__PROF_HLP_POST);
 
     (void)traced;  /* unused when the points are compiled out */
@@ -222,7 +226,10 @@ put_nbi_body(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
     WEFT_PROF_BEGIN_IF(traced, llp, WEFT__PROF_LLP_POST);
     sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi);
     WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
-    return weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
+    WEFT_PROF_BEGIN_IF(traced, tail, WEFT__PROF_HLP_POST_TAIL);
+    st = weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
+    WEFT_PROF_END(tail, WEFT__PROF_HLP_POST_TAIL);
+    return st;
 }
 
 /* A call off the untraced fast path: traced if a point is selected, else
@@ -281,7 +288,10 @@ weft_status_t weft_put_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
     WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
     sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nb);
     WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
-    return to_event(ep, sp, ev, __func__, "ucp_put_nbx");
+    WEFT_PROF_BEGIN(tail, WEFT__PROF_HLP_POST_TAIL);
+    st = to_event(ep, sp, ev, __func__, "ucp_put_nbx");
+    WEFT_PROF_END(tail, WEFT__PROF_HLP_POST_TAIL);
+    return st;
 }
 
 weft_status_t weft_get_nb(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off,
@@ -306,7 +316,10 @@ weft_status_t weft_get_nb(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, siz
     WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
     sp = ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nb);
     WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
-    return to_event(ep, sp, ev, __func__, "ucp_get_nbx");
+    WEFT_PROF_BEGIN(tail, WEFT__PROF_HLP_POST_TAIL);
+    st = to_event(ep, sp, ev, __func__, "ucp_get_nbx");
+    WEFT_PROF_END(tail, WEFT__PROF_HLP_POST_TAIL);
+    return st;
 }
 
 weft_status_t weft_put(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src,

@@ -2,9 +2,12 @@
  *
  *   test_prof_counts            off: counts stay 0; on: one HLP_post and
  *                               one LLP_post (or direct_copy) per put and
- *                               AM, one HLP_rx_prog per AM delivered, one
- *                               direct_copy per direct operation of every
- *                               kind (none over UCX)
+ *                               AM, one HLP_post_tail per operation that
+ *                               went through UCX, one HLP_prog per
+ *                               weft_progress, one HLP_rx_prog per AM
+ *                               delivered, one direct_copy per direct
+ *                               operation of every kind (none over UCX);
+ *                               a point selected alone records alone
  *   test_prof_counts --issue N  issue N puts (rank 0 to 1) and N AMs (rank
  *                               1 to 0) with whatever WEFT_PROFILE selected,
  *                               for the JSON that weft_finalize writes
@@ -19,6 +22,7 @@
 #define AM_ID 3
 
 static volatile int delivered;
+static uint64_t progress_calls;  /* weft_progress calls of issue() */
 
 static void on_am(weft_ctx_t ctx, int src, const void *hdr, size_t hlen, const void *payload,
                   size_t len, void *arg)
@@ -44,8 +48,10 @@ static void issue(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank, int n)
         for (int i = 0; i < n; i++)
             OK(weft_am_send(ep, 0, AM_ID, NULL, 0, &v, 8));
     if (rank == 0)
-        while (delivered < n)
+        while (delivered < n) {
             OK(weft_progress(ep, NULL));
+            progress_calls++;
+        }
     OK(weft_barrier(ctx));
 }
 
@@ -111,22 +117,50 @@ int main(int argc, char **argv)
         issue(ctx, ep, seg, rank, n);
     } else {
         const char *points[] = {"HLP_post", "LLP_post", "LLP_prog", "LLP_poll", "HLP_tx_prog",
-                                "HLP_rx_prog", "busy_post", "direct_copy"};
+                                "HLP_rx_prog", "busy_post", "direct_copy", "HLP_post_tail",
+                                "HLP_prog"};
+        const int npoints = (int)(sizeof(points) / sizeof(points[0]));
+        /* rank 0's puts go through UCX under WEFT_SHM=0, else direct */
+        const int ucx_puts = getenv("WEFT_SHM") && strcmp(getenv("WEFT_SHM"), "0") == 0;
 
         /* off (no WEFT_PROFILE): nothing is recorded */
         issue(ctx, ep, seg, rank, N);
-        for (int i = 0; i < 8; i++)
+        for (int i = 0; i < npoints; i++)
             CHECK(count(points[i]) == 0);
 
         /* on: every operation passes its points once */
         OK(weft_prof_select("all"));
         OK(weft_prof_reset());
+        progress_calls = 0;
         issue(ctx, ep, seg, rank, N);
         CHECK(count("HLP_post") == N);
         /* a put to a rank of this node is a direct copy unless WEFT_SHM=0;
          * an AM always goes through UCX */
         CHECK(count("LLP_post") + count("direct_copy") == N);
         CHECK(rank == 0 || count("LLP_post") == N);
+        /* weft's code after the UCX call: once per operation that made it */
+        CHECK(count("HLP_post_tail") == count("LLP_post"));
+        /* weft_progress's own code: once per call (rank 0's delivery loop) */
+        CHECK(count("HLP_prog") == progress_calls);
+        CHECK(rank != 0 || progress_calls > 0);
+
+        /* a point selected alone records alone */
+        OK(weft_prof_select("HLP_post_tail"));
+        OK(weft_prof_reset());
+        progress_calls = 0;
+        issue(ctx, ep, seg, rank, N);
+        CHECK(count("HLP_post") == 0 && count("LLP_post") == 0 && count("HLP_prog") == 0);
+        CHECK(count("HLP_post_tail") == (rank == 1 || ucx_puts ? N : 0));
+        OK(weft_prof_select("HLP_prog"));
+        OK(weft_prof_reset());
+        progress_calls = 0;
+        issue(ctx, ep, seg, rank, N);
+        CHECK(count("HLP_post") == 0 && count("HLP_post_tail") == 0 && count("LLP_prog") == 0);
+        CHECK(count("HLP_prog") == progress_calls);
+
+        OK(weft_prof_select("all"));
+        OK(weft_prof_reset());
+        issue(ctx, ep, seg, rank, N);
         CHECK(count("HLP_rx_prog") == (rank == 0 ? N : 0));
         /* rank 0 progresses until the AMs arrive (rank 1 may never need to) */
         CHECK(rank != 0 || count("LLP_prog") > 0);
