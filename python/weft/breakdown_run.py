@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from weft import WeftError, results, runner
+from weft import WeftError, breakdown_direct, results, runner
 
 BENCH = "bench/weft_bench_breakdown"
 
@@ -86,11 +86,15 @@ def measure(
     timeout: float = 900,
     progress: Callable[[str, float, float], None] | None = None,
 ) -> dict[str, Any]:
-    """Measure the breakdown over path ("shm", "tcp" or "tcp-nodes").
+    """Measure the breakdown over path ("shm", "tcp", "tcp-nodes", or "direct":
+    weft.breakdown_direct's own benchmark).
 
     iters and lat_iters are the puts of the injection benchmark and the
     round trips of the ping-pong per pass (defaults per path); progress, if
     given, is called as progress(step, done, total) before and after the run."""
+    if path == "direct":
+        return breakdown_direct.measure(np=np, iters=iters, lat_iters=lat_iters, rounds=rounds, batch=batch,
+                                        timeout=timeout, progress=progress)
     if path not in PATH_ENV:
         raise WeftError(f"unknown path {path!r}: expected one of {', '.join(PATH_ENV)}")
     if np != 2:

@@ -36,6 +36,8 @@ enum {
     WEFT__PROF_HLP_RX_PROG,  /* weft's AM delivery, handler included */
     WEFT__PROF_BUSY_POST,    /* progress forced by too many operations in flight */
     WEFT__PROF_DIRECT_COPY,  /* the intra-node direct path's copy */
+    WEFT__PROF_SIGNAL_ADD,   /* the direct path's add of a put-with-signal */
+    WEFT__PROF_SIGNAL_POLL,  /* the load of weft_signal_wait_until that saw the value */
     WEFT__PROF_NPOINTS
 };
 

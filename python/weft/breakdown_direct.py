@@ -1,0 +1,171 @@
+"""The breakdown of an 8-byte message over weft's intra-node direct path.
+
+Between two ranks of one node (WEFT_SHM on) weft performs a put with the
+initiator's own stores into the peer's mapped segment: UCX is not called
+(except by the progress calls of the injection loop), the stores, the
+signal's atomic add and the consumer's loads take the place of the LLP
+(level "LLP" in the models), and the paper's 2·PCIe + Network + RC-to-MEM
+becomes a cache line moving between two cores (level "network").  bench/weft_bench_breakdown_direct measures it
+(docs/breakdown.md, "Direct path"), measure() runs it, and
+from_measurement() turns the document into the models that `weft model
+breakdown` and `weft model whatif` render:
+
+    injection = HLP_post + direct_copy + (LLP_prog + HLP_prog) / q + misc
+        (Eq. 2 with this path's Post = HLP_post + direct_copy, Post_prog the
+        weft_progress call every q puts, amortised; the document holds it
+        per message already)
+    latency   = HLP_post + direct_copy + signal_add + transfer
+                + signal_poll + payload_read
+        (a put-with-signal ping-pong: the sender's weft code, its copy and
+        its signal add; the line's move between the cores that the probe's
+        own add and load do not account for; the receiver's poll that sees
+        the signal and its read of the payload)
+
+The document:
+
+    {"benchmark": "breakdown", "metadata": {...}, "path": "direct",
+     "timer": {"tsc_ghz": f, "overhead_ns": f},
+     "injection": {"observed_ns": f, "batch": q, "components_ns": {
+         "HLP_post", "direct_copy", "LLP_prog", "HLP_prog", "misc"}, ...},
+     "latency": {"observed_ns": f, "components_ns": {
+         "HLP_post", "direct_copy", "signal_add", "transfer", "signal_poll",
+         "payload_read"}, "probe": {...}, ...},
+     "points": {NAME: {"count", "total_ns", "min_ns", "median_ns", "trimmed_mean_ns"}}}
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from weft import WeftError, results, runner
+from weft.breakdown_model import Breakdown, Model, _number, _section, leaf
+
+BENCH = "bench/weft_bench_breakdown_direct"
+PATH = "direct"
+# The direct path needs both ranks on one node with WEFT_SHM on (the default).
+ENV = {"WEFT_SHM": "1"}
+DEFAULT_ITERS = (200_000, 20_000)
+DEFAULT_ROUNDS = 5
+DEFAULT_BATCH = 16
+
+INJECTION_FIELDS = ("HLP_post", "direct_copy", "LLP_prog", "HLP_prog", "misc")
+LATENCY_FIELDS = ("HLP_post", "direct_copy", "signal_add", "transfer", "signal_poll", "payload_read")
+PROBE_FIELDS = ("raw_observed_ns", "raw_store_ns", "raw_add_ns", "raw_load_ns", "raw_read_ns", "residual_ns",
+                "overlap_ns", "transfer_ns")
+POINT_FIELDS = ("count", "total_ns", "min_ns", "median_ns")
+DESCRIPTION = "weft's direct path: stores into the peer's mapped segment, 2 ranks on one node"
+
+
+def measure(
+    *,
+    np: int = 2,
+    iters: int | None = None,
+    lat_iters: int | None = None,
+    rounds: int = DEFAULT_ROUNDS,
+    batch: int = DEFAULT_BATCH,
+    timeout: float = 900,
+    progress: Callable[[str, float, float], None] | None = None,
+) -> dict[str, Any]:
+    """Run weft_bench_breakdown_direct on 2 ranks of this node and return
+    its breakdown document (checked by from_measurement)."""
+    if np != 2:
+        raise WeftError(f"the breakdown runs on 2 ranks (an initiator and a target), not {np}")
+    program = runner.executable(BENCH)
+    step = "weft_bench_breakdown_direct over the direct path"
+    if progress is not None:
+        progress(step, 0, 1)
+    with tempfile.TemporaryDirectory(prefix="weft-breakdown-direct-") as tmp:
+        output = Path(tmp) / "breakdown.json"
+        argv = [str(program), "--json", str(output),
+                "--iters", str(iters or DEFAULT_ITERS[0]),
+                "--lat-iters", str(lat_iters or DEFAULT_ITERS[1]),
+                "--rounds", str(rounds), "--batch", str(batch)]
+        runner.run_mpi(np, argv, env=ENV, timeout=timeout)
+        data = results.read_json(output)
+    if progress is not None:
+        progress(step, 1, 1)
+    if not isinstance(data, dict):
+        raise WeftError("weft_bench_breakdown_direct output is not a JSON object")
+    document = {
+        "benchmark": "breakdown",
+        "metadata": results.metadata(transport=str(data.get("transport", "direct")), ranks=np),
+        "path": PATH,
+        **{key: value for key, value in data.items() if key != "benchmark"},
+    }
+    from_measurement(document)
+    return document
+
+
+def injection(components: Mapping[str, float], batch: float, observed_ns: float) -> Model:
+    """Eq. 2 over the direct path: Post = HLP_post + direct_copy, Post_prog =
+    the progress call per message (already divided by the batch), Misc."""
+    return Model(
+        "injection", "weft injection overhead over the direct path (Eq. 2)",
+        "Post + Post_prog + Misc = (HLP_post + direct_copy) + (LLP_prog + HLP_prog)/q + Misc",
+        (leaf("HLP_post", components["HLP_post"], "HLP"),
+         leaf("direct_copy", components["direct_copy"], "LLP", label="direct_copy (the initiator's store)"),
+         leaf("LLP_prog", components["LLP_prog"], "LLP", label=f"UCX progress (per message, batch {batch:g})"),
+         leaf("HLP_prog", components["HLP_prog"], "HLP",
+              label=f"weft_progress's own code (per message, batch {batch:g})"),
+         leaf("misc", components["misc"], "misc", label="Misc (the loop)")),
+        observed_ns, "inverse of the measured injection rate")
+
+
+def latency(components: Mapping[str, float], observed_ns: float) -> Model:
+    """HLP_post + direct_copy + signal_add + transfer + signal_poll + payload_read."""
+    return Model(
+        "latency", "weft one-way latency over the direct path (put-with-signal)",
+        "HLP_post + direct_copy + signal_add + transfer + signal_poll + payload_read",
+        (leaf("HLP_post", components["HLP_post"], "HLP"),
+         leaf("direct_copy", components["direct_copy"], "LLP", label="direct_copy (the payload's store)"),
+         leaf("signal_add", components["signal_add"], "LLP", label="signal_add (locked add, release)"),
+         leaf("transfer", components["transfer"], "network", label="transfer (cache line between cores, probed)"),
+         leaf("signal_poll", components["signal_poll"], "LLP", label="signal_poll (the load that sees it)"),
+         leaf("payload_read", components["payload_read"], "LLP", label="payload read")),
+        observed_ns, "half the measured put-with-signal round trip")
+
+
+def from_measurement(document: Any) -> Breakdown:
+    """The models of a direct-path breakdown document; a malformed one is a
+    WeftError naming the field."""
+    if not isinstance(document, Mapping):
+        raise WeftError("a breakdown must be a JSON object")
+    if document.get("benchmark") != "breakdown":
+        raise WeftError(f"not a breakdown result (benchmark is {document.get('benchmark')!r}, expected 'breakdown')")
+    if document.get("path") != PATH:
+        raise WeftError(f"not a direct-path breakdown (path is {document.get('path')!r})")
+    timer = document.get("timer")
+    if not isinstance(timer, Mapping):
+        raise WeftError("breakdown has no 'timer' object")
+    jitter = _number(timer.get("overhead_ns"), "timer.overhead_ns")
+    inj, inj_observed = _section(document, "injection", INJECTION_FIELDS, jitter)
+    batch = _number(document["injection"].get("batch"), "injection.batch", positive=True)
+    lat, lat_observed = _section(document, "latency", LATENCY_FIELDS, jitter)
+    probe = document["latency"].get("probe")
+    if not isinstance(probe, Mapping):
+        raise WeftError("breakdown latency has no 'probe' object")
+    for name in PROBE_FIELDS:
+        _number(probe.get(name), f"latency.probe.{name}", signed=name == "residual_ns")
+    points = document.get("points", {})
+    if not isinstance(points, Mapping):
+        raise WeftError("breakdown 'points' must be an object of trace points")
+    stats = {str(name): {key: _number(point.get(key) if isinstance(point, Mapping) else None,
+                                      f"points.{name}.{key}", signed=key == "min_ns") for key in POINT_FIELDS}
+             for name, point in points.items()}
+    metadata = document.get("metadata") if isinstance(document.get("metadata"), Mapping) else {}
+    notes = (
+        f"measured over {DESCRIPTION}",
+        f"timer: TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer['overhead_ns']} ns subtracted",
+        f"probe: one cache line ping-ponged between the cores, {probe['raw_observed_ns']:.1f} ns one way; "
+        f"its own add {probe['raw_add_ns']:.1f} ns and successful load {probe['raw_load_ns']:.1f} ns are "
+        f"weft's signal_add and signal_poll, the rest ({probe['transfer_ns']:.1f} ns) is the transfer",
+        "'network' here is the cache-coherence transfer between the two cores",
+    )
+    return Breakdown(name=f"weft-{PATH}", source="measured",
+                     scenarios={"weft": {"injection": injection(inj, batch, inj_observed),
+                                         "latency": latency(lat, lat_observed)}},
+                     overall="weft", notes=notes, metadata=dict(metadata), points=stats,
+                     highlights=("direct_copy", "signal_add", "transfer", "signal_poll"))
