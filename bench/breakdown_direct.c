@@ -119,12 +119,18 @@ static double total_of(const char *point)
 
 /* ---- injection -------------------------------------------------------- */
 
+/* I_TIMER times an empty region beside every put: the timer's cost on
+ * the machine of this moment.  The library subtracts the cost it measured
+ * when profiling was first selected; on a VM whose core speed changes
+ * between moments, the difference is added back to each region (see
+ * inject()). */
 enum {
-    I_OBSERVED, I_MISC, I_HLP_POST, I_COPY, I_LLP_PROG, I_PROG_CALL, I_POST_CALL, I_KINDS
+    I_OBSERVED, I_MISC, I_HLP_POST, I_COPY, I_LLP_PROG, I_PROG_CALL, I_POST_CALL, I_TIMER, I_KINDS
 };
 
 static const char *const inj_name[I_KINDS] = {
     "observed", "misc", "HLP_post", "direct_copy", "LLP_prog", "weft_progress", "weft_put_nbi",
+    "timer",
 };
 
 /* I_LLP_PROG's region also times the progress calls that found nothing
@@ -161,11 +167,14 @@ static double inject_chunk(long m, long q, int kind, long *next, double *chunk_n
                 bench_nop_post(NULL, 1, NULL, (size_t)(k & 63) * 8, &src, 8);
                 continue;
             }
-            if (kind == I_POST_CALL)
+            if (kind == I_POST_CALL || kind == I_TIMER)
                 c = weft__prof_start();
-            OK(weft_put_nbi(ep, 1, seg, (size_t)(k & 63) * 8, &src, 8));
-            if (kind == I_POST_CALL)
+            if (kind != I_TIMER)
+                OK(weft_put_nbi(ep, 1, seg, (size_t)(k & 63) * 8, &src, 8));
+            if (kind == I_POST_CALL || kind == I_TIMER)
                 ticks += weft__prof_stop() - c, calls++;
+            if (kind == I_TIMER)
+                OK(weft_put_nbi(ep, 1, seg, (size_t)(k & 63) * 8, &src, 8));
         }
         if (kind == I_MISC) {
             bench_nop_progress(NULL, NULL);
@@ -183,6 +192,8 @@ static double inject_chunk(long m, long q, int kind, long *next, double *chunk_n
     *chunk_ns = t0;
     if (kind == I_OBSERVED || kind == I_MISC)
         return t0;
+    if (kind == I_TIMER)
+        return (double)ticks / timer_ghz / (double)calls;
     if (kind == I_POST_CALL || kind == I_PROG_CALL)
         return ticks_ns(ticks, calls) / (double)m;
     return (inj_total(kind) - before) / (double)m;
@@ -440,10 +451,18 @@ struct injection {
 
 static void injection_round(const struct opts *o, struct injection *r)
 {
-    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0};
+    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, delta;
 
     OK(weft_prof_reset());
     inject(o->iters, o->batch, fig, chunk_ns);
+    /* the timer's cost now against the one subtracted: back to each
+     * timed region (one per put, or one per progress call) */
+    delta = timer_ovh - fig[I_TIMER];
+    fig[I_HLP_POST] += delta;
+    fig[I_COPY] += delta;
+    fig[I_POST_CALL] += delta;
+    fig[I_LLP_PROG] += delta / (double)o->batch;
+    fig[I_PROG_CALL] += delta / (double)o->batch;
     for (int kind = 0; kind < I_KINDS; kind++) {
         push(&r->fig[kind], fig[kind]);
         push(&r->chunk[kind], chunk_ns[kind]);
@@ -509,6 +528,8 @@ static void write_json(FILE *f, const struct opts *o, const struct injection *in
     fprintf(f, ",\n    \"calls_ns\": {");
     put_value(f, "weft_put_nbi", mid(&ifig[I_POST_CALL]), ", ");
     put_value(f, "weft_progress", mid(&ifig[I_PROG_CALL]), "}");
+    fprintf(f, ",\n    ");
+    put_value(f, "timer_overhead_now_ns", mid(&ifig[I_TIMER]), "");
     fprintf(f, ",\n    \"chunk_ns\": {");
     for (int kind = 0; kind < I_KINDS; kind++)
         put_value(f, inj_name[kind], mid(&in->chunk[kind]), kind + 1 < I_KINDS ? ", " : "}");
@@ -521,6 +542,10 @@ static void write_json(FILE *f, const struct opts *o, const struct injection *in
     put_value(f, "direct_copy", mid(&lfig[F_COPY]), ", ");
     put_value(f, "signal_add", mid(&lfig[F_SIG_ADD]) - overlap, ", ");
     put_value(f, "transfer", transfer, ", ");
+    /* the signal becomes visible at a random point of the waiter's loop:
+     * half an iteration on average before its next load (the probe's
+     * loop is that load alone) */
+    put_value(f, "poll_phase", 0.5 * (double)o->batch * mid(&ifig[I_PROG_CALL]), ", ");
     put_value(f, "signal_poll", mid(&lfig[F_SIG_POLL]), ", ");
     put_value(f, "payload_read", mid(&lfig[F_READ]), "}");
     fprintf(f, ",\n    \"wait_poll_ns\": %.3f", mid(&lfig[F_LLP_POLL]));

@@ -52,7 +52,7 @@ DEFAULT_ROUNDS = 5
 DEFAULT_BATCH = 16
 
 INJECTION_FIELDS = ("HLP_post", "direct_copy", "LLP_prog", "HLP_prog", "misc")
-LATENCY_FIELDS = ("HLP_post", "direct_copy", "signal_add", "transfer", "signal_poll", "payload_read")
+LATENCY_FIELDS = ("HLP_post", "direct_copy", "signal_add", "transfer", "poll_phase", "signal_poll", "payload_read")
 PROBE_FIELDS = ("raw_observed_ns", "raw_store_ns", "raw_add_ns", "raw_load_ns", "raw_read_ns", "residual_ns",
                 "overlap_ns", "transfer_ns")
 POINT_FIELDS = ("count", "total_ns", "min_ns", "median_ns")

@@ -4,7 +4,9 @@
  *                               one LLP_post (or direct_copy) per put and
  *                               AM, one HLP_rx_prog per AM delivered, one
  *                               direct_copy per direct operation of every
- *                               kind (none over UCX)
+ *                               kind (none over UCX), one signal_add per
+ *                               direct put-with-signal and one signal_poll
+ *                               per weft_signal_wait_until
  *   test_prof_counts --issue N  issue N puts (rank 0 to 1) and N AMs (rank
  *                               1 to 0) with whatever WEFT_PROFILE selected,
  *                               for the JSON that weft_finalize writes
@@ -49,6 +51,23 @@ static void issue(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank, int n)
     OK(weft_barrier(ctx));
 }
 
+/* Rank 0 signals rank 1 once (put-with-signal), rank 1 waits for it. */
+static void signal_once(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank)
+{
+    static uint64_t sent;
+    uint64_t v = 5;
+    weft_event_t ev;
+
+    sent++;
+    if (rank == 0) {
+        OK(weft_put_signal_nb(ep, 1, seg, 48, &v, 8, seg, 40, 1, &ev));
+        OK(weft_wait(&ev));
+    } else {
+        OK(weft_signal_wait_until(ep, seg, 40, sent, NULL));
+    }
+    OK(weft_barrier(ctx));
+}
+
 static uint64_t count(const char *point)
 {
     weft_prof_stat_t s;
@@ -62,7 +81,7 @@ static uint64_t count(const char *point)
 static void direct_ops(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank)
 {
     const uint64_t per_op = getenv("WEFT_SHM") && strcmp(getenv("WEFT_SHM"), "0") == 0 ? 0 : 1;
-    uint64_t v = 9, w = 0, before;
+    uint64_t v = 9, w = 0, before, before_sig, before_hlp;
     weft_event_t ev;
 
     OK(weft_barrier(ctx));
@@ -81,9 +100,20 @@ static void direct_ops(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank)
         CHECK(count("direct_copy") == before + 4 * per_op);
         OK(weft_get(ep, &w, 1, seg, 16, 8));
         CHECK(count("direct_copy") == before + 5 * per_op);
+        before_sig = count("signal_add");
+        before_hlp = count("HLP_post");
         OK(weft_put_signal_nb(ep, 1, seg, 24, &v, 8, seg, 32, 1, &ev));
         OK(weft_wait(&ev));
         CHECK(count("direct_copy") == before + 6 * per_op);
+        /* the signal's add is timed on the direct path; weft's code before
+         * the copy (or the UCX calls) on both */
+        CHECK(count("signal_add") == before_sig + per_op);
+        CHECK(count("HLP_post") == before_hlp + 1);
+    } else {
+        /* one successful poll per wait, on either path */
+        before = count("signal_poll");
+        OK(weft_signal_wait_until(ep, seg, 32, 1, NULL));
+        CHECK(count("signal_poll") == before + 1);
     }
     OK(weft_barrier(ctx));
 }
@@ -111,11 +141,13 @@ int main(int argc, char **argv)
         issue(ctx, ep, seg, rank, n);
     } else {
         const char *points[] = {"HLP_post", "LLP_post", "LLP_prog", "LLP_poll", "HLP_tx_prog",
-                                "HLP_rx_prog", "busy_post", "direct_copy"};
+                                "HLP_rx_prog", "busy_post", "direct_copy", "signal_add",
+                                "signal_poll"};
 
         /* off (no WEFT_PROFILE): nothing is recorded */
         issue(ctx, ep, seg, rank, N);
-        for (int i = 0; i < 8; i++)
+        signal_once(ctx, ep, seg, rank);
+        for (int i = 0; i < 10; i++)
             CHECK(count(points[i]) == 0);
 
         /* on: every operation passes its points once */
