@@ -15,11 +15,12 @@ breakdown` and `weft model whatif` render:
         weft_progress call every q puts, amortised; the document holds it
         per message already)
     latency   = HLP_post + direct_copy + signal_add + transfer
-                + signal_poll + payload_read
+                + poll_phase + signal_poll + payload_read
         (a put-with-signal ping-pong: the sender's weft code, its copy and
         its signal add; the line's move between the cores that the probe's
-        own add and load do not account for; the receiver's poll that sees
-        the signal and its read of the payload)
+        own store, add, load and read do not account for; half an iteration
+        of the waiter's loop, the delay before the load that sees the
+        signal; that load, and the read of the payload)
 
 The document:
 
@@ -28,8 +29,8 @@ The document:
      "injection": {"observed_ns": f, "batch": q, "components_ns": {
          "HLP_post", "direct_copy", "LLP_prog", "HLP_prog", "misc"}, ...},
      "latency": {"observed_ns": f, "components_ns": {
-         "HLP_post", "direct_copy", "signal_add", "transfer", "signal_poll",
-         "payload_read"}, "probe": {...}, ...},
+         "HLP_post", "direct_copy", "signal_add", "transfer", "poll_phase",
+         "signal_poll", "payload_read"}, "probe": {...}, ...},
      "points": {NAME: {"count", "total_ns", "min_ns", "median_ns", "trimmed_mean_ns"}}}
 """
 
@@ -115,14 +116,16 @@ def injection(components: Mapping[str, float], batch: float, observed_ns: float)
 
 
 def latency(components: Mapping[str, float], observed_ns: float) -> Model:
-    """HLP_post + direct_copy + signal_add + transfer + signal_poll + payload_read."""
+    """HLP_post + direct_copy + signal_add + transfer + poll_phase + signal_poll + payload_read."""
     return Model(
         "latency", "weft one-way latency over the direct path (put-with-signal)",
-        "HLP_post + direct_copy + signal_add + transfer + signal_poll + payload_read",
+        "HLP_post + direct_copy + signal_add + transfer + poll_phase + signal_poll + payload_read",
         (leaf("HLP_post", components["HLP_post"], "HLP"),
          leaf("direct_copy", components["direct_copy"], "LLP", label="direct_copy (the payload's store)"),
          leaf("signal_add", components["signal_add"], "LLP", label="signal_add (locked add, release)"),
          leaf("transfer", components["transfer"], "network", label="transfer (cache line between cores, probed)"),
+         leaf("poll_phase", components["poll_phase"], "HLP",
+              label="poll phase (half an iteration of the wait loop)"),
          leaf("signal_poll", components["signal_poll"], "LLP", label="signal_poll (the load that sees it)"),
          leaf("payload_read", components["payload_read"], "LLP", label="payload read")),
         observed_ns, "half the measured put-with-signal round trip")
