@@ -119,11 +119,10 @@ static double total_of(const char *point)
 
 /* ---- injection -------------------------------------------------------- */
 
-/* I_TIMER times an empty region beside every put: the timer's cost on
- * the machine of this moment.  The library subtracts the cost it measured
- * when profiling was first selected; on a VM whose core speed changes
- * between moments, the difference is added back to each region (see
- * inject()). */
+/* I_TIMER times an empty region beside every put: the timer's cost in
+ * the loop, against the one the library measured when profiling was first
+ * selected and subtracts from every region (reported, not applied:
+ * docs/breakdown.md, "Direct path"). */
 enum {
     I_OBSERVED, I_MISC, I_HLP_POST, I_COPY, I_LLP_PROG, I_PROG_CALL, I_POST_CALL, I_TIMER, I_KINDS
 };
@@ -451,18 +450,10 @@ struct injection {
 
 static void injection_round(const struct opts *o, struct injection *r)
 {
-    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, delta;
+    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0};
 
     OK(weft_prof_reset());
     inject(o->iters, o->batch, fig, chunk_ns);
-    /* the timer's cost now against the one subtracted: back to each
-     * timed region (one per put, or one per progress call) */
-    delta = timer_ovh - fig[I_TIMER];
-    fig[I_HLP_POST] += delta;
-    fig[I_COPY] += delta;
-    fig[I_POST_CALL] += delta;
-    fig[I_LLP_PROG] += delta / (double)o->batch;
-    fig[I_PROG_CALL] += delta / (double)o->batch;
     for (int kind = 0; kind < I_KINDS; kind++) {
         push(&r->fig[kind], fig[kind]);
         push(&r->chunk[kind], chunk_ns[kind]);

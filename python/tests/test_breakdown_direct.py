@@ -90,6 +90,7 @@ def test_breakdown_model_dispatches_direct_documents() -> None:
         (lambda d: d["latency"]["components_ns"].update(transfer=-20.0), "latency.components_ns.transfer"),
         (lambda d: d["latency"].pop("probe"), "no 'probe' object"),
         (lambda d: d["latency"]["probe"].pop("raw_load_ns"), "latency.probe.raw_load_ns"),
+        (lambda d: d["latency"]["probe"].update(raw_store_ns=-14.0), "latency.probe.raw_store_ns"),
         (lambda d: d["injection"].update(observed_ns=0), "injection.observed_ns"),
         (lambda d: d.update(path="shm"), "not a direct-path breakdown"),
         (lambda d: d.pop("timer"), "no 'timer' object"),
@@ -106,6 +107,7 @@ def test_malformed_documents_are_named(edit: Any, message: str) -> None:
 def test_a_component_within_the_timer_jitter_is_kept() -> None:
     document = copy.deepcopy(DOCUMENT)
     document["latency"]["components_ns"]["payload_read"] = -0.4
+    document["latency"]["probe"]["raw_store_ns"] = -0.8
     assert breakdown_direct.from_measurement(document).model("latency").find("payload_read").ns == -0.4
 
 

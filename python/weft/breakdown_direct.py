@@ -49,7 +49,7 @@ PATH = "direct"
 # The direct path needs both ranks on one node with WEFT_SHM on (the default).
 ENV = {"WEFT_SHM": "1"}
 DEFAULT_ITERS = (200_000, 20_000)
-DEFAULT_ROUNDS = 5
+DEFAULT_ROUNDS = 15  # short rounds (about 0.2 s): more of them steady the medians
 DEFAULT_BATCH = 16
 
 INJECTION_FIELDS = ("HLP_post", "direct_copy", "LLP_prog", "HLP_prog", "misc")
@@ -151,7 +151,12 @@ def from_measurement(document: Any) -> Breakdown:
     if not isinstance(probe, Mapping):
         raise WeftError("breakdown latency has no 'probe' object")
     for name in PROBE_FIELDS:
-        _number(probe.get(name), f"latency.probe.{name}", signed=name == "residual_ns")
+        value = _number(probe.get(name), f"latency.probe.{name}", signed=True)
+        # the probe's timed operations, like the components, may fall below
+        # 0 by the timer's jitter; its residual is signed
+        if name != "residual_ns" and value < -jitter:
+            raise WeftError(f"latency.probe.{name} must be non-negative, got {value!r} "
+                            f"(beyond the timer overhead {jitter:g} ns)")
     points = document.get("points", {})
     if not isinstance(points, Mapping):
         raise WeftError("breakdown 'points' must be an object of trace points")
