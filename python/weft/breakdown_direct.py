@@ -2,10 +2,12 @@
 
 Between two ranks of one node (WEFT_SHM on) weft performs a put with the
 initiator's own stores into the peer's mapped segment: UCX is not called
-(except by the progress calls of the injection loop), the stores, the
-signal's atomic add and the consumer's loads take the place of the LLP
-(level "LLP" in the models), and the paper's 2·PCIe + Network + RC-to-MEM
-becomes a cache line moving between two cores (level "network").  bench/weft_bench_breakdown_direct measures it
+(except by the progress calls of the injection loop), the 8-byte stores
+and loads take the place of the LLP (level "LLP"), and the paper's
+2·PCIe + Network + RC-to-MEM becomes the signal's cache line moving
+between two cores (level "network": the signal's locked add, which takes
+the line's ownership from the waiter's core, the waiter's load that brings
+it back, and what the probe finds beyond those two).  bench/weft_bench_breakdown_direct measures it
 (docs/breakdown.md, "Direct path"), measure() runs it, and
 from_measurement() turns the document into the models that `weft model
 breakdown` and `weft model whatif` render:
@@ -122,11 +124,14 @@ def latency(components: Mapping[str, float], observed_ns: float) -> Model:
         "HLP_post + direct_copy + signal_add + transfer + poll_phase + signal_poll + payload_read",
         (leaf("HLP_post", components["HLP_post"], "HLP"),
          leaf("direct_copy", components["direct_copy"], "LLP", label="direct_copy (the payload's store)"),
-         leaf("signal_add", components["signal_add"], "LLP", label="signal_add (locked add, release)"),
-         leaf("transfer", components["transfer"], "network", label="transfer (cache line between cores, probed)"),
+         leaf("signal_add", components["signal_add"], "network",
+              label="signal_add (locked add: the line's ownership from the peer's core)"),
+         leaf("transfer", components["transfer"], "network",
+              label="transfer (the probe's one way beyond its own add and load)"),
          leaf("poll_phase", components["poll_phase"], "HLP",
               label="poll phase (half an iteration of the wait loop)"),
-         leaf("signal_poll", components["signal_poll"], "LLP", label="signal_poll (the load that sees it)"),
+         leaf("signal_poll", components["signal_poll"], "network",
+              label="signal_poll (the load that brings the line back)"),
          leaf("payload_read", components["payload_read"], "LLP", label="payload read")),
         observed_ns, "half the measured put-with-signal round trip")
 
@@ -167,10 +172,11 @@ def from_measurement(document: Any) -> Breakdown:
     notes = (
         f"measured over {DESCRIPTION}",
         f"timer: TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer['overhead_ns']} ns subtracted",
-        f"probe: one cache line ping-ponged between the cores, {probe['raw_observed_ns']:.1f} ns one way; "
-        f"its own add {probe['raw_add_ns']:.1f} ns and successful load {probe['raw_load_ns']:.1f} ns are "
-        f"weft's signal_add and signal_poll, the rest ({probe['transfer_ns']:.1f} ns) is the transfer",
-        "'network' here is the cache-coherence transfer between the two cores",
+        f"probe: weft's ping-pong without weft, {probe['raw_observed_ns']:.1f} ns one way; its own add "
+        f"{probe['raw_add_ns']:.1f} ns and successful load {probe['raw_load_ns']:.1f} ns are what weft's "
+        f"signal_add and signal_poll time, the rest ({probe['residual_ns']:.1f} ns) is the transfer",
+        "'network' here is the cache-coherence transfer between the two cores: the signal's add, "
+        "the load that sees it and the probe's residual",
     )
     return Breakdown(name=f"weft-{PATH}", source="measured",
                      scenarios={"weft": {"injection": injection(inj, batch, inj_observed),
