@@ -487,9 +487,30 @@ static void put_rounds(FILE *f, const char *name, const struct series *s)
 static const char *const point_names[NPOINTS] = {"HLP_post", "direct_copy", "LLP_prog", "LLP_poll",
                                                  "signal_add", "signal_poll"};
 
+/* Each round's model, from that round's figures alone: the kinds of a
+ * round were interleaved, so they saw the same machine, while the medians
+ * over rounds may come from different rounds when the machine's speed
+ * changes between them. */
+static void model_rounds(const struct opts *o, const struct injection *in,
+                         const struct latency *la, struct series *inj, struct series *lat)
+{
+    const struct series *i = in->fig, *l = la->fig;
+
+    for (int r = 0; r < i[I_OBSERVED].n && r < la->observed.n; r++) {
+        double raw_ops = l[F_PROBE_STORE].v[r] + l[F_PROBE_ADD].v[r] + l[F_PROBE_LOAD].v[r] +
+                         l[F_PROBE_READ].v[r];
+
+        push(inj, i[I_HLP_POST].v[r] + i[I_COPY].v[r] + i[I_PROG_CALL].v[r] + i[I_MISC].v[r]);
+        push(lat, l[F_HLP_POST].v[r] + l[F_COPY].v[r] + l[F_SIG_ADD].v[r] + l[F_SIG_POLL].v[r] +
+                      l[F_READ].v[r] + 0.5 * (double)o->batch * i[I_PROG_CALL].v[r] +
+                      la->probe.v[r] - raw_ops);
+    }
+}
+
 static void write_json(FILE *f, const struct opts *o, const struct injection *in,
                        const struct latency *la, const weft_prof_stat_t *points)
 {
+    struct series inj_model = {.n = 0}, lat_model = {.n = 0};
     const struct series *ifig = in->fig, *lfig = la->fig;
     double llp_prog = mid(&ifig[I_LLP_PROG]);
     /* The probe's one-way time that its own operations (the same as
@@ -503,6 +524,7 @@ static void write_json(FILE *f, const struct opts *o, const struct injection *in
     double residual = mid(&la->probe) - raw_ops;
     double overlap = residual < 0 ? -residual : 0, transfer = residual < 0 ? 0 : residual;
 
+    model_rounds(o, in, la, &inj_model, &lat_model);
     fprintf(f, "{\n  \"benchmark\": \"breakdown\",\n  \"nranks\": %d,\n"
                "  \"transport\": \"direct (mapped segment)\",\n  \"ucx_tls\": \"%s\",\n"
                "  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n"
@@ -514,6 +536,8 @@ static void write_json(FILE *f, const struct opts *o, const struct injection *in
     put_value(f, "observed_ns", mid(&ifig[I_OBSERVED]), ", ");
     fprintf(f, "\"batch\": %ld, ", o->batch);
     put_rounds(f, "observed_rounds_ns", &ifig[I_OBSERVED]);
+    fprintf(f, ", ");
+    put_rounds(f, "model_rounds_ns", &inj_model);
     fprintf(f, ",\n    \"components_ns\": {");
     put_value(f, "HLP_post", mid(&ifig[I_HLP_POST]), ", ");
     put_value(f, "direct_copy", mid(&ifig[I_COPY]), ", ");
@@ -539,6 +563,8 @@ static void write_json(FILE *f, const struct opts *o, const struct injection *in
     fprintf(f, ",\n  \"latency\": {");
     put_value(f, "observed_ns", mid(&la->observed), ", ");
     put_rounds(f, "observed_rounds_ns", &la->observed);
+    fprintf(f, ", ");
+    put_rounds(f, "model_rounds_ns", &lat_model);
     fprintf(f, ",\n    \"components_ns\": {");
     put_value(f, "HLP_post", mid(&lfig[F_HLP_POST]), ", ");
     put_value(f, "direct_copy", mid(&lfig[F_COPY]), ", ");

@@ -76,6 +76,24 @@ def test_whatif_takes_the_direct_breakdown(breakdown: breakdown_model.Breakdown)
     assert reduction == pytest.approx(50.0) and gain == pytest.approx(100 * 20 / 143)
 
 
+def test_round_errors_pair_each_round_with_its_own_model() -> None:
+    document = copy.deepcopy(DOCUMENT)
+    document["injection"]["observed_rounds_ns"] = [10.0, 20.0, 8.0]
+    document["injection"]["model_rounds_ns"] = [9.0, 21.0, 8.0]
+    assert breakdown_direct.round_errors(document, "injection") == pytest.approx([-10.0, 5.0, 0.0])
+    assert breakdown_direct.round_errors(document, "latency") == []
+    notes = breakdown_direct.from_measurement(document).notes
+    assert any("injection, each round's model" in note and "median error +0.00%" in note
+               and "-10.0% to +5.0%" in note for note in notes)
+    document["injection"]["model_rounds_ns"] = [9.0]
+    with pytest.raises(WeftError, match="one value per round"):
+        breakdown_direct.from_measurement(document)
+    document["injection"]["model_rounds_ns"] = [9.0, 21.0, 8.0]
+    document["injection"]["observed_rounds_ns"] = [10.0, 0.0, 8.0]
+    with pytest.raises(WeftError, match="injection.observed_rounds_ns must be positive"):
+        breakdown_direct.from_measurement(document)
+
+
 def test_breakdown_model_dispatches_direct_documents() -> None:
     breakdown = breakdown_model.from_measurement(copy.deepcopy(DOCUMENT))
     assert breakdown.name == "weft-direct"
@@ -157,5 +175,7 @@ def test_measure_direct_tiny(monkeypatch: pytest.MonkeyPatch) -> None:
     probe = document["latency"]["probe"]
     assert probe["raw_observed_ns"] > 0 and probe["raw_add_ns"] > 0 and probe["raw_load_ns"] > 0
     assert document["latency"]["observed_ns"] > 0 and document["injection"]["observed_ns"] > 0
+    for kind in ("injection", "latency"):
+        assert len(breakdown_direct.round_errors(document, kind)) == 1
     model = breakdown_model.from_measurement(document)
     assert model.model("latency").total > 0

@@ -136,6 +136,21 @@ def latency(components: Mapping[str, float], observed_ns: float) -> Model:
         observed_ns, "half the measured put-with-signal round trip")
 
 
+def round_errors(document: Mapping[str, Any], kind: str) -> list[float]:
+    """(model − observed) / observed in percent of each round, each round's
+    model from its own figures (`model_rounds_ns`, which the benchmark
+    writes beside `observed_rounds_ns`); [] when the document has none."""
+    section = document.get(kind)
+    if not isinstance(section, Mapping) or "model_rounds_ns" not in section:
+        return []
+    model, observed = section.get("model_rounds_ns"), section.get("observed_rounds_ns")
+    if not isinstance(model, list) or not isinstance(observed, list) or len(model) != len(observed):
+        raise WeftError(f"{kind}.model_rounds_ns and {kind}.observed_rounds_ns must be lists of one value per round")
+    return [100.0 * (_number(m, f"{kind}.model_rounds_ns", signed=True)
+                     - _number(o, f"{kind}.observed_rounds_ns", positive=True)) / o
+            for m, o in zip(model, observed)]
+
+
 def from_measurement(document: Any) -> Breakdown:
     """The models of a direct-path breakdown document; a malformed one is a
     WeftError naming the field."""
@@ -178,6 +193,13 @@ def from_measurement(document: Any) -> Breakdown:
         "'network' here is the cache-coherence transfer between the two cores: the signal's add, "
         "the load that sees it and the probe's residual",
     )
+    for kind in ("injection", "latency"):
+        errors = sorted(round_errors(document, kind))
+        if errors:
+            middle = errors[len(errors) // 2] if len(errors) % 2 else 0.5 * (errors[len(errors) // 2 - 1]
+                                                                             + errors[len(errors) // 2])
+            notes += (f"{kind}, each round's model against its own observation: median error {middle:+.2f}% "
+                      f"(rounds {errors[0]:+.1f}% to {errors[-1]:+.1f}%)",)
     return Breakdown(name=f"weft-{PATH}", source="measured",
                      scenarios={"weft": {"injection": injection(inj, batch, inj_observed),
                                          "latency": latency(lat, lat_observed)}},
