@@ -114,6 +114,8 @@ def test_breakdown_model_dispatches_direct_documents() -> None:
         (lambda d: d.update(path="shm"), "not a direct-path breakdown"),
         (lambda d: d.pop("timer"), "no 'timer' object"),
         (lambda d: d["points"]["signal_poll"].pop("count"), "points.signal_poll.count"),
+        (lambda d: d["points"]["signal_poll"].update(total_ns=-1000.0), "points.signal_poll.total_ns"),
+        (lambda d: d["points"]["signal_poll"].update(median_ns=-14.0), "points.signal_poll.median_ns"),
     ],
 )
 def test_malformed_documents_are_named(edit: Any, message: str) -> None:
@@ -127,6 +129,7 @@ def test_a_component_within_the_timer_jitter_is_kept() -> None:
     document = copy.deepcopy(DOCUMENT)
     document["latency"]["components_ns"]["payload_read"] = -0.4
     document["latency"]["probe"]["raw_store_ns"] = -0.8
+    document["points"]["signal_poll"].update(total_ns=-100.0, min_ns=-1.6)  # 64 samples, 13.6 ns each
     assert breakdown_direct.from_measurement(document).model("latency").find("payload_read").ns == -0.4
 
 

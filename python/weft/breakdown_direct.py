@@ -180,9 +180,17 @@ def from_measurement(document: Any) -> Breakdown:
     points = document.get("points", {})
     if not isinstance(points, Mapping):
         raise WeftError("breakdown 'points' must be an object of trace points")
+    # a region of a nanosecond (the copy) can read below 0 once the timer's
+    # overhead is subtracted: by up to the overhead per sample
     stats = {str(name): {key: _number(point.get(key) if isinstance(point, Mapping) else None,
-                                      f"points.{name}.{key}", signed=key == "min_ns") for key in POINT_FIELDS}
+                                      f"points.{name}.{key}", signed=key != "count") for key in POINT_FIELDS}
              for name, point in points.items()}
+    for name, stat in stats.items():
+        for key in ("total_ns", "min_ns", "median_ns"):
+            floor = -jitter * (stat["count"] if key == "total_ns" else 1)
+            if stat[key] < floor:
+                raise WeftError(f"points.{name}.{key} must be at least {floor:g} (the timer overhead "
+                                f"{jitter:g} ns per sample below 0), got {stat[key]!r}")
     metadata = document.get("metadata") if isinstance(document.get("metadata"), Mapping) else {}
     notes = (
         f"measured over {DESCRIPTION}",
