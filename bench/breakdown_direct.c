@@ -18,17 +18,19 @@
  * in the same cache line of the peer's segment), the receiver in
  * weft_signal_wait_until, then reading the payload and replying; half the
  * round trip.  Components: HLP_post, direct_copy, signal_add, transfer,
- * signal_poll and the payload's read.  The transfer comes from a probe with
- * no weft in it: the same ping-pong of one cache line through the same
- * mapping, a locked add (weft's signal add) and an acquire load in a spin
- * (weft's poll); the probe's half round trip less its own timed add and
- * successful load is the time the line spends between the cores that
- * neither accounts for.
+ * the poll phase (half an iteration of the wait loop), signal_poll and the
+ * payload's read.  The transfer comes from a probe with no weft in it: the
+ * same ping-pong through a line of the same mappings, with weft's memory
+ * operations (the payload's store, a locked add, a spin of acquire loads,
+ * the payload's read); the probe's half round trip less its own timed
+ * operations is the time the line spends between the cores that none of
+ * them accounts for.
  *
  * As in weft_bench_breakdown, every figure of a round is measured in
  * chunks (injection) or blocks of round trips (latency) that alternate
  * kind by kind inside one loop, so that all see the same machine; the JSON
- * holds the median over rounds.
+ * holds the median over rounds, and each round's model beside its
+ * observation.
  */
 #include "common.h"
 #include "prof/prof.h"
