@@ -14,7 +14,7 @@ from conftest import REAL_BUILD_DIR
 from weft import WeftError, bench_profcost, breakdown_run, runner
 
 POINTS = ("HLP_post", "LLP_post", "LLP_prog", "LLP_poll", "HLP_tx_prog", "HLP_rx_prog", "busy_post", "direct_copy",
-          "HLP_post_tail", "HLP_prog")
+          "HLP_post_tail", "HLP_prog", "signal_add", "signal_poll")
 
 DOCUMENT: dict[str, Any] = {
     "benchmark": "breakdown",

@@ -63,7 +63,7 @@ LEVEL_CATEGORY = {"HLP": "CPU", "LLP": "CPU", "misc": "CPU", "I/O": "I/O", "netw
 LEVELS = tuple(LEVEL_CATEGORY)
 CATEGORIES = ("CPU", "I/O", "network")
 KINDS = ("injection", "latency")
-PATHS = ("shm", "tcp", "tcp-nodes")
+PATHS = ("shm", "tcp", "tcp-nodes", "direct")  # direct: weft.breakdown_direct
 # What a measured transfer is made of: through the memory system between
 # ranks of one node, through the kernel's network stack otherwise.
 PATH_TRANSFER_LEVEL = {"shm": "I/O", "tcp": "network", "tcp-nodes": "network"}
@@ -524,6 +524,9 @@ def from_measurement(document: Any) -> Breakdown:
     if document.get("benchmark") != "breakdown":
         raise WeftError(f"not a breakdown result (benchmark is {document.get('benchmark')!r}, expected 'breakdown')")
     path = document.get("path")
+    if path == "direct":
+        from weft import breakdown_direct  # its own components; it imports this module
+        return breakdown_direct.from_measurement(document)
     if path not in PATHS:
         raise WeftError(f"unknown path {path!r}: expected one of {', '.join(PATHS)}")
     timer = document.get("timer") if isinstance(document.get("timer"), Mapping) else {}

@@ -41,6 +41,8 @@ enum {
     WEFT__PROF_DIRECT_COPY,  /* the intra-node direct path's copy */
     WEFT__PROF_HLP_POST_TAIL,/* weft's code after the UCX post call returns */
     WEFT__PROF_HLP_PROG,     /* weft_progress's code before the UCX progress */
+    WEFT__PROF_SIGNAL_ADD,   /* the direct path's add of a put-with-signal */
+    WEFT__PROF_SIGNAL_POLL,  /* the load of weft_signal_wait_until that saw the value */
     WEFT__PROF_NPOINTS
 };
 

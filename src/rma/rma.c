@@ -467,19 +467,25 @@ weft_status_t weft_put_signal_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t 
 {
     struct target d, s;
     weft_status_t st;
+    WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_POST);
 
     CHECK_EV(ev, __func__);
     if ((st = get_target(ep, rank, seg, off, n, src, __func__, &d)) != WEFT_OK ||
         (st = atomic_target(ep, rank, sigseg, sigoff, __func__, &s)) != WEFT_OK)
         return st;
+    WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     /* Whether a rank is mapped is decided per rank, for every segment of
      * the context alike, so data and signal take the same path. */
     if (d.local) {
         WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
         direct_copy(d.local, src, n);
         WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
-        /* release: a consumer that acquires the signal sees the data */
-        __atomic_fetch_add((uint64_t *)(void *)s.local, add, __ATOMIC_RELEASE);
+        {
+            WEFT_PROF_BEGIN(sig, WEFT__PROF_SIGNAL_ADD);
+            /* release: a consumer that acquires the signal sees the data */
+            __atomic_fetch_add((uint64_t *)(void *)s.local, add, __ATOMIC_RELEASE);
+            WEFT_PROF_END(sig, WEFT__PROF_SIGNAL_ADD);
+        }
         *ev = WEFT_EVENT_NULL;
         return WEFT_OK;
     }
@@ -519,7 +525,15 @@ weft_status_t weft_signal_wait_until(weft_ep_t ep, weft_seg_t seg, size_t off, u
      * data written before the signal. */
     weft__wait_init(&w, ep->ctx);
     gen = weft__fail_gen(ep->ctx);
-    while ((v = atomic_load_explicit(word, memory_order_acquire)) < value) {
+    for (;;) {
+        /* signal_poll times the load that sees the value: on the direct
+         * path, the cache line coming from the writer's core */
+        WEFT_PROF_BEGIN(at, WEFT__PROF_SIGNAL_POLL);
+
+        if ((v = atomic_load_explicit(word, memory_order_acquire)) >= value) {
+            WEFT_PROF_END(at, WEFT__PROF_SIGNAL_POLL);
+            break;
+        }
         if ((st = weft__wait_step(&w, weft__ep_progress(ep), __func__)) != WEFT_OK)
             return st;
         /* the signal may be owed by a rank that has just died */

@@ -6,8 +6,11 @@
  *                               went through UCX, one HLP_prog per
  *                               weft_progress, one HLP_rx_prog per AM
  *                               delivered, one direct_copy per direct
- *                               operation of every kind (none over UCX);
- *                               a point selected alone records alone
+ *                               operation of every kind (none over UCX),
+ *                               one signal_add per direct put-with-signal
+ *                               and one signal_poll per
+ *                               weft_signal_wait_until; a point selected
+ *                               alone records alone
  *   test_prof_counts --issue N  issue N puts (rank 0 to 1) and N AMs (rank
  *                               1 to 0) with whatever WEFT_PROFILE selected,
  *                               for the JSON that weft_finalize writes
@@ -55,6 +58,23 @@ static void issue(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank, int n)
     OK(weft_barrier(ctx));
 }
 
+/* Rank 0 signals rank 1 once (put-with-signal), rank 1 waits for it. */
+static void signal_once(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank)
+{
+    static uint64_t sent;
+    uint64_t v = 5;
+    weft_event_t ev;
+
+    sent++;
+    if (rank == 0) {
+        OK(weft_put_signal_nb(ep, 1, seg, 48, &v, 8, seg, 40, 1, &ev));
+        OK(weft_wait(&ev));
+    } else {
+        OK(weft_signal_wait_until(ep, seg, 40, sent, NULL));
+    }
+    OK(weft_barrier(ctx));
+}
+
 static uint64_t count(const char *point)
 {
     weft_prof_stat_t s;
@@ -68,7 +88,7 @@ static uint64_t count(const char *point)
 static void direct_ops(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank)
 {
     const uint64_t per_op = getenv("WEFT_SHM") && strcmp(getenv("WEFT_SHM"), "0") == 0 ? 0 : 1;
-    uint64_t v = 9, w = 0, before;
+    uint64_t v = 9, w = 0, before, before_sig, before_hlp;
     weft_event_t ev;
 
     OK(weft_barrier(ctx));
@@ -87,9 +107,20 @@ static void direct_ops(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank)
         CHECK(count("direct_copy") == before + 4 * per_op);
         OK(weft_get(ep, &w, 1, seg, 16, 8));
         CHECK(count("direct_copy") == before + 5 * per_op);
+        before_sig = count("signal_add");
+        before_hlp = count("HLP_post");
         OK(weft_put_signal_nb(ep, 1, seg, 24, &v, 8, seg, 32, 1, &ev));
         OK(weft_wait(&ev));
         CHECK(count("direct_copy") == before + 6 * per_op);
+        /* the signal's add is timed on the direct path; weft's code before
+         * the copy (or the UCX calls) on both */
+        CHECK(count("signal_add") == before_sig + per_op);
+        CHECK(count("HLP_post") == before_hlp + 1);
+    } else {
+        /* one successful poll per wait, on either path */
+        before = count("signal_poll");
+        OK(weft_signal_wait_until(ep, seg, 32, 1, NULL));
+        CHECK(count("signal_poll") == before + 1);
     }
     OK(weft_barrier(ctx));
 }
@@ -118,13 +149,14 @@ int main(int argc, char **argv)
     } else {
         const char *points[] = {"HLP_post", "LLP_post", "LLP_prog", "LLP_poll", "HLP_tx_prog",
                                 "HLP_rx_prog", "busy_post", "direct_copy", "HLP_post_tail",
-                                "HLP_prog"};
+                                "HLP_prog", "signal_add", "signal_poll"};
         const int npoints = (int)(sizeof(points) / sizeof(points[0]));
         /* rank 0's puts go through UCX under WEFT_SHM=0, else direct */
         const int ucx_puts = getenv("WEFT_SHM") && strcmp(getenv("WEFT_SHM"), "0") == 0;
 
         /* off (no WEFT_PROFILE): nothing is recorded */
         issue(ctx, ep, seg, rank, N);
+        signal_once(ctx, ep, seg, rank);
         for (int i = 0; i < npoints; i++)
             CHECK(count(points[i]) == 0);
 
