@@ -43,19 +43,24 @@ int weft__hbcast(weft__hier_t *h, void *buf, int count, MPI_Datatype type, int r
 }
 
 /* Bottom-up: at each level it leads, a rank reduces its members' partial
- * results into acc; at the level where it is not the leader it sends its
- * own (acc when it led below, else mine) and is done. */
+ * results into acc -- the first time from mine, so that no copy of its
+ * operand is made -- and at the level where it is not the leader it sends
+ * its own (acc when it led below, else mine) and is done. */
 static int reduce_levels(weft__hier_t *h, void *acc, const void *mine, int count,
                          MPI_Datatype type, MPI_Op op)
 {
+    int led = 0;
+
     for (int l = h->nlevels - 1; l >= 0; l--) {
         if (h->up[l] == MPI_COMM_NULL)
             continue;
         if (h->uprank[l] != 0)
-            return MPI_Reduce(h->leads ? acc : mine, NULL, count, type, op, 0, h->up[l]);
-        int rc = MPI_Reduce(MPI_IN_PLACE, acc, count, type, op, 0, h->up[l]);
+            return MPI_Reduce(led ? acc : mine, NULL, count, type, op, 0, h->up[l]);
+        int rc = MPI_Reduce(led || mine == acc ? MPI_IN_PLACE : mine, acc, count, type, op, 0,
+                            h->up[l]);
         if (rc != MPI_SUCCESS)
             return rc;
+        led = 1;
     }
     return MPI_SUCCESS;
 }
@@ -74,7 +79,7 @@ int weft__hreduce(weft__hier_t *h, MPI_Comm comm, const void *sendbuf, void *rec
 {
     const void *mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     void       *acc = NULL, *base = NULL;
-    int         rc = MPI_SUCCESS;
+    int         rc;
 
     if (!keeps_order(h, op))
         return MPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
@@ -85,11 +90,8 @@ int weft__hreduce(weft__hier_t *h, MPI_Comm comm, const void *sendbuf, void *rec
             acc = recvbuf;
         else if (!(acc = typed_alloc(count, type, &base)))
             return MPI_ERR_NO_MEM;
-        if (acc != mine)
-            rc = typed_copy(mine, acc, count, type);
     }
-    if (rc == MPI_SUCCESS)
-        rc = reduce_levels(h, acc, mine, count, type, op);
+    rc = reduce_levels(h, acc, mine, count, type, op);
     if (rc == MPI_SUCCESS && root != 0 && h->rank == 0)
         rc = MPI_Send(acc, count, type, root, HOP_TAG, h->comm);
     else if (rc == MPI_SUCCESS && root != 0 && h->rank == root)
