@@ -126,3 +126,13 @@ def test_the_real_build_measures_the_op_and_refuses_a_simulated_cost(tmp_path: P
     with pytest.raises(WeftError, match="usage"):
         runner.run_mpi(1, [str(program), "--json", str(output), "--op", "reduce", "--op-cost", "8:1e-6"],
                        timeout=120)
+
+
+def test_a_merge_keeps_the_last_run_of_each_configuration() -> None:
+    def run(platform: str, op: str, algorithm: str, tag: str) -> dict[str, Any]:
+        return {"platform": platform, "op": op, "algorithm": algorithm, "tag": tag}
+
+    runs = [run("A", "bcast", "chain", "old"), run("A", "reduce", "linear", "free"),
+            run("B", "reduce", "linear", "free"), run("A", "reduce", "linear", "charged")]
+    assert [(r["platform"], r["op"], r["tag"]) for r in bench_coll.latest_runs(runs)] == [
+        ("A", "bcast", "old"), ("A", "reduce", "charged"), ("B", "reduce", "free")]

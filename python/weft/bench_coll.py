@@ -279,10 +279,16 @@ def smpi_report(document: dict[str, Any]) -> Group:
             runs = [r for r in document["runs"] if r["platform"] == plat["name"] and r["op"] == op]
             if runs:
                 paper = plat.get("paper_max", {}).get(op)
+                caption = (f"paper's maximum on this machine: {paper}×" if paper else
+                           "the paper reports no broadcast/reduce figure for this machine")
+                if op == "reduce":
+                    charged = sum(1 for r in runs if r.get("op_cost"))
+                    caption += ("; the op's measured cost charged" if charged == len(runs) else
+                                "; the op free (SMPI's default)" if not charged else
+                                f"; the op's cost charged in {charged} of {len(runs)} configurations")
                 parts.append(factor_table(
                     f"{plat['name']} ({plat['cores']} simulated cores), {op}: projected factor", runs,
-                    caption=f"paper's maximum on this machine: {paper}×" if paper else
-                    "the paper reports no broadcast/reduce figure for this machine"))
+                    caption=caption))
     parts.append(summary_table(document))
     if document.get("validation"):
         parts.append(validation_table(document["validation"]))
@@ -358,7 +364,9 @@ def command_smpi(args: argparse.Namespace) -> Path:
 
 def merge(paths: list[Path]) -> Path:
     """One document of several projection runs (e.g. one per platform,
-    run side by side): platforms, runs and validation rows concatenated."""
+    run side by side): platforms, runs and validation rows concatenated; a
+    configuration (platform, op, algorithm) simulated again in a later
+    file replaces the earlier one (e.g. reduces re-run with the op's cost)."""
     documents = [results.load(path) for path in paths]
     for path, document in zip(paths, documents):
         if document.get("mode") != "smpi":
@@ -367,10 +375,24 @@ def merge(paths: list[Path]) -> Path:
     platforms = list({p["name"]: p for d in reversed(documents) for p in d["platforms"]}.values())[::-1]
     return results.save(BENCHMARK + "-smpi", {
         "mode": "smpi", "calibration": documents[0]["calibration"], "platforms": platforms,
-        "runs": [r for d in documents for r in d["runs"]],
+        "op_cost": next((d["op_cost"] for d in reversed(documents) if d.get("op_cost")), None),
+        "runs": latest_runs([r for d in documents for r in d["runs"]]),
         "validation": [v for d in documents for v in d.get("validation", [])],
         "merged_from": [str(path.name) for path in paths]},
         transport="simgrid-smpi", ranks=max((p["cores"] for p in platforms), default=2))
+
+
+def latest_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last run of each (platform, op, algorithm), in the order the
+    configurations first appear (pure)."""
+    last: dict[tuple[str, str, str], dict[str, Any]] = {}
+    order: list[tuple[str, str, str]] = []
+    for run in runs:
+        key = (run["platform"], run["op"], run["algorithm"])
+        if key not in last:
+            order.append(key)
+        last[key] = run
+    return [last[key] for key in order]
 
 
 def validation_rows(op: str, label: str, real: dict[str, Any], sim: dict[str, Any], ranks: int) -> list[dict[str, Any]]:
