@@ -161,9 +161,12 @@ def measure_real(op: str, config: dict[str, Any], ranks: int, sizes: str, iters:
 
 
 def measure_smpi(platform: smpi.Platform, op: str, label: str, smpi_name: str, sizes: str,
-                 iters: int, timeout: float, op_cost: dict[str, Any] | None = None) -> dict[str, Any]:
+                 iters: int, timeout: float, op_cost: dict[str, Any] | None = None,
+                 groups: str | None = None) -> dict[str, Any]:
     """One configuration simulated; op_cost (of op_cost()) charges each
-    application of the reduction op, None leaves it free as SMPI does."""
+    application of the reduction op, None leaves it free as SMPI does;
+    groups ("10,16") replaces the machine's levels by a tailor-made
+    hierarchy (weft_coll_groups)."""
     program = runner.executable(BENCH_SMPI)
     cfg = {**SMPI_SETUP_CFG, f"smpi/{op}": smpi_name}
     extra: list[str] = []
@@ -171,12 +174,15 @@ def measure_smpi(platform: smpi.Platform, op: str, label: str, smpi_name: str, s
     if charged:
         extra = ["--op-cost", op_cost_arg(charged["points"])]
         cfg["smpi/cpu-threshold"] = "0"   # else SimGrid drops costs under 1 us
+    if groups:
+        extra += ["--groups", groups]
 
     def run(argv: list[str], limit: float) -> None:
         smpi.run(platform, program, [*argv[1:], *extra], cfg, limit)
 
-    record = {"op": op, "platform": platform.name, "config": f"tuned {label}", "algorithm": label,
-              "smpi_algorithm": smpi_name, "nranks": platform.cores, "op_cost": charged}
+    record = {"op": op, "platform": platform.name,
+              "config": f"tuned {label}" + (f", levels {groups}" if groups else ""), "algorithm": label,
+              "smpi_algorithm": smpi_name, "nranks": platform.cores, "op_cost": charged, "groups": groups or ""}
     try:
         data = _run_bench([str(program)], op, sizes, iters, run, timeout)
     except WeftError as error:
@@ -353,7 +359,8 @@ def command_smpi(args: argparse.Namespace) -> Path:
         smpi.write_platform(plat)
     jobs = [(plat, op, label, name) for plat in plats for op in args.ops for label, _, name in ALGORITHMS[op]
             if not args.algorithms or label in args.algorithms]
-    runs = [measure_smpi(plat, op, label, name, args.sizes or SMPI_SIZES, args.smpi_iters, args.timeout, cost)
+    runs = [measure_smpi(plat, op, label, name, args.sizes or SMPI_SIZES, args.smpi_iters, args.timeout, cost,
+                         args.groups)
             for plat, op, label, name in runner.steps(jobs, lambda j: f"SMPI {j[0].name} {j[1]} {j[2]}")]
     validation = validate(cal, args) if args.validate else []
     described = [{**smpi.describe(p), "paper_max": p.paper_max} for p in plats]
@@ -383,12 +390,12 @@ def merge(paths: list[Path]) -> Path:
 
 
 def latest_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The last run of each (platform, op, algorithm), in the order the
-    configurations first appear (pure)."""
-    last: dict[tuple[str, str, str], dict[str, Any]] = {}
-    order: list[tuple[str, str, str]] = []
+    """The last run of each (platform, op, algorithm, tailor-made levels),
+    in the order the configurations first appear (pure)."""
+    last: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    order: list[tuple[str, str, str, str]] = []
     for run in runs:
-        key = (run["platform"], run["op"], run["algorithm"])
+        key = (run["platform"], run["op"], run["algorithm"], run.get("groups", ""))
         if key not in last:
             order.append(key)
         last[key] = run
@@ -468,6 +475,9 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
                         help="simulate only these algorithms (e.g. linear chain pipeline)")
     parser.add_argument("--ops", nargs="+", choices=OPS, default=list(OPS),
                         help="simulate only these collectives (default: bcast reduce)")
+    parser.add_argument("--groups", metavar="G1,G2,...",
+                        help="simulated runs: a tailor-made hierarchy (group sizes from the top, product = "
+                        "the platform's cores) instead of the machine's levels")
     parser.add_argument("--no-op-cost", dest="op_cost", action="store_false",
                         help="apply the reduction op in no simulated time, as SMPI does (default: charge "
                         "the cost measured by `weft project opcost`)")
