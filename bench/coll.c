@@ -38,6 +38,7 @@
  * or costs under 1 us are dropped).
  *
  * Output: {"benchmark": "coll", "op": ..., "nranks": N, "mpi": "...",
+ *          "op_cost": true if --op-cost charged the op,
  *          "points": [{"size": B, "native_s": t, "hier_s": t}, ...]}
  */
 #include <weft_mpi.h>
