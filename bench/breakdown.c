@@ -20,8 +20,8 @@
  * round trips by block (latency) inside one loop: on a shared or virtual
  * machine a core's speed changes by up to 2x from one millisecond to the
  * next, and components measured in separate passes would be added at
- * different speeds.  The JSON holds the median of each figure over the
- * rounds.
+ * different speeds.  The JSON holds every figure of the median round
+ * (the round whose observed figure is the median), for the same reason.
  */
 #include "common.h"
 #include "prof/prof.h"
@@ -57,8 +57,13 @@ static void die(const char *what, weft_status_t st)
 
 /* ---- figures over rounds ---------------------------------------------- */
 
-/* Each figure is measured once per round; the JSON gives the median over
- * rounds, and keeps the observed figures of every round.  Within a round,
+/* Each figure is measured once per round.  The JSON gives every figure of
+ * one round, the median round (the one whose observed figure is the median
+ * over rounds; one for the injection, one for the latency), so that the
+ * figures it adds up were all measured side by side, on the same machine:
+ * medians over rounds taken figure by figure could come from different
+ * rounds, at different core speeds.  It keeps the observed figures of
+ * every round.  Within a round,
  * injection figures are medians over chunks of a value per put, latency
  * figures medians of round trips or of samples, so that the moments the
  * scheduler takes a rank away count in none. */
@@ -75,16 +80,28 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median over rounds. */
-static double mid(const struct series *s)
+/* The median round of s: the round whose value is the median (the lower
+ * middle one of an even count). */
+static int median_round(const struct series *s)
 {
-    double t[MAX_ROUNDS];
+    int below, equal;
 
-    if (s->n == 0)
-        return 0;
-    memcpy(t, s->v, sizeof(double) * (size_t)s->n);
-    qsort(t, (size_t)s->n, sizeof(double), cmp_double);
-    return s->n % 2 ? t[s->n / 2] : 0.5 * (t[s->n / 2 - 1] + t[s->n / 2]);
+    for (int r = 0; r < s->n; r++) {
+        below = equal = 0;
+        for (int i = 0; i < s->n; i++) {
+            below += s->v[i] < s->v[r];
+            equal += s->v[i] == s->v[r];
+        }
+        if (below <= (s->n - 1) / 2 && (s->n - 1) / 2 < below + equal)
+            return r;
+    }
+    return 0;
+}
+
+/* The figure of round r (0 if it was not measured). */
+static double at(const struct series *s, int r)
+{
+    return r < s->n ? s->v[r] : 0;
 }
 
 /* Median of samples[0, n), which it sorts. */
@@ -147,13 +164,13 @@ static long chunk_of(long n, long q)
  * total), and a figure is the median of its chunks' values: the same
  * statistic for the observed time and every component. */
 enum {
-    I_OBSERVED, I_MISC, I_HLP_POST, I_LLP_POST, I_LLP_PROG, I_TX_PROG, I_BUSY, I_POST_CALL,
-    I_PROG_CALL, I_KINDS
+    I_OBSERVED, I_MISC, I_HLP_POST, I_LLP_POST, I_LLP_PROG, I_TX_PROG, I_BUSY, I_HLP_TAIL,
+    I_HLP_PROG, I_POST_CALL, I_PROG_CALL, I_KINDS
 };
 
 static const char *const kind_name[I_KINDS] = {
     "observed", "misc", "HLP_post", "LLP_post", "LLP_prog", "HLP_tx_prog", "busy_post",
-    "weft_put_nbi", "weft_progress",
+    "HLP_post_tail", "HLP_prog", "weft_put_nbi", "weft_progress",
 };
 
 /* Points a kind selects in the library; LLP_prog's region also times the
@@ -164,6 +181,8 @@ static const uint32_t kind_mask[I_KINDS] = {
     [I_LLP_PROG] = 1u << WEFT__PROF_LLP_PROG,
     [I_TX_PROG] = 1u << WEFT__PROF_HLP_TX_PROG,
     [I_BUSY] = 1u << WEFT__PROF_BUSY_POST,
+    [I_HLP_TAIL] = 1u << WEFT__PROF_HLP_POST_TAIL,
+    [I_HLP_PROG] = 1u << WEFT__PROF_HLP_PROG,
 };
 static const char *const kind_point[I_KINDS][2] = {
     [I_HLP_POST] = {"HLP_post"},
@@ -171,6 +190,8 @@ static const char *const kind_point[I_KINDS][2] = {
     [I_LLP_PROG] = {"LLP_prog", "LLP_poll"},
     [I_TX_PROG] = {"HLP_tx_prog"},
     [I_BUSY] = {"busy_post"},
+    [I_HLP_TAIL] = {"HLP_post_tail"},
+    [I_HLP_PROG] = {"HLP_prog"},
 };
 
 /* Total ns so far of the points a kind selects (0 for the others). */
@@ -203,7 +224,7 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
     for (long b = 0; b < m / q; b++) {
         for (long i = 0; i < q; i++, k++) {
             if (kind == I_MISC) {
-                bench_nop_post(NULL, 1, NULL, (size_t)(k & 63) * 8, &src, 8);
+                OK(bench_nop_post(ep, 1, seg, (size_t)(k & 63) * 8, &src, 8));
                 continue;
             }
             if (kind == I_POST_CALL)
@@ -213,7 +234,7 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
                 ticks += weft__prof_stop() - c, calls++;
         }
         if (kind == I_MISC) {
-            bench_nop_progress(NULL, NULL);
+            OK(bench_nop_progress(ep, NULL));
             continue;
         }
         if (kind == I_PROG_CALL)
@@ -276,7 +297,8 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
 }
 
 struct injection {
-    struct series observed, post_call, prog_call, hlp_post, llp_post, llp_prog, tx_prog, busy, misc;
+    struct series observed, post_call, prog_call, hlp_post, hlp_tail, llp_post, llp_prog, tx_prog,
+        hlp_prog, busy, misc;
     struct series chunk[I_KINDS];
 };
 
@@ -293,9 +315,11 @@ static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct opts *o, 
     push(&r->observed, fig[I_OBSERVED]);
     push(&r->misc, fig[I_MISC]);
     push(&r->hlp_post, fig[I_HLP_POST]);
+    push(&r->hlp_tail, fig[I_HLP_TAIL]);
     push(&r->llp_post, fig[I_LLP_POST]);
     push(&r->llp_prog, fig[I_LLP_PROG]);
     push(&r->tx_prog, fig[I_TX_PROG]);
+    push(&r->hlp_prog, fig[I_HLP_PROG]);
     push(&r->busy, fig[I_BUSY]);
     push(&r->post_call, fig[I_POST_CALL]);
     push(&r->prog_call, fig[I_PROG_CALL]);
@@ -442,8 +466,8 @@ static double raw_pingpong_once(ucp_worker_h w, ucp_ep_h peer, int what)
  * probe's, one of weft's points, or one of the probe's calls.  As for the
  * injection, kinds alternate block by block, on both ranks in step. */
 enum {
-    L_OBSERVED, L_RAW, L_HLP_POST, L_LLP_POST, L_RX_PROG, L_LLP_PROG, L_RAW_POST, L_RAW_PROG,
-    L_KINDS
+    L_OBSERVED, L_RAW, L_HLP_POST, L_HLP_TAIL, L_LLP_POST, L_RX_PROG, L_LLP_PROG, L_RAW_POST,
+    L_RAW_PROG, L_KINDS
 };
 #define LAT_BLOCK 16
 
@@ -452,6 +476,7 @@ enum {
  * HLP_rx_prog. */
 static const uint32_t lat_mask[L_KINDS] = {
     [L_HLP_POST] = 1u << WEFT__PROF_HLP_POST,
+    [L_HLP_TAIL] = 1u << WEFT__PROF_HLP_POST_TAIL,
     [L_LLP_POST] = 1u << WEFT__PROF_LLP_POST,
     [L_RX_PROG] = 1u << WEFT__PROF_HLP_RX_PROG,
     [L_LLP_PROG] = 1u << WEFT__PROF_LLP_PROG,
@@ -496,7 +521,7 @@ static void latency_pass(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, long n, do
 }
 
 struct latency {
-    struct series observed, hlp_post, llp_post, llp_prog, rx_prog;
+    struct series observed, hlp_post, hlp_tail, llp_post, llp_prog, rx_prog;
     struct series raw, raw_post, raw_prog;
 };
 
@@ -512,6 +537,7 @@ static void latency_round(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, const str
     push(&r->observed, obs);
     push(&r->raw, raw);
     push(&r->hlp_post, per_sample("HLP_post"));
+    push(&r->hlp_tail, per_sample("HLP_post_tail"));
     push(&r->llp_post, per_sample("LLP_post"));
     push(&r->rx_prog, per_sample("HLP_rx_prog"));
     push(&r->llp_prog, per_sample("LLP_prog"));
@@ -521,9 +547,10 @@ static void latency_round(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, const str
 
 /* The points of the injection benchmark, each from a pass with only it
  * selected (LLP_poll comes with LLP_prog's region); rank 0's. */
-#define NPOINTS 6
+#define NPOINTS 8
 static const char *const point_names[NPOINTS] = {"HLP_post", "LLP_post", "LLP_prog", "LLP_poll",
-                                                 "HLP_tx_prog", "busy_post"};
+                                                 "HLP_tx_prog", "busy_post", "HLP_post_tail",
+                                                 "HLP_prog"};
 
 static void collect_points(weft_ep_t ep, weft_seg_t seg, const struct opts *o,
                            weft_prof_stat_t *s)
@@ -549,9 +576,9 @@ static void points_json(FILE *f, const weft_prof_stat_t *s)
 
 /* ---- output ------------------------------------------------------------ */
 
-static void put_series(FILE *f, const char *name, const struct series *s, const char *sep)
+static void put_series(FILE *f, const char *name, const struct series *s, int r, const char *sep)
 {
-    fprintf(f, "\"%s\": %.3f%s", name, mid(s), sep);
+    fprintf(f, "\"%s\": %.3f%s", name, at(s, r), sep);
 }
 
 /* A figure derived from others, from their values in the JSON. */
@@ -568,65 +595,83 @@ static void put_rounds(FILE *f, const char *name, const struct series *s)
     fprintf(f, "]");
 }
 
+/* HLP_post's two regions: to the UCX call, and after it returns. */
+static void parts_json(FILE *f, const struct series *entry, const struct series *tail, int r)
+{
+    fprintf(f, ",\n    \"HLP_post_parts_ns\": {");
+    put_series(f, "entry", entry, r, ", ");
+    put_series(f, "tail", tail, r, "}");
+}
+
 static void write_json(FILE *f, const struct opts *o, const char *transport,
                        const struct injection *in, const struct latency *la,
                        const weft_prof_stat_t *points)
 {
     double ghz = 0, ovh = 0;
+    const int ri = median_round(&in->observed), rl = median_round(&la->observed);
     /* The probe's latency not explained by its own calls.  When its calls
      * are longer than its latency, part of the post overlaps the transfer
      * (TCP loopback delivers inside the sender's send, shared memory shows
      * the message before the post returns): that overlap is counted once,
      * taken off LLP_post, and the transfer is 0. */
-    double residual = mid(&la->raw) - mid(&la->raw_post) - mid(&la->raw_prog);
+    double residual = at(&la->raw, rl) - at(&la->raw_post, rl) - at(&la->raw_prog, rl);
     double overlap = residual < 0 ? -residual : 0, transfer = residual < 0 ? 0 : residual;
 
     OK(weft_prof_timer(&ghz, &ovh));
     fprintf(f, "{\n  \"benchmark\": \"breakdown\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
                "  \"ucx_tls\": \"%s\",\n  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n"
-               "  \"statistic\": \"median over rounds\",\n"
+               "  \"statistic\": \"median round\",\n"
                "  \"timer\": {\"tsc_ghz\": %.6f, \"overhead_ns\": %.3f},\n",
             nranks, transport, getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", o->iters,
             o->lat_iters, o->rounds, ghz, ovh);
     fprintf(f, "  \"injection\": {");
-    put_series(f, "observed_ns", &in->observed, ", ");
-    fprintf(f, "\"batch\": %ld, ", o->batch);
+    put_series(f, "observed_ns", &in->observed, ri, ", ");
+    fprintf(f, "\"batch\": %ld, \"round\": %d, ", o->batch, ri);
     put_rounds(f, "observed_rounds_ns", &in->observed);
     fprintf(f, ",\n    \"components_ns\": {");
-    /* the callbacks inside the progress calls are HLP_tx_prog */
-    put_series(f, "HLP_post", &in->hlp_post, ", ");
-    put_series(f, "LLP_post", &in->llp_post, ", ");
-    put_value(f, "LLP_prog", mid(&in->llp_prog) - mid(&in->tx_prog), ", ");
-    put_series(f, "HLP_tx_prog", &in->tx_prog, ", ");
-    put_series(f, "busy_post", &in->busy, ", ");
-    put_series(f, "misc", &in->misc, "}");
+    /* HLP_post: weft's code before the UCX call and after it; the
+     * callbacks inside the progress calls are HLP_tx_prog, with
+     * weft_progress's own code */
+    put_value(f, "HLP_post", at(&in->hlp_post, ri) + at(&in->hlp_tail, ri), ", ");
+    put_series(f, "LLP_post", &in->llp_post, ri, ", ");
+    put_value(f, "LLP_prog", at(&in->llp_prog, ri) - at(&in->tx_prog, ri), ", ");
+    put_value(f, "HLP_tx_prog", at(&in->tx_prog, ri) + at(&in->hlp_prog, ri), ", ");
+    put_series(f, "busy_post", &in->busy, ri, ", ");
+    put_series(f, "misc", &in->misc, ri, "}");
+    parts_json(f, &in->hlp_post, &in->hlp_tail, ri);
+    fprintf(f, ",\n    \"HLP_tx_prog_parts_ns\": {");
+    put_series(f, "callbacks", &in->tx_prog, ri, ", ");
+    put_series(f, "call", &in->hlp_prog, ri, "}");
     fprintf(f, ",\n    \"calls_ns\": {");
-    put_series(f, "weft_put_nbi", &in->post_call, ", ");
-    put_series(f, "weft_progress", &in->prog_call, ", ");
-    put_value(f, "HLP_post_by_subtraction", mid(&in->post_call) - mid(&in->llp_post) - mid(&in->busy), ", ");
+    put_series(f, "weft_put_nbi", &in->post_call, ri, ", ");
+    put_series(f, "weft_progress", &in->prog_call, ri, ", ");
+    put_value(f, "HLP_post_by_subtraction", at(&in->post_call, ri) - at(&in->llp_post, ri) - at(&in->busy, ri),
+              ", ");
     put_value(f, "HLP_tx_prog_by_subtraction",
-              mid(&in->prog_call) - mid(&in->llp_prog) + mid(&in->tx_prog), "}");
+              at(&in->prog_call, ri) - at(&in->llp_prog, ri) + at(&in->tx_prog, ri), "}");
     fprintf(f, ",\n    \"chunk_ns\": {");
     for (int kind = 0; kind < I_KINDS; kind++)
-        put_series(f, kind_name[kind], &in->chunk[kind], kind + 1 < I_KINDS ? ", " : "}");
+        put_series(f, kind_name[kind], &in->chunk[kind], ri, kind + 1 < I_KINDS ? ", " : "}");
     fprintf(f, "}");
     fprintf(f, ",\n  \"latency\": {");
-    put_series(f, "observed_ns", &la->observed, ", ");
+    put_series(f, "observed_ns", &la->observed, rl, ", ");
+    fprintf(f, "\"round\": %d, ", rl);
     put_rounds(f, "observed_rounds_ns", &la->observed);
     fprintf(f, ",\n    \"components_ns\": {");
-    put_series(f, "HLP_post", &la->hlp_post, ", ");
-    put_value(f, "LLP_post", mid(&la->llp_post) - overlap, ", ");
+    put_value(f, "HLP_post", at(&la->hlp_post, rl) + at(&la->hlp_tail, rl), ", ");
+    put_value(f, "LLP_post", at(&la->llp_post, rl) - overlap, ", ");
     put_value(f, "transfer", transfer, ", ");
     /* the AM delivery inside the progress call is HLP_rx_prog */
-    put_value(f, "LLP_prog", mid(&la->llp_prog) - mid(&la->rx_prog), ", ");
-    put_series(f, "HLP_rx_prog", &la->rx_prog, "}");
+    put_value(f, "LLP_prog", at(&la->llp_prog, rl) - at(&la->rx_prog, rl), ", ");
+    put_series(f, "HLP_rx_prog", &la->rx_prog, rl, "}");
+    parts_json(f, &la->hlp_post, &la->hlp_tail, rl);
     fprintf(f, ",\n    \"probe\": {");
-    put_series(f, "raw_observed_ns", &la->raw, ", ");
-    put_series(f, "raw_LLP_post_ns", &la->raw_post, ", ");
-    put_series(f, "raw_LLP_prog_ns", &la->raw_prog, ", ");
+    put_series(f, "raw_observed_ns", &la->raw, rl, ", ");
+    put_series(f, "raw_LLP_post_ns", &la->raw_post, rl, ", ");
+    put_series(f, "raw_LLP_prog_ns", &la->raw_prog, rl, ", ");
     put_value(f, "residual_ns", residual, ", ");
     put_value(f, "overlap_ns", overlap, ", ");
-    put_series(f, "LLP_post_ns", &la->llp_post, ", ");
+    put_series(f, "LLP_post_ns", &la->llp_post, rl, ", ");
     put_value(f, "transfer_ns", transfer, "}");
     fprintf(f, "}");
     points_json(f, points);

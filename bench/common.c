@@ -124,18 +124,3 @@ void bench_transport_of(weft_ep_t ep, int rank, weft_seg_t seg, char *out, size_
     free(text);
 }
 #endif
-
-__attribute__((noinline)) weft_status_t bench_nop_post(weft_ep_t ep, int rank, weft_seg_t seg,
-                                                       size_t off, const void *src, size_t n)
-{
-    (void)ep, (void)rank, (void)seg, (void)off, (void)src, (void)n;
-    __asm__ __volatile__("" ::: "memory");
-    return WEFT_OK;
-}
-
-__attribute__((noinline)) weft_status_t bench_nop_progress(weft_ep_t ep, unsigned *count)
-{
-    (void)ep, (void)count;
-    __asm__ __volatile__("" ::: "memory");
-    return WEFT_OK;
-}

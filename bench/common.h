@@ -41,7 +41,9 @@ double bench_now(void);
 void bench_transport_of(weft_ep_t ep, int rank, weft_seg_t seg, char *out, size_t len);
 
 /* Empty functions with the arguments of weft_put_nbi and weft_progress,
- * out of line, so a benchmark can time its own loop around weft's calls. */
+ * so a benchmark can time its own loop around weft's calls.  They live in
+ * a shared library of their own (libweft_bench_nop, nop.c), so that they
+ * are called as weft's calls are: through the PLT. */
 weft_status_t bench_nop_post(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src,
                              size_t n);
 weft_status_t bench_nop_progress(weft_ep_t ep, unsigned *count);

@@ -699,7 +699,8 @@ weft_status_t weft_team_barrier(weft_team_t team);
  * Trace points time weft's own code and the UCX calls it makes, with the
  * CPU's invariant TSC, so that the time of a message can be broken down
  * (HLP: weft, LLP: UCX).  Points: "HLP_post", "LLP_post", "LLP_prog",
- * "LLP_poll", "HLP_tx_prog", "HLP_rx_prog", "busy_post", "direct_copy";
+ * "LLP_poll", "HLP_tx_prog", "HLP_rx_prog", "busy_post", "direct_copy",
+ * "HLP_post_tail", "HLP_prog", "signal_add", "signal_poll";
  * docs/breakdown.md says where each starts and stops.  WEFT_PROFILE=1 (or
  * a comma-separated list of points) selects them at weft_init, and
  * weft_finalize then writes their statistics as JSON to WEFT_PROFILE_FILE

@@ -13,7 +13,8 @@ import pytest
 from conftest import REAL_BUILD_DIR
 from weft import WeftError, bench_profcost, breakdown_run, runner
 
-POINTS = ("HLP_post", "LLP_post", "LLP_prog", "LLP_poll", "HLP_tx_prog", "HLP_rx_prog", "busy_post", "direct_copy")
+POINTS = ("HLP_post", "LLP_post", "LLP_prog", "LLP_poll", "HLP_tx_prog", "HLP_rx_prog", "busy_post", "direct_copy",
+          "HLP_post_tail", "HLP_prog", "signal_add", "signal_poll")
 
 DOCUMENT: dict[str, Any] = {
     "benchmark": "breakdown",
@@ -108,6 +109,8 @@ def test_profile_written_at_finalize_counts_the_operations(monkeypatch: pytest.M
     for rank in (0, 1):
         assert profiles[rank]["points"]["HLP_post"]["count"] == n
         assert profiles[rank]["points"]["LLP_post"]["count"] == n
+        assert profiles[rank]["points"]["HLP_post_tail"]["count"] == n
+    assert profiles[0]["points"]["HLP_prog"]["count"] > 0
     assert profiles[0]["points"]["HLP_rx_prog"]["count"] == n
     assert profiles[1]["points"]["HLP_rx_prog"]["count"] == 0
     post = profiles[0]["points"]["LLP_post"]
@@ -123,7 +126,7 @@ def test_profile_with_a_subset_and_a_bad_name(monkeypatch: pytest.MonkeyPatch, t
     points = json.loads((tmp_path / "p-0.json").read_text())["points"]
     # the direct path (on by default between ranks of a node) copies
     assert points["direct_copy"]["count"] == 50 and points["LLP_post"]["count"] == 0
-    assert points["HLP_post"]["count"] == 0
+    assert points["HLP_post"]["count"] == 0 and points["HLP_post_tail"]["count"] == 0
     with pytest.raises(WeftError, match="unknown point 'LLP_pots'"):
         runner.run_mpi(2, [str(program), "--issue", "5"], timeout=120, env={"WEFT_PROFILE": "LLP_pots"})
 

@@ -38,7 +38,11 @@ the JSON document
          "HLP_post", "LLP_post", "transfer", "LLP_prog", "HLP_rx_prog"}},
      "points": {NAME: {"count", "total_ns", "min_ns", "median_ns"}}}
 
-whose components are per-message means in ns (latency one way). Progress
+whose components are per-message means in ns (latency one way).  A
+component timed as several regions may come with its parts
+(injection.HLP_post_parts_ns {"entry", "tail"}, HLP_tx_prog_parts_ns
+{"callbacks", "call"}, latency.HLP_post_parts_ns): they sum to it, and the
+model shows them as its parts (COMPONENT_PARTS). Progress
 there is already amortised the way §6 measures Post_prog: total progress
 time divided by the messages it completed; `batch` is reported with it.
 """
@@ -59,7 +63,7 @@ LEVEL_CATEGORY = {"HLP": "CPU", "LLP": "CPU", "misc": "CPU", "I/O": "I/O", "netw
 LEVELS = tuple(LEVEL_CATEGORY)
 CATEGORIES = ("CPU", "I/O", "network")
 KINDS = ("injection", "latency")
-PATHS = ("shm", "tcp", "tcp-nodes")
+PATHS = ("shm", "tcp", "tcp-nodes", "direct")  # direct: weft.breakdown_direct
 # What a measured transfer is made of: through the memory system between
 # ranks of one node, through the kernel's network stack otherwise.
 PATH_TRANSFER_LEVEL = {"shm": "I/O", "tcp": "network", "tcp-nodes": "network"}
@@ -480,6 +484,38 @@ def _section(document: Mapping[str, Any], kind: str, fields: tuple[str, ...],
     return values, _number(section.get("observed_ns"), f"{kind}.observed_ns", positive=True)
 
 
+# A component measured as several regions (docs/breakdown.md): the
+# document's optional "<component>_parts_ns" object, whose parts sum to the
+# component.  Part name -> what it times.
+COMPONENT_PARTS: dict[str, dict[str, str]] = {
+    "HLP_post": {"entry": "to the UCX call", "tail": "after the UCX call"},
+    "HLP_tx_prog": {"callbacks": "completion callbacks", "call": "weft_progress's own code"},
+}
+
+
+def _parted(document: Mapping[str, Any], kind: str, name: str, ns: float, level: str,
+            jitter_ns: float) -> Component:
+    """Component `name` of section `kind`: a leaf, or, when the section has
+    its parts, a composite of them (which must sum to ns)."""
+    parts = document[kind].get(f"{name}_parts_ns")
+    if parts is None:
+        return leaf(name, ns, level)
+    where = f"{kind}.{name}_parts_ns"
+    expected = COMPONENT_PARTS[name]
+    if not isinstance(parts, Mapping) or set(parts) != set(expected):
+        raise WeftError(f"{where} must have exactly the parts {', '.join(expected)}, got {parts!r}")
+    values = {part: _number(parts[part], f"{where}.{part}", signed=True) for part in expected}
+    for part, value in values.items():
+        if value < -jitter_ns:
+            raise WeftError(f"{where}.{part} must be non-negative, got {value!r}")
+    total = math.fsum(values.values())
+    # the document rounds each figure to 0.001 ns
+    if abs(total - ns) > 0.005:
+        raise WeftError(f"{where} sum to {total:g} ns, not {kind}.components_ns.{name} = {ns:g} ns")
+    return composite(name, tuple(leaf(f"{name}_{part}", value, level, label=f"{name} ({expected[part]})")
+                                 for part, value in values.items()))
+
+
 def from_measurement(document: Any) -> Breakdown:
     """The models of a measured breakdown document (see the module's
     docstring); malformed documents are a WeftError naming the field."""
@@ -488,6 +524,9 @@ def from_measurement(document: Any) -> Breakdown:
     if document.get("benchmark") != "breakdown":
         raise WeftError(f"not a breakdown result (benchmark is {document.get('benchmark')!r}, expected 'breakdown')")
     path = document.get("path")
+    if path == "direct":
+        from weft import breakdown_direct  # its own components; it imports this module
+        return breakdown_direct.from_measurement(document)
     if path not in PATHS:
         raise WeftError(f"unknown path {path!r}: expected one of {', '.join(PATHS)}")
     timer = document.get("timer") if isinstance(document.get("timer"), Mapping) else {}
@@ -497,9 +536,9 @@ def from_measurement(document: Any) -> Breakdown:
     lat, lat_observed = _section(document, "latency", LATENCY_FIELDS, jitter)
     metadata = document.get("metadata") if isinstance(document.get("metadata"), Mapping) else {}
     injection = injection_model(
-        hlp_post=leaf("HLP_post", inj["HLP_post"], "HLP"),
+        hlp_post=_parted(document, "injection", "HLP_post", inj["HLP_post"], "HLP", jitter),
         llp_post=leaf("LLP_post", inj["LLP_post"], "LLP"),
-        hlp_tx_prog=leaf("HLP_tx_prog", inj["HLP_tx_prog"], "HLP"),
+        hlp_tx_prog=_parted(document, "injection", "HLP_tx_prog", inj["HLP_tx_prog"], "HLP", jitter),
         llp_prog=leaf("LLP_prog", inj["LLP_prog"], "LLP", label=f"LLP_prog (per message, batch {batch:g})"),
         misc=composite("Misc", (leaf("busy_post", inj["busy_post"], "misc", label="busy posts"),
                                 leaf("misc", inj["misc"], "misc", label="other"))),
@@ -508,7 +547,7 @@ def from_measurement(document: Any) -> Breakdown:
         observed_note="inverse of the measured injection rate",
     )
     latency = latency_model(
-        hlp_post=leaf("HLP_post", lat["HLP_post"], "HLP"),
+        hlp_post=_parted(document, "latency", "HLP_post", lat["HLP_post"], "HLP", jitter),
         llp_post=leaf("LLP_post", lat["LLP_post"], "LLP"),
         transfer=leaf("transfer", lat["transfer"], PATH_TRANSFER_LEVEL[path], label=f"transfer ({path}, probed)"),
         llp_prog=leaf("LLP_prog", lat["LLP_prog"], "LLP"),
@@ -521,10 +560,16 @@ def from_measurement(document: Any) -> Breakdown:
     if not isinstance(points, Mapping):
         raise WeftError("breakdown 'points' must be an object of trace points")
     # a point's minimum, the timer's overhead subtracted, can fall below 0
-    # by the timer's own jitter
+    # by the timer's own jitter, and so can the median of a region of a few
+    # instructions (HLP_post_tail), but not by more than that overhead
     stats = {str(name): {key: _number(point.get(key) if isinstance(point, Mapping) else None,
-                                      f"points.{name}.{key}", signed=key == "min_ns") for key in POINT_FIELDS}
+                                      f"points.{name}.{key}", signed=key in ("min_ns", "median_ns"))
+                         for key in POINT_FIELDS}
              for name, point in points.items()}
+    for name, stat in stats.items():
+        if stat["median_ns"] < -jitter:
+            raise WeftError(f"points.{name}.median_ns must be non-negative, got {stat['median_ns']!r}"
+                            f" (beyond the timer overhead {jitter:g} ns)")
     notes = [f"measured over {PATH_DESCRIPTION[path]}"]
     if timer:
         notes.append(f"timer: TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer.get('overhead_ns', '?')} ns subtracted")

@@ -6,8 +6,9 @@ returns the breakdown document that `weft model breakdown` renders
 
     {"benchmark": "breakdown", "metadata": {...}, "path": "shm",
      "timer": {"tsc_ghz": f, "overhead_ns": f},
-     "injection": {"observed_ns": f, "batch": q, "components_ns": {...}},
-     "latency": {"observed_ns": f, "components_ns": {...}},
+     "injection": {"observed_ns": f, "batch": q, "components_ns": {...},
+                   "HLP_post_parts_ns": {...}, "HLP_tx_prog_parts_ns": {...}},
+     "latency": {"observed_ns": f, "components_ns": {...}, "HLP_post_parts_ns": {...}},
      "points": {NAME: {"count": n, "total_ns": f, "min_ns": f, "median_ns": f}}}
 """
 
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from weft import WeftError, results, runner
+from weft import WeftError, breakdown_direct, results, runner
 
 BENCH = "bench/weft_bench_breakdown"
 
@@ -81,16 +82,22 @@ def measure(
     np: int = 2,
     iters: int | None = None,
     lat_iters: int | None = None,
-    rounds: int = DEFAULT_ROUNDS,
+    rounds: int | None = None,
     batch: int = DEFAULT_BATCH,
     timeout: float = 900,
     progress: Callable[[str, float, float], None] | None = None,
 ) -> dict[str, Any]:
-    """Measure the breakdown over path ("shm", "tcp" or "tcp-nodes").
+    """Measure the breakdown over path ("shm", "tcp", "tcp-nodes", or "direct":
+    weft.breakdown_direct's own benchmark).
 
     iters and lat_iters are the puts of the injection benchmark and the
-    round trips of the ping-pong per pass (defaults per path); progress, if
+    round trips of the ping-pong per pass, rounds the rounds (defaults per
+    path); progress, if
     given, is called as progress(step, done, total) before and after the run."""
+    if path == "direct":
+        return breakdown_direct.measure(np=np, iters=iters, lat_iters=lat_iters,
+                                        rounds=rounds or breakdown_direct.DEFAULT_ROUNDS, batch=batch,
+                                        timeout=timeout, progress=progress)
     if path not in PATH_ENV:
         raise WeftError(f"unknown path {path!r}: expected one of {', '.join(PATH_ENV)}")
     if np != 2:
@@ -107,7 +114,7 @@ def measure(
             "--json", str(output),
             "--iters", str(iters or default_iters),
             "--lat-iters", str(lat_iters or default_lat),
-            "--rounds", str(rounds),
+            "--rounds", str(rounds or DEFAULT_ROUNDS),
             "--batch", str(batch),
         ]
         runner.run_mpi(np, argv, env=PATH_ENV[path], timeout=timeout)

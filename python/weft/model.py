@@ -1,7 +1,7 @@
 """`weft model`: where the nanoseconds of a small message go, and what
 making a component faster would buy (Breaking Band §4-§7).
 
-    weft model breakdown --path shm|tcp|tcp-nodes   measure weft, then model
+    weft model breakdown --path shm|tcp|tcp-nodes|direct   measure weft, then model
     weft model breakdown --from FILE.json           a saved measurement
     weft model breakdown --preset tx2-cx4           the paper's system, modelled
     weft model whatif [--preset tx2-cx4 | --from FILE.json]
@@ -354,7 +354,10 @@ def measure(path: str, nranks: int, iters: int | None) -> Path:
         document = breakdown_run.measure(path, progress=update, **options)
     from_measurement(document)  # reject a malformed measurement before it is saved
     fields = {key: value for key, value in document.items() if key not in ("benchmark", "metadata")}
-    return results.save(BENCHMARK, fields, transport=path, ranks=nranks)
+    saved = results.save(BENCHMARK, fields, transport=path, ranks=nranks)
+    # and breakdown-PATH-latest.json, the last run over this path
+    results.latest_path(f"{BENCHMARK}-{path}", saved.parent).write_text(saved.read_text())
+    return saved
 
 
 def breakdown_command(args: argparse.Namespace) -> None:
@@ -367,7 +370,7 @@ def breakdown_command(args: argparse.Namespace) -> None:
     else:
         if args.source is None:
             if args.path is None:
-                raise WeftError("give --path shm|tcp|tcp-nodes to measure, --from FILE.json or --preset tx2-cx4")
+                raise WeftError("give --path shm|tcp|tcp-nodes|direct to measure, --from FILE.json or --preset tx2-cx4")
             source = measure(args.path, args.np, args.iters)
         else:
             source = args.source

@@ -283,19 +283,22 @@ weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, s
     sp = ucp_am_send_nbx(ep->peers[rank], (unsigned)id, &slot->src,
                          sizeof(slot->src) + sizeof(id) + hdr_len, payload, len, &p);
     WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
+    WEFT_PROF_BEGIN(tail, WEFT__PROF_HLP_POST_TAIL);
     if (sp == NULL || UCS_PTR_IS_ERR(sp))
         send_done(NULL, UCS_OK, slot);
     if (sp == NULL) {
         *ev = WEFT_EVENT_NULL;
-        return WEFT_OK;
-    }
-    if (UCS_PTR_IS_ERR(sp)) {
+        st = WEFT_OK;
+    } else if (UCS_PTR_IS_ERR(sp)) {
         weft__ep_sync_failed(ep);
-        return weft__ucs_error(UCS_PTR_STATUS(sp), __func__, "ucp_am_send_nbx");
+        st = weft__ucs_error(UCS_PTR_STATUS(sp), __func__, "ucp_am_send_nbx");
+    } else {
+        ((weft__req_t *)sp)->ep = ep;
+        *ev = sp;
+        st = WEFT_OK;
     }
-    ((weft__req_t *)sp)->ep = ep;
-    *ev = sp;
-    return WEFT_OK;
+    WEFT_PROF_END(tail, WEFT__PROF_HLP_POST_TAIL);
+    return st;
 }
 
 weft_status_t weft_am_send(weft_ep_t ep, int rank, int id, const void *hdr, size_t hdr_len,

@@ -253,6 +253,7 @@ weft_status_t weft_flush(weft_ep_t ep)
 
 weft_status_t weft_progress(weft_ep_t ep, unsigned *count)
 {
+    WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_PROG);
     weft_status_t st = weft__ep_check_caller(ep, __func__);
     unsigned n;
 
@@ -262,6 +263,7 @@ weft_status_t weft_progress(weft_ep_t ep, unsigned *count)
      * fail: their deaths are looked for here too, now and then. */
     if (WEFT__UNLIKELY((++ep->poll_tick & 63u) == 0))
         weft__peer_poll(ep->ctx);
+    WEFT_PROF_END(hlp, WEFT__PROF_HLP_PROG);
     n = weft__ep_progress(ep);
     if (count)
         *count = n;

@@ -20,7 +20,8 @@
 
 const char *const weft__prof_names[WEFT__PROF_NPOINTS] = {
     "HLP_post", "LLP_post", "LLP_prog", "LLP_poll",
-    "HLP_tx_prog", "HLP_rx_prog", "busy_post", "direct_copy",
+    "HLP_tx_prog", "HLP_rx_prog", "busy_post", "direct_copy", "HLP_post_tail",
+    "HLP_prog", "signal_add", "signal_poll",
 };
 
 uint32_t weft__prof_mask;

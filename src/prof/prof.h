@@ -39,6 +39,10 @@ enum {
     WEFT__PROF_HLP_RX_PROG,  /* weft's AM delivery, handler included */
     WEFT__PROF_BUSY_POST,    /* progress forced by too many operations in flight */
     WEFT__PROF_DIRECT_COPY,  /* the intra-node direct path's copy */
+    WEFT__PROF_HLP_POST_TAIL,/* weft's code after the UCX post call returns */
+    WEFT__PROF_HLP_PROG,     /* weft_progress's code before the UCX progress */
+    WEFT__PROF_SIGNAL_ADD,   /* the direct path's add of a put-with-signal */
+    WEFT__PROF_SIGNAL_POLL,  /* the load of weft_signal_wait_until that saw the value */
     WEFT__PROF_NPOINTS
 };
 

@@ -186,7 +186,10 @@ put_nbi_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
     WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
     sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi);
     WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
-    return weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
+    WEFT_PROF_BEGIN(tail, WEFT__PROF_HLP_POST_TAIL);
+    st = weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
+    WEFT_PROF_END(tail, WEFT__PROF_HLP_POST_TAIL);
+    return st;
 }
 
 static weft_status_t put_nbi_diverted(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
@@ -205,6 +208,7 @@ put_nbi_body(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
 {
     struct target t;
     ucs_status_ptr_t sp;
+    weft_status_t st;
     WEFT_PROF_BEGIN_IF(traced, hlp, WEFT__PROF_HLP_POST);
 
     (void)traced;  /* unused when the points are compiled out */
@@ -222,7 +226,10 @@ put_nbi_body(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
     WEFT_PROF_BEGIN_IF(traced, llp, WEFT__PROF_LLP_POST);
     sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi);
     WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
-    return weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
+    WEFT_PROF_BEGIN_IF(traced, tail, WEFT__PROF_HLP_POST_TAIL);
+    st = weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
+    WEFT_PROF_END(tail, WEFT__PROF_HLP_POST_TAIL);
+    return st;
 }
 
 /* A call off the untraced fast path: traced if a point is selected, else
@@ -281,7 +288,10 @@ weft_status_t weft_put_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
     WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
     sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nb);
     WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
-    return to_event(ep, sp, ev, __func__, "ucp_put_nbx");
+    WEFT_PROF_BEGIN(tail, WEFT__PROF_HLP_POST_TAIL);
+    st = to_event(ep, sp, ev, __func__, "ucp_put_nbx");
+    WEFT_PROF_END(tail, WEFT__PROF_HLP_POST_TAIL);
+    return st;
 }
 
 weft_status_t weft_get_nb(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off,
@@ -306,7 +316,10 @@ weft_status_t weft_get_nb(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, siz
     WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
     sp = ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nb);
     WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
-    return to_event(ep, sp, ev, __func__, "ucp_get_nbx");
+    WEFT_PROF_BEGIN(tail, WEFT__PROF_HLP_POST_TAIL);
+    st = to_event(ep, sp, ev, __func__, "ucp_get_nbx");
+    WEFT_PROF_END(tail, WEFT__PROF_HLP_POST_TAIL);
+    return st;
 }
 
 weft_status_t weft_put(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src,
@@ -454,19 +467,25 @@ weft_status_t weft_put_signal_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t 
 {
     struct target d, s;
     weft_status_t st;
+    WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_POST);
 
     CHECK_EV(ev, __func__);
     if ((st = get_target(ep, rank, seg, off, n, src, __func__, &d)) != WEFT_OK ||
         (st = atomic_target(ep, rank, sigseg, sigoff, __func__, &s)) != WEFT_OK)
         return st;
+    WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     /* Whether a rank is mapped is decided per rank, for every segment of
      * the context alike, so data and signal take the same path. */
     if (d.local) {
         WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
         direct_copy(d.local, src, n);
         WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
-        /* release: a consumer that acquires the signal sees the data */
-        __atomic_fetch_add((uint64_t *)(void *)s.local, add, __ATOMIC_RELEASE);
+        {
+            WEFT_PROF_BEGIN(sig, WEFT__PROF_SIGNAL_ADD);
+            /* release: a consumer that acquires the signal sees the data */
+            __atomic_fetch_add((uint64_t *)(void *)s.local, add, __ATOMIC_RELEASE);
+            WEFT_PROF_END(sig, WEFT__PROF_SIGNAL_ADD);
+        }
         *ev = WEFT_EVENT_NULL;
         return WEFT_OK;
     }
@@ -506,7 +525,15 @@ weft_status_t weft_signal_wait_until(weft_ep_t ep, weft_seg_t seg, size_t off, u
      * data written before the signal. */
     weft__wait_init(&w, ep->ctx);
     gen = weft__fail_gen(ep->ctx);
-    while ((v = atomic_load_explicit(word, memory_order_acquire)) < value) {
+    for (;;) {
+        /* signal_poll times the load that sees the value: on the direct
+         * path, the cache line coming from the writer's core */
+        WEFT_PROF_BEGIN(at, WEFT__PROF_SIGNAL_POLL);
+
+        if ((v = atomic_load_explicit(word, memory_order_acquire)) >= value) {
+            WEFT_PROF_END(at, WEFT__PROF_SIGNAL_POLL);
+            break;
+        }
         if ((st = weft__wait_step(&w, weft__ep_progress(ep), __func__)) != WEFT_OK)
             return st;
         /* the signal may be owed by a rank that has just died */

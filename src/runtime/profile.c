@@ -21,7 +21,7 @@ static weft_status_t parse(const char *what, const char *points, uint32_t *mask)
         return WEFT_OK;
     return weft__error(WEFT_ERR_CONFIG, what, "unknown point '%.*s' in '%.128s' (points: HLP_post, "
                        "LLP_post, LLP_prog, LLP_poll, HLP_tx_prog, HLP_rx_prog, busy_post, "
-                       "direct_copy; or 1/all, 0)",
+                       "direct_copy, signal_add, signal_poll; or 1/all, 0)",
                        (int)strcspn(points + bad - 1, ","), points + bad - 1, points);
 }
 

@@ -2,9 +2,15 @@
  *
  *   test_prof_counts            off: counts stay 0; on: one HLP_post and
  *                               one LLP_post (or direct_copy) per put and
- *                               AM, one HLP_rx_prog per AM delivered, one
- *                               direct_copy per direct operation of every
- *                               kind (none over UCX)
+ *                               AM, one HLP_post_tail per operation that
+ *                               went through UCX, one HLP_prog per
+ *                               weft_progress, one HLP_rx_prog per AM
+ *                               delivered, one direct_copy per direct
+ *                               operation of every kind (none over UCX),
+ *                               one signal_add per direct put-with-signal
+ *                               and one signal_poll per
+ *                               weft_signal_wait_until; a point selected
+ *                               alone records alone
  *   test_prof_counts --issue N  issue N puts (rank 0 to 1) and N AMs (rank
  *                               1 to 0) with whatever WEFT_PROFILE selected,
  *                               for the JSON that weft_finalize writes
@@ -19,6 +25,7 @@
 #define AM_ID 3
 
 static volatile int delivered;
+static uint64_t progress_calls;  /* weft_progress calls of issue() */
 
 static void on_am(weft_ctx_t ctx, int src, const void *hdr, size_t hlen, const void *payload,
                   size_t len, void *arg)
@@ -44,8 +51,27 @@ static void issue(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank, int n)
         for (int i = 0; i < n; i++)
             OK(weft_am_send(ep, 0, AM_ID, NULL, 0, &v, 8));
     if (rank == 0)
-        while (delivered < n)
+        while (delivered < n) {
             OK(weft_progress(ep, NULL));
+            progress_calls++;
+        }
+    OK(weft_barrier(ctx));
+}
+
+/* Rank 0 signals rank 1 once (put-with-signal), rank 1 waits for it. */
+static void signal_once(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank)
+{
+    static uint64_t sent;
+    uint64_t v = 5;
+    weft_event_t ev;
+
+    sent++;
+    if (rank == 0) {
+        OK(weft_put_signal_nb(ep, 1, seg, 48, &v, 8, seg, 40, 1, &ev));
+        OK(weft_wait(&ev));
+    } else {
+        OK(weft_signal_wait_until(ep, seg, 40, sent, NULL));
+    }
     OK(weft_barrier(ctx));
 }
 
@@ -62,7 +88,7 @@ static uint64_t count(const char *point)
 static void direct_ops(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank)
 {
     const uint64_t per_op = getenv("WEFT_SHM") && strcmp(getenv("WEFT_SHM"), "0") == 0 ? 0 : 1;
-    uint64_t v = 9, w = 0, before;
+    uint64_t v = 9, w = 0, before, before_sig, before_hlp;
     weft_event_t ev;
 
     OK(weft_barrier(ctx));
@@ -81,9 +107,20 @@ static void direct_ops(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank)
         CHECK(count("direct_copy") == before + 4 * per_op);
         OK(weft_get(ep, &w, 1, seg, 16, 8));
         CHECK(count("direct_copy") == before + 5 * per_op);
+        before_sig = count("signal_add");
+        before_hlp = count("HLP_post");
         OK(weft_put_signal_nb(ep, 1, seg, 24, &v, 8, seg, 32, 1, &ev));
         OK(weft_wait(&ev));
         CHECK(count("direct_copy") == before + 6 * per_op);
+        /* the signal's add is timed on the direct path; weft's code before
+         * the copy (or the UCX calls) on both */
+        CHECK(count("signal_add") == before_sig + per_op);
+        CHECK(count("HLP_post") == before_hlp + 1);
+    } else {
+        /* one successful poll per wait, on either path */
+        before = count("signal_poll");
+        OK(weft_signal_wait_until(ep, seg, 32, 1, NULL));
+        CHECK(count("signal_poll") == before + 1);
     }
     OK(weft_barrier(ctx));
 }
@@ -111,22 +148,51 @@ int main(int argc, char **argv)
         issue(ctx, ep, seg, rank, n);
     } else {
         const char *points[] = {"HLP_post", "LLP_post", "LLP_prog", "LLP_poll", "HLP_tx_prog",
-                                "HLP_rx_prog", "busy_post", "direct_copy"};
+                                "HLP_rx_prog", "busy_post", "direct_copy", "HLP_post_tail",
+                                "HLP_prog", "signal_add", "signal_poll"};
+        const int npoints = (int)(sizeof(points) / sizeof(points[0]));
+        /* rank 0's puts go through UCX under WEFT_SHM=0, else direct */
+        const int ucx_puts = getenv("WEFT_SHM") && strcmp(getenv("WEFT_SHM"), "0") == 0;
 
         /* off (no WEFT_PROFILE): nothing is recorded */
         issue(ctx, ep, seg, rank, N);
-        for (int i = 0; i < 8; i++)
+        signal_once(ctx, ep, seg, rank);
+        for (int i = 0; i < npoints; i++)
             CHECK(count(points[i]) == 0);
 
         /* on: every operation passes its points once */
         OK(weft_prof_select("all"));
         OK(weft_prof_reset());
+        progress_calls = 0;
         issue(ctx, ep, seg, rank, N);
         CHECK(count("HLP_post") == N);
         /* a put to a rank of this node is a direct copy unless WEFT_SHM=0;
          * an AM always goes through UCX */
         CHECK(count("LLP_post") + count("direct_copy") == N);
         CHECK(rank == 0 || count("LLP_post") == N);
+        /* weft's code after the UCX call: once per operation that made it */
+        CHECK(count("HLP_post_tail") == count("LLP_post"));
+        /* weft_progress's own code: once per call (rank 0's delivery loop) */
+        CHECK(count("HLP_prog") == progress_calls);
+        CHECK(rank != 0 || progress_calls > 0);
+
+        /* a point selected alone records alone */
+        OK(weft_prof_select("HLP_post_tail"));
+        OK(weft_prof_reset());
+        progress_calls = 0;
+        issue(ctx, ep, seg, rank, N);
+        CHECK(count("HLP_post") == 0 && count("LLP_post") == 0 && count("HLP_prog") == 0);
+        CHECK(count("HLP_post_tail") == (rank == 1 || ucx_puts ? N : 0));
+        OK(weft_prof_select("HLP_prog"));
+        OK(weft_prof_reset());
+        progress_calls = 0;
+        issue(ctx, ep, seg, rank, N);
+        CHECK(count("HLP_post") == 0 && count("HLP_post_tail") == 0 && count("LLP_prog") == 0);
+        CHECK(count("HLP_prog") == progress_calls);
+
+        OK(weft_prof_select("all"));
+        OK(weft_prof_reset());
+        issue(ctx, ep, seg, rank, N);
         CHECK(count("HLP_rx_prog") == (rank == 0 ? N : 0));
         /* rank 0 progresses until the AMs arrive (rank 1 may never need to) */
         CHECK(rank != 0 || count("LLP_prog") > 0);

@@ -1,0 +1,715 @@
+/*
+ * weft_bench_breakdown_direct -- where the time of an 8-byte message goes
+ * over weft's intra-node direct path (two ranks of one node, WEFT_SHM on:
+ * the initiator's own stores into the peer's mapped segment), observed
+ * without instrumentation and broken down by the trace points, one point
+ * at a time (docs/breakdown.md, "Direct path").
+ *
+ *   mpirun -np 2 weft_bench_breakdown_direct [--json FILE] [--iters N]
+ *                                            [--lat-iters N] [--batch Q] [--rounds R]
+ *
+ * Injection (rank 0 puts to rank 1): weft_put_nbi of 8 bytes, a
+ * weft_progress every Q puts.  Components: HLP_post (weft's code before the
+ * copy), direct_copy, the progress call amortised over its batch (UCX's
+ * part from LLP_prog/LLP_poll, weft's the rest of the call), and the
+ * benchmark's own loop (misc).
+ *
+ * Latency: a ping-pong of weft_put_signal_nb (8-byte payload and a signal
+ * in the same cache line of the peer's segment), the receiver in
+ * weft_signal_wait_until, then reading the payload and replying; half the
+ * round trip.  Components: HLP_post, direct_copy, signal_add, transfer,
+ * the poll phase (half an iteration of the wait loop), signal_poll and the
+ * payload's read.  The transfer comes from a probe with no weft in it: the
+ * same ping-pong through a line of the same mappings, with weft's memory
+ * operations (the payload's store, a locked add, a spin of acquire loads,
+ * the payload's read); the probe's half round trip less its own timed
+ * operations is the time the line spends between the cores that none of
+ * them accounts for.
+ *
+ * As in weft_bench_breakdown, every figure of a round is measured in
+ * chunks (injection) or blocks of round trips (latency) that alternate
+ * kind by kind inside one loop, so that all see the same machine; the JSON
+ * holds the median over rounds, and each round's model beside its
+ * observation.
+ */
+#include "common.h"
+#include "prof/prof.h"
+#include <weft.h>
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ROUNDS 32
+#define MAX_CHUNKS 65536
+#define LAT_BLOCK 16            /* round trips per timed block */
+#define SEG_BYTES (1 << 16)
+#define DONE_OFF 1024           /* end of an injection pass, told to rank 1 */
+#define SIG_OFF 2048            /* the ping-pong's signal ... */
+#define PAYLOAD_OFF 2056        /* ... and its payload, in the same cache line */
+#define PROBE_OFF 4096          /* the probe's signal and payload, laid out alike */
+
+struct opts {
+    const char *json;
+    long iters, lat_iters, batch, rounds;
+};
+
+static int rank, nranks;
+static weft_ctx_t ctx;
+static weft_ep_t ep;
+static weft_seg_t seg;
+static char *mine;              /* this rank's segment */
+static char *theirs;            /* the peer's segment, mapped here */
+static uint64_t done_count;     /* injection passes, told to rank 1 */
+static uint64_t sig_seen;       /* round trips of the ping-pong so far */
+static uint64_t probe_seen;     /* round trips of the probe so far */
+static volatile uint64_t sink;  /* payloads read */
+
+static void die(const char *what, weft_status_t st)
+{
+    fprintf(stderr, "weft_bench_breakdown_direct: %s: %s (%s)\n", what, weft_strerror(st),
+            weft_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+#define OK(call) do { weft_status_t s_ = (call); if (s_ != WEFT_OK) die(#call, s_); } while (0)
+
+static void select_points(uint32_t mask)
+{
+    if (weft__prof_select(mask) != 0)
+        die("weft__prof_select", WEFT_ERR_UNSUPPORTED);
+}
+
+static double timer_ghz, timer_ovh;
+
+/* ns of `ticks` measured by `calls` caller-timed regions, the timer's own
+ * cost taken off each. */
+static double ticks_ns(uint64_t ticks, long calls)
+{
+    return (double)ticks / timer_ghz - (double)calls * timer_ovh;
+}
+
+/* Each figure once per round; the median over rounds goes to the JSON. */
+struct series {
+    double v[MAX_ROUNDS];
+    int n;
+};
+
+static void push(struct series *s, double v)
+{
+    if (s->n < MAX_ROUNDS)
+        s->v[s->n++] = v;
+}
+
+static double mid(const struct series *s)
+{
+    double t[MAX_ROUNDS];
+
+    if (s->n == 0)
+        return 0;
+    memcpy(t, s->v, sizeof(double) * (size_t)s->n);
+    return bench_median(t, s->n);
+}
+
+static double total_of(const char *point)
+{
+    weft_prof_stat_t st;
+
+    OK(weft_prof_stat(point, &st));
+    return st.total_ns;
+}
+
+/* ---- injection -------------------------------------------------------- */
+
+/* I_TIMER times an empty region beside every put: the timer's cost in
+ * the loop, against the one the library measured when profiling was first
+ * selected and subtracts from every region (reported, not applied:
+ * docs/breakdown.md, "Direct path"). */
+enum {
+    I_OBSERVED, I_MISC, I_HLP_POST, I_COPY, I_LLP_PROG, I_PROG_CALL, I_POST_CALL, I_TIMER,
+    I_NOP_CALL, I_KINDS
+};
+
+static const char *const inj_name[I_KINDS] = {
+    "observed", "misc", "HLP_post", "direct_copy", "LLP_prog", "weft_progress", "weft_put_nbi",
+    "timer", "bench_nop_post",
+};
+
+/* I_LLP_PROG's region also times the progress calls that found nothing
+ * (LLP_poll): on the direct path every call finds nothing. */
+static const uint32_t inj_mask[I_KINDS] = {
+    [I_HLP_POST] = 1u << WEFT__PROF_HLP_POST,
+    [I_COPY] = 1u << WEFT__PROF_DIRECT_COPY,
+    [I_LLP_PROG] = 1u << WEFT__PROF_LLP_PROG,
+};
+
+static double inj_total(int kind)
+{
+    switch (kind) {
+    case I_HLP_POST: return total_of("HLP_post");
+    case I_COPY: return total_of("direct_copy");
+    case I_LLP_PROG: return total_of("LLP_prog") + total_of("LLP_poll");
+    default: return 0;
+    }
+}
+
+/* One chunk of m puts (a multiple of q) of `kind`: its value per put in ns
+ * (its time, its points' growth, or the caller-timed calls). */
+static double inject_chunk(long m, long q, int kind, long *next, double *chunk_ns)
+{
+    uint64_t src = 42, c = 0, ticks = 0;
+    long k = *next, calls = 0;
+    double before = inj_total(kind), t0;
+
+    select_points(inj_mask[kind]);
+    t0 = bench_now();
+    for (long b = 0; b < m / q; b++) {
+        for (long i = 0; i < q; i++, k++) {
+            if (kind == I_MISC || kind == I_NOP_CALL) {
+                if (kind == I_NOP_CALL)
+                    c = weft__prof_start();
+                bench_nop_post(NULL, 1, NULL, (size_t)(k & 63) * 8, &src, 8);
+                if (kind == I_NOP_CALL)
+                    ticks += weft__prof_stop() - c, calls++;
+                continue;
+            }
+            if (kind == I_POST_CALL || kind == I_TIMER)
+                c = weft__prof_start();
+            if (kind != I_TIMER)
+                OK(weft_put_nbi(ep, 1, seg, (size_t)(k & 63) * 8, &src, 8));
+            if (kind == I_POST_CALL || kind == I_TIMER)
+                ticks += weft__prof_stop() - c, calls++;
+            if (kind == I_TIMER)
+                OK(weft_put_nbi(ep, 1, seg, (size_t)(k & 63) * 8, &src, 8));
+        }
+        if (kind == I_MISC || kind == I_NOP_CALL) {
+            bench_nop_progress(NULL, NULL);
+            continue;
+        }
+        if (kind == I_PROG_CALL)
+            c = weft__prof_start();
+        OK(weft_progress(ep, NULL));
+        if (kind == I_PROG_CALL)
+            ticks += weft__prof_stop() - c, calls++;
+    }
+    t0 = 1e9 * (bench_now() - t0) / (double)m;
+    select_points(0);
+    *next = k;
+    *chunk_ns = t0;
+    if (kind == I_OBSERVED || kind == I_MISC)
+        return t0;
+    if (kind == I_TIMER)
+        return (double)ticks / timer_ghz / (double)calls;
+    if (kind == I_POST_CALL || kind == I_PROG_CALL || kind == I_NOP_CALL)
+        return ticks_ns(ticks, calls) / (double)m;
+    return (inj_total(kind) - before) / (double)m;
+}
+
+/* Rank 0: about n puts per kind in chunks of 64 batches, the kinds
+ * rotating; fig[kind] and chunk_ns[kind] are medians over the kind's
+ * chunks.  Rank 1 waits for the end of the pass. */
+static void inject(long n, long q, double *fig, double *chunk_ns)
+{
+    static double val[I_KINDS][MAX_CHUNKS], tim[I_KINDS][MAX_CHUNKS];
+    long m = 64 * q, chunks, next = 0;
+
+    if (m > n)
+        m = n / q * q;
+    chunks = n / m < MAX_CHUNKS ? n / m : MAX_CHUNKS;
+    OK(weft_barrier(ctx));
+    done_count++;
+    if (rank == 0) {
+        for (long c = 0; c < chunks; c++)
+            for (int j = 0; j < I_KINDS; j++) {
+                int kind = (int)((j + c) % I_KINDS);
+
+                val[kind][c] = inject_chunk(m, q, kind, &next, &tim[kind][c]);
+            }
+        for (int kind = 0; kind < I_KINDS; kind++) {
+            fig[kind] = bench_median(val[kind], (int)chunks);
+            chunk_ns[kind] = bench_median(tim[kind], (int)chunks);
+        }
+        OK(weft_flush(ep));
+        OK(weft_put(ep, 1, seg, DONE_OFF, &done_count, 8));
+    } else {
+        OK(weft_signal_wait_until(ep, seg, DONE_OFF, done_count, NULL));
+    }
+}
+
+/* ---- latency ------------------------------------------------------------ */
+
+/* What a block of round trips measures: weft's observed latency, the
+ * probe's, one of weft's points, the payload's read timed by the caller,
+ * or one of the probe's timed operations. */
+enum {
+    L_OBSERVED, L_PROBE, L_HLP_POST, L_COPY, L_SIG_ADD, L_SIG_POLL, L_READ, L_POLL,
+    L_PROBE_STORE, L_PROBE_ADD, L_PROBE_LOAD, L_PROBE_READ, L_KINDS
+};
+
+static const uint32_t lat_mask[L_KINDS] = {
+    [L_HLP_POST] = 1u << WEFT__PROF_HLP_POST,
+    [L_COPY] = 1u << WEFT__PROF_DIRECT_COPY,
+    [L_SIG_ADD] = 1u << WEFT__PROF_SIGNAL_ADD,
+    [L_SIG_POLL] = 1u << WEFT__PROF_SIGNAL_POLL,
+    [L_POLL] = 1u << WEFT__PROF_LLP_PROG,   /* LLP_poll: the wait loop's empty progress */
+};
+
+/* Caller-timed samples of this rank in a round (the payload's read, the
+ * probe's store, add, successful load and read): one per message. */
+struct samples {
+    double v[MAX_CHUNKS];
+    long n;
+};
+static struct samples read_ticks, pstore_ticks, padd_ticks, pload_ticks, pread_ticks;
+
+static void sample(struct samples *s, uint64_t ticks)
+{
+    if (s->n < MAX_CHUNKS)
+        s->v[s->n++] = (double)ticks;
+}
+
+/* A load of the 8 bytes at p, timed into s when s is not NULL. */
+static void read_word(const char *p, struct samples *s)
+{
+    uint64_t c = s ? weft__prof_start() : 0;
+
+    sink = *(const volatile uint64_t *)(const void *)p;
+    if (s)
+        sample(s, weft__prof_stop() - c);
+}
+
+static void weft_send(void)
+{
+    uint64_t payload = sig_seen;
+    weft_event_t ev;
+
+    OK(weft_put_signal_nb(ep, 1 - rank, seg, PAYLOAD_OFF, &payload, 8, seg, SIG_OFF, 1, &ev));
+}
+
+static void weft_receive(int timed)
+{
+    OK(weft_signal_wait_until(ep, seg, SIG_OFF, ++sig_seen, NULL));
+    read_word(mine + PAYLOAD_OFF, timed ? &read_ticks : NULL);
+}
+
+/* One round trip of weft's ping-pong (a direct put-with-signal is complete
+ * when it returns: its event is WEFT_EVENT_NULL, checked at start). */
+static void weft_round_trip(int timed_read)
+{
+    if (rank == 0) {
+        weft_send();
+        weft_receive(timed_read);
+    } else {
+        weft_receive(timed_read);
+        weft_send();
+    }
+}
+
+/* The probe: weft's ping-pong with weft taken out.  The same memory
+ * operations on a line laid out alike in the same mappings -- the 8-byte store of
+ * the payload, the signal's locked add (release), the consumer's spin of
+ * acquire loads and its read of the payload -- and nothing else in the
+ * loop.  `timed` selects one operation to time (PROBE_*). */
+enum { PROBE_NONE, PROBE_STORE, PROBE_ADD, PROBE_LOAD, PROBE_READ };
+
+static void probe_send(int timed)
+{
+    uint64_t *line = (uint64_t *)(void *)(theirs + PROBE_OFF), c;
+
+    c = timed == PROBE_STORE ? weft__prof_start() : 0;
+    __atomic_store_n(line + 1, probe_seen, __ATOMIC_RELAXED);
+    if (timed == PROBE_STORE)
+        sample(&pstore_ticks, weft__prof_stop() - c);
+    c = timed == PROBE_ADD ? weft__prof_start() : 0;
+    __atomic_fetch_add(line, 1, __ATOMIC_RELEASE);
+    if (timed == PROBE_ADD)
+        sample(&padd_ticks, weft__prof_stop() - c);
+}
+
+static void probe_receive(int timed)
+{
+    const uint64_t *line = (const uint64_t *)(const void *)(mine + PROBE_OFF);
+    uint64_t want = ++probe_seen;
+
+    if (timed != PROBE_LOAD) {
+        while (__atomic_load_n(line, __ATOMIC_ACQUIRE) < want)
+            ;
+    } else {
+        for (;;) {
+            uint64_t c = weft__prof_start();
+
+            if (__atomic_load_n(line, __ATOMIC_ACQUIRE) >= want) {
+                sample(&pload_ticks, weft__prof_stop() - c);
+                break;
+            }
+        }
+    }
+    read_word(mine + PROBE_OFF + 8, timed == PROBE_READ ? &pread_ticks : NULL);
+}
+
+static void probe_round_trip(int timed)
+{
+    if (rank == 0) {
+        probe_send(timed);
+        probe_receive(timed);
+    } else {
+        probe_receive(timed);
+        probe_send(timed);
+    }
+}
+
+/* n round trips of each kind in blocks of LAT_BLOCK, kinds rotating, both
+ * ranks in step; obs and probe get rank 0's median one-way time per block
+ * (one clock pair per block, so the clock's cost is spread over 32
+ * messages). */
+static void latency_pass(long n, double *obs, double *probe)
+{
+    static double t[2][MAX_CHUNKS];
+    long nt[2] = {0, 0}, blocks = (n + LAT_BLOCK - 1) / LAT_BLOCK;
+
+    OK(weft_barrier(ctx));
+    for (long b = 0; b < blocks; b++)
+        for (int j = 0; j < L_KINDS; j++) {
+            int kind = (int)((j + b) % L_KINDS), raw = kind == L_PROBE || kind >= L_PROBE_STORE;
+            double t0;
+
+            select_points(lat_mask[kind]);
+            t0 = bench_now();
+            for (long i = 0; i < LAT_BLOCK; i++) {
+                if (raw)
+                    probe_round_trip(kind == L_PROBE ? PROBE_NONE
+                                                     : PROBE_STORE + (kind - L_PROBE_STORE));
+                else
+                    weft_round_trip(kind == L_READ);
+            }
+            t0 = 0.5e9 * (bench_now() - t0) / LAT_BLOCK;
+            select_points(0);
+            if (kind == L_OBSERVED && nt[0] < MAX_CHUNKS)
+                t[0][nt[0]++] = t0;
+            if (kind == L_PROBE && nt[1] < MAX_CHUNKS)
+                t[1][nt[1]++] = t0;
+        }
+    *obs = rank == 0 && nt[0] ? bench_median(t[0], (int)nt[0]) : 0;
+    *probe = rank == 0 && nt[1] ? bench_median(t[1], (int)nt[1]) : 0;
+}
+
+/* Per-message figures of both ranks (rank 0 gets them): each rank's median
+ * weighted by its count of samples. */
+enum {
+    F_HLP_POST, F_COPY, F_SIG_ADD, F_SIG_POLL, F_LLP_POLL, F_READ, F_PROBE_STORE, F_PROBE_ADD,
+    F_PROBE_LOAD, F_PROBE_READ, F_N
+};
+
+static void both_ranks(const double *median, const double *count, double *out)
+{
+    double mine_[2 * F_N], sum[2 * F_N];
+
+    for (int i = 0; i < F_N; i++) {
+        mine_[i] = count[i] > 0 ? median[i] * count[i] : 0;
+        mine_[F_N + i] = count[i];
+    }
+    MPI_Reduce(mine_, sum, 2 * F_N, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < F_N; i++)
+        out[i] = sum[F_N + i] > 0 ? sum[i] / sum[F_N + i] : 0;
+}
+
+struct latency {
+    struct series observed, probe, fig[F_N];
+};
+
+static void median_ticks(struct samples *s, double *median, double *count)
+{
+    *count = (double)s->n;
+    *median = s->n ? bench_median(s->v, (int)s->n) / timer_ghz - timer_ovh : 0;
+}
+
+static void latency_round(const struct opts *o, struct latency *r)
+{
+    static const char *const point[F_N] = {"HLP_post", "direct_copy", "signal_add", "signal_poll",
+                                           "LLP_poll"};
+    double obs, probe, median[F_N], count[F_N], fig[F_N];
+
+    OK(weft_prof_reset());
+    read_ticks.n = pstore_ticks.n = padd_ticks.n = pload_ticks.n = pread_ticks.n = 0;
+    latency_pass(o->lat_iters, &obs, &probe);
+    for (int i = 0; i < F_READ; i++) {
+        weft_prof_stat_t st;
+
+        OK(weft_prof_stat(point[i], &st));
+        median[i] = st.median_ns;
+        count[i] = (double)st.count;
+    }
+    median_ticks(&read_ticks, &median[F_READ], &count[F_READ]);
+    median_ticks(&pstore_ticks, &median[F_PROBE_STORE], &count[F_PROBE_STORE]);
+    median_ticks(&padd_ticks, &median[F_PROBE_ADD], &count[F_PROBE_ADD]);
+    median_ticks(&pload_ticks, &median[F_PROBE_LOAD], &count[F_PROBE_LOAD]);
+    median_ticks(&pread_ticks, &median[F_PROBE_READ], &count[F_PROBE_READ]);
+    both_ranks(median, count, fig);
+    push(&r->observed, obs);
+    push(&r->probe, probe);
+    for (int i = 0; i < F_N; i++)
+        push(&r->fig[i], fig[i]);
+}
+
+struct injection {
+    struct series fig[I_KINDS], chunk[I_KINDS];
+};
+
+static void injection_round(const struct opts *o, struct injection *r)
+{
+    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0};
+
+    OK(weft_prof_reset());
+    inject(o->iters, o->batch, fig, chunk_ns);
+    for (int kind = 0; kind < I_KINDS; kind++) {
+        push(&r->fig[kind], fig[kind]);
+        push(&r->chunk[kind], chunk_ns[kind]);
+    }
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static void put_value(FILE *f, const char *name, double v, const char *sep)
+{
+    fprintf(f, "\"%s\": %.3f%s", name, v, sep);
+}
+
+static void put_rounds(FILE *f, const char *name, const struct series *s)
+{
+    fprintf(f, "\"%s\": [", name);
+    for (int i = 0; i < s->n; i++)
+        fprintf(f, "%s%.3f", i ? ", " : "", s->v[i]);
+    fprintf(f, "]");
+}
+
+/* The points of the table: the injection's, then the latency's signal
+ * points, each from one more pass (see collect_points). */
+#define NPOINTS 6
+#define INJ_POINTS 4
+static const char *const point_names[NPOINTS] = {"HLP_post", "direct_copy", "LLP_prog", "LLP_poll",
+                                                 "signal_add", "signal_poll"};
+
+/* Each round's model, from that round's figures alone: the kinds of a
+ * round were interleaved, so they saw the same machine, while the medians
+ * over rounds may come from different rounds when the machine's speed
+ * changes between them. */
+static void model_rounds(const struct opts *o, const struct injection *in,
+                         const struct latency *la, struct series *inj, struct series *lat)
+{
+    const struct series *i = in->fig, *l = la->fig;
+
+    for (int r = 0; r < i[I_OBSERVED].n && r < la->observed.n; r++) {
+        double raw_ops = l[F_PROBE_STORE].v[r] + l[F_PROBE_ADD].v[r] + l[F_PROBE_LOAD].v[r] +
+                         l[F_PROBE_READ].v[r];
+
+        push(inj, i[I_HLP_POST].v[r] + i[I_COPY].v[r] + i[I_PROG_CALL].v[r] + i[I_MISC].v[r]);
+        push(lat, l[F_HLP_POST].v[r] + l[F_COPY].v[r] + l[F_SIG_ADD].v[r] + l[F_SIG_POLL].v[r] +
+                      l[F_READ].v[r] + 0.5 * (double)o->batch * i[I_PROG_CALL].v[r] +
+                      la->probe.v[r] - raw_ops);
+    }
+}
+
+static void write_json(FILE *f, const struct opts *o, const struct injection *in,
+                       const struct latency *la, const weft_prof_stat_t *points)
+{
+    struct series inj_model = {.n = 0}, lat_model = {.n = 0};
+    const struct series *ifig = in->fig, *lfig = la->fig;
+    double llp_prog = mid(&ifig[I_LLP_PROG]);
+    /* The probe's one-way time that its own operations (the same as
+     * weft's: store, add, successful load, read) do not account for.  When
+     * they account for more -- the consumer's load waits for the line while
+     * the producer's add still owns it, so the two overlap -- the overlap
+     * is counted once: taken off signal_add, and the transfer is 0 (the
+     * sum is the same). */
+    double raw_ops = mid(&lfig[F_PROBE_STORE]) + mid(&lfig[F_PROBE_ADD]) +
+                     mid(&lfig[F_PROBE_LOAD]) + mid(&lfig[F_PROBE_READ]);
+    double residual = mid(&la->probe) - raw_ops;
+    double overlap = residual < 0 ? -residual : 0, transfer = residual < 0 ? 0 : residual;
+
+    model_rounds(o, in, la, &inj_model, &lat_model);
+    fprintf(f, "{\n  \"benchmark\": \"breakdown\",\n  \"nranks\": %d,\n"
+               "  \"transport\": \"direct (mapped segment)\",\n  \"ucx_tls\": \"%s\",\n"
+               "  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n"
+               "  \"statistic\": \"median over rounds\",\n"
+               "  \"timer\": {\"tsc_ghz\": %.6f, \"overhead_ns\": %.3f},\n",
+            nranks, getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", o->iters, o->lat_iters,
+            o->rounds, timer_ghz, timer_ovh);
+    fprintf(f, "  \"injection\": {");
+    put_value(f, "observed_ns", mid(&ifig[I_OBSERVED]), ", ");
+    fprintf(f, "\"batch\": %ld, ", o->batch);
+    put_rounds(f, "observed_rounds_ns", &ifig[I_OBSERVED]);
+    fprintf(f, ", ");
+    put_rounds(f, "model_rounds_ns", &inj_model);
+    fprintf(f, ",\n    \"components_ns\": {");
+    put_value(f, "HLP_post", mid(&ifig[I_HLP_POST]), ", ");
+    put_value(f, "direct_copy", mid(&ifig[I_COPY]), ", ");
+    put_value(f, "LLP_prog", llp_prog, ", ");
+    /* weft_progress less the UCX progress inside it: weft's share */
+    put_value(f, "HLP_prog", mid(&ifig[I_PROG_CALL]) - llp_prog, ", ");
+    put_value(f, "misc", mid(&ifig[I_MISC]), "}");
+    fprintf(f, ",\n    \"calls_ns\": {");
+    put_value(f, "weft_put_nbi", mid(&ifig[I_POST_CALL]), ", ");
+    put_value(f, "weft_progress", mid(&ifig[I_PROG_CALL]), ", ");
+    /* weft's share of the put as the paper finds MPICH's (§5): the call
+     * less what it calls (the copy) and less the call itself, which Misc
+     * counts (an empty function's call timed alike) */
+    put_value(f, "bench_nop_post", mid(&ifig[I_NOP_CALL]), ", ");
+    put_value(f, "HLP_post_by_subtraction",
+              mid(&ifig[I_POST_CALL]) - mid(&ifig[I_COPY]) - mid(&ifig[I_NOP_CALL]), "}");
+    fprintf(f, ",\n    ");
+    put_value(f, "timer_overhead_now_ns", mid(&ifig[I_TIMER]), "");
+    fprintf(f, ",\n    \"chunk_ns\": {");
+    for (int kind = 0; kind < I_KINDS; kind++)
+        put_value(f, inj_name[kind], mid(&in->chunk[kind]), kind + 1 < I_KINDS ? ", " : "}");
+    fprintf(f, "}");
+    fprintf(f, ",\n  \"latency\": {");
+    put_value(f, "observed_ns", mid(&la->observed), ", ");
+    put_rounds(f, "observed_rounds_ns", &la->observed);
+    fprintf(f, ", ");
+    put_rounds(f, "model_rounds_ns", &lat_model);
+    fprintf(f, ",\n    \"components_ns\": {");
+    put_value(f, "HLP_post", mid(&lfig[F_HLP_POST]), ", ");
+    put_value(f, "direct_copy", mid(&lfig[F_COPY]), ", ");
+    put_value(f, "signal_add", mid(&lfig[F_SIG_ADD]) - overlap, ", ");
+    put_value(f, "transfer", transfer, ", ");
+    /* the signal becomes visible at a random point of the waiter's loop:
+     * half an iteration on average before its next load (the probe's
+     * loop is that load alone) */
+    put_value(f, "poll_phase", 0.5 * (double)o->batch * mid(&ifig[I_PROG_CALL]), ", ");
+    put_value(f, "signal_poll", mid(&lfig[F_SIG_POLL]), ", ");
+    put_value(f, "payload_read", mid(&lfig[F_READ]), "}");
+    fprintf(f, ",\n    \"wait_poll_ns\": %.3f", mid(&lfig[F_LLP_POLL]));
+    fprintf(f, ",\n    \"probe\": {");
+    put_value(f, "raw_observed_ns", mid(&la->probe), ", ");
+    put_value(f, "raw_store_ns", mid(&lfig[F_PROBE_STORE]), ", ");
+    put_value(f, "raw_add_ns", mid(&lfig[F_PROBE_ADD]), ", ");
+    put_value(f, "raw_load_ns", mid(&lfig[F_PROBE_LOAD]), ", ");
+    put_value(f, "raw_read_ns", mid(&lfig[F_PROBE_READ]), ", ");
+    put_value(f, "residual_ns", residual, ", ");
+    put_value(f, "overlap_ns", overlap, ", ");
+    put_value(f, "signal_add_ns", mid(&lfig[F_SIG_ADD]), ", ");
+    put_value(f, "transfer_ns", transfer, ", ");
+    put_rounds(f, "raw_observed_rounds_ns", &la->probe);
+    fprintf(f, "}}");
+    fprintf(f, ",\n  \"points\": {");
+    for (int i = 0; i < NPOINTS; i++)
+        fprintf(f, "%s\n    \"%s\": {\"count\": %llu, \"total_ns\": %.3f, \"min_ns\": %.3f, "
+                   "\"median_ns\": %.3f, \"trimmed_mean_ns\": %.3f}",
+                i ? "," : "", point_names[i], (unsigned long long)points[i].count,
+                points[i].total_ns, points[i].min_ns, points[i].median_ns,
+                points[i].trimmed_mean_ns);
+    fprintf(f, "\n  }\n}\n");
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: mpirun -np 2 weft_bench_breakdown_direct [--json FILE] [--iters N] "
+                    "[--lat-iters N] [--batch Q] [--rounds R]\n"
+                    "  (two ranks of one node, WEFT_SHM on: the direct path)\n");
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    o->json = NULL;
+    o->iters = 200000;
+    o->lat_iters = 20000;
+    o->batch = 16;
+    o->rounds = 5;
+    for (int i = 1; i < argc; i++) {
+        long *dst = NULL;
+        if (!strcmp(argv[i], "--json") && i + 1 < argc) o->json = argv[++i];
+        else if (!strcmp(argv[i], "--iters")) dst = &o->iters;
+        else if (!strcmp(argv[i], "--lat-iters")) dst = &o->lat_iters;
+        else if (!strcmp(argv[i], "--batch")) dst = &o->batch;
+        else if (!strcmp(argv[i], "--rounds")) dst = &o->rounds;
+        else return -1;
+        if (dst && bench_arg_positive(argc, argv, &i, dst) != 0)
+            return -1;
+    }
+    return o->rounds <= MAX_ROUNDS && o->batch <= o->iters &&
+           o->lat_iters <= (long)MAX_CHUNKS * LAT_BLOCK ? 0 : -1;
+}
+
+/* The trace points' statistics for the table, as in the rounds (each
+ * chunk or block selects its own point alone): the injection's points
+ * from one more injection pass, the signal points from one more latency
+ * pass; rank 0's. */
+static void collect_points(const struct opts *o, weft_prof_stat_t *s)
+{
+    double fig[I_KINDS], chunk_ns[I_KINDS], obs, probe;
+
+    OK(weft_prof_reset());
+    inject(o->iters, o->batch, fig, chunk_ns);
+    for (int i = 0; i < INJ_POINTS; i++)
+        OK(weft_prof_stat(point_names[i], &s[i]));
+    OK(weft_prof_reset());
+    latency_pass(o->lat_iters, &obs, &probe);
+    for (int i = INJ_POINTS; i < NPOINTS; i++)
+        OK(weft_prof_stat(point_names[i], &s[i]));
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o;
+    void *peer, *local;
+    weft_event_t ev;
+    uint64_t zero = 0;
+    static struct injection in;
+    static struct latency la;
+    weft_prof_stat_t points[NPOINTS];
+    FILE *f = stdout;
+    weft_status_t st;
+
+    bench_mpi_start(&argc, &argv, &rank, &nranks);
+    if (bench_need_two("weft_bench_breakdown_direct", parse(argc, argv, &o) == 0, rank, nranks,
+                       usage) != 0)
+        return 2;
+    OK(weft_init(NULL, &ctx));
+    OK(weft_ep_default(ctx, &ep));
+    OK(weft_seg_alloc(ctx, SEG_BYTES, &seg, &local));
+    mine = local;
+    if ((st = weft_ptr(ctx, 1 - rank, seg, 0, &peer)) != WEFT_OK) {
+        if (rank == 0)
+            fprintf(stderr, "weft_bench_breakdown_direct: rank %d's segment is not mapped here "
+                            "(%s): the direct path needs two ranks of one node and WEFT_SHM on\n",
+                    1 - rank, weft_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    theirs = peer;
+    /* the direct path's put-with-signal is complete when it returns */
+    OK(weft_put_signal_nb(ep, 1 - rank, seg, PAYLOAD_OFF, &zero, 8, seg, SIG_OFF, 0, &ev));
+    if (ev != WEFT_EVENT_NULL)
+        die("weft_put_signal_nb on the direct path returned an event", WEFT_ERR_INVALID_ARG);
+    OK(weft_barrier(ctx));
+
+    /* calibrate the timer before the passes that time calls themselves */
+    OK(weft_prof_select("all"));
+    OK(weft_prof_select("0"));
+    OK(weft_prof_timer(&timer_ghz, &timer_ovh));
+    {
+        double fig[I_KINDS], chunk_ns[I_KINDS], obs, probe;
+
+        /* warm-up: code, caches, the lines' first owners */
+        inject(o.iters / 4 + 1, o.batch, fig, chunk_ns);
+        latency_pass(o.lat_iters / 8 + 1, &obs, &probe);
+    }
+    for (long r = 0; r < o.rounds; r++) {
+        injection_round(&o, &in);
+        latency_round(&o, &la);
+    }
+    collect_points(&o, points);
+    if (rank == 0) {
+        if (o.json && (f = fopen(o.json, "w")) == NULL) {
+            fprintf(stderr, "weft_bench_breakdown_direct: cannot write %s\n", o.json);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        write_json(f, &o, &in, &la, points);
+        if (f != stdout)
+            fclose(f);
+    }
+    OK(weft_barrier(ctx));
+    OK(weft_seg_free(ctx, seg));
+    OK(weft_finalize(ctx));
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,215 @@
+"""The breakdown of an 8-byte message over weft's intra-node direct path.
+
+Between two ranks of one node (WEFT_SHM on) weft performs a put with the
+initiator's own stores into the peer's mapped segment: UCX is not called
+(except by the progress calls of the injection loop), the 8-byte stores
+and loads take the place of the LLP (level "LLP"), and the paper's
+2·PCIe + Network + RC-to-MEM becomes the signal's cache line moving
+between two cores (level "network": the signal's locked add, which takes
+the line's ownership from the waiter's core, the waiter's load that brings
+it back, and what the probe finds beyond those two).  bench/weft_bench_breakdown_direct measures it
+(docs/breakdown.md, "Direct path"), measure() runs it, and
+from_measurement() turns the document into the models that `weft model
+breakdown` and `weft model whatif` render:
+
+    injection = HLP_post + direct_copy + (LLP_prog + HLP_prog) / q + misc
+        (Eq. 2 with this path's Post = HLP_post + direct_copy, Post_prog the
+        weft_progress call every q puts, amortised; the document holds it
+        per message already)
+    latency   = HLP_post + direct_copy + signal_add + transfer
+                + poll_phase + signal_poll + payload_read
+        (a put-with-signal ping-pong: the sender's weft code, its copy and
+        its signal add; the line's move between the cores that the probe's
+        own store, add, load and read do not account for; half an iteration
+        of the waiter's loop, the delay before the load that sees the
+        signal; that load, and the read of the payload)
+
+The document:
+
+    {"benchmark": "breakdown", "metadata": {...}, "path": "direct",
+     "timer": {"tsc_ghz": f, "overhead_ns": f},
+     "injection": {"observed_ns": f, "batch": q, "components_ns": {
+         "HLP_post", "direct_copy", "LLP_prog", "HLP_prog", "misc"}, ...},
+     "latency": {"observed_ns": f, "components_ns": {
+         "HLP_post", "direct_copy", "signal_add", "transfer", "poll_phase",
+         "signal_poll", "payload_read"}, "probe": {...}, ...},
+     "points": {NAME: {"count", "total_ns", "min_ns", "median_ns", "trimmed_mean_ns"}}}
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from weft import WeftError, results, runner
+from weft.breakdown_model import Breakdown, Model, _number, _section, leaf
+
+BENCH = "bench/weft_bench_breakdown_direct"
+PATH = "direct"
+# The direct path needs both ranks on one node with WEFT_SHM on (the default).
+ENV = {"WEFT_SHM": "1"}
+DEFAULT_ITERS = (200_000, 20_000)
+DEFAULT_ROUNDS = 15  # short rounds (about 0.2 s): more of them steady the medians
+DEFAULT_BATCH = 16
+
+INJECTION_FIELDS = ("HLP_post", "direct_copy", "LLP_prog", "HLP_prog", "misc")
+LATENCY_FIELDS = ("HLP_post", "direct_copy", "signal_add", "transfer", "poll_phase", "signal_poll", "payload_read")
+PROBE_FIELDS = ("raw_observed_ns", "raw_store_ns", "raw_add_ns", "raw_load_ns", "raw_read_ns", "residual_ns",
+                "overlap_ns", "transfer_ns")
+POINT_FIELDS = ("count", "total_ns", "min_ns", "median_ns")
+DESCRIPTION = "weft's direct path: stores into the peer's mapped segment, 2 ranks on one node"
+
+
+def measure(
+    *,
+    np: int = 2,
+    iters: int | None = None,
+    lat_iters: int | None = None,
+    rounds: int = DEFAULT_ROUNDS,
+    batch: int = DEFAULT_BATCH,
+    timeout: float = 900,
+    progress: Callable[[str, float, float], None] | None = None,
+) -> dict[str, Any]:
+    """Run weft_bench_breakdown_direct on 2 ranks of this node and return
+    its breakdown document (checked by from_measurement)."""
+    if np != 2:
+        raise WeftError(f"the breakdown runs on 2 ranks (an initiator and a target), not {np}")
+    program = runner.executable(BENCH)
+    step = "weft_bench_breakdown_direct over the direct path"
+    if progress is not None:
+        progress(step, 0, 1)
+    with tempfile.TemporaryDirectory(prefix="weft-breakdown-direct-") as tmp:
+        output = Path(tmp) / "breakdown.json"
+        argv = [str(program), "--json", str(output),
+                "--iters", str(iters or DEFAULT_ITERS[0]),
+                "--lat-iters", str(lat_iters or DEFAULT_ITERS[1]),
+                "--rounds", str(rounds), "--batch", str(batch)]
+        runner.run_mpi(np, argv, env=ENV, timeout=timeout)
+        data = results.read_json(output)
+    if progress is not None:
+        progress(step, 1, 1)
+    if not isinstance(data, dict):
+        raise WeftError("weft_bench_breakdown_direct output is not a JSON object")
+    document = {
+        "benchmark": "breakdown",
+        "metadata": results.metadata(transport=str(data.get("transport", "direct")), ranks=np),
+        "path": PATH,
+        **{key: value for key, value in data.items() if key != "benchmark"},
+    }
+    from_measurement(document)
+    return document
+
+
+def injection(components: Mapping[str, float], batch: float, observed_ns: float) -> Model:
+    """Eq. 2 over the direct path: Post = HLP_post + direct_copy, Post_prog =
+    the progress call per message (already divided by the batch), Misc."""
+    return Model(
+        "injection", "weft injection overhead over the direct path (Eq. 2)",
+        "Post + Post_prog + Misc = (HLP_post + direct_copy) + (LLP_prog + HLP_prog)/q + Misc",
+        (leaf("HLP_post", components["HLP_post"], "HLP"),
+         leaf("direct_copy", components["direct_copy"], "LLP", label="direct_copy (the initiator's store)"),
+         leaf("LLP_prog", components["LLP_prog"], "LLP", label=f"UCX progress (per message, batch {batch:g})"),
+         leaf("HLP_prog", components["HLP_prog"], "HLP",
+              label=f"weft_progress's own code (per message, batch {batch:g})"),
+         leaf("misc", components["misc"], "misc", label="Misc (the loop)")),
+        observed_ns, "inverse of the measured injection rate")
+
+
+def latency(components: Mapping[str, float], observed_ns: float) -> Model:
+    """HLP_post + direct_copy + signal_add + transfer + poll_phase + signal_poll + payload_read."""
+    return Model(
+        "latency", "weft one-way latency over the direct path (put-with-signal)",
+        "HLP_post + direct_copy + signal_add + transfer + poll_phase + signal_poll + payload_read",
+        (leaf("HLP_post", components["HLP_post"], "HLP"),
+         leaf("direct_copy", components["direct_copy"], "LLP", label="direct_copy (the payload's store)"),
+         leaf("signal_add", components["signal_add"], "network",
+              label="signal_add (locked add: the line's ownership from the peer's core)"),
+         leaf("transfer", components["transfer"], "network",
+              label="transfer (the probe's one way beyond its own add and load)"),
+         leaf("poll_phase", components["poll_phase"], "HLP",
+              label="poll phase (half an iteration of the wait loop)"),
+         leaf("signal_poll", components["signal_poll"], "network",
+              label="signal_poll (the load that brings the line back)"),
+         leaf("payload_read", components["payload_read"], "LLP", label="payload read")),
+        observed_ns, "half the measured put-with-signal round trip")
+
+
+def round_errors(document: Mapping[str, Any], kind: str) -> list[float]:
+    """(model − observed) / observed in percent of each round, each round's
+    model from its own figures (`model_rounds_ns`, which the benchmark
+    writes beside `observed_rounds_ns`); [] when the document has none."""
+    section = document.get(kind)
+    if not isinstance(section, Mapping) or "model_rounds_ns" not in section:
+        return []
+    model, observed = section.get("model_rounds_ns"), section.get("observed_rounds_ns")
+    if not isinstance(model, list) or not isinstance(observed, list) or len(model) != len(observed):
+        raise WeftError(f"{kind}.model_rounds_ns and {kind}.observed_rounds_ns must be lists of one value per round")
+    return [100.0 * (_number(m, f"{kind}.model_rounds_ns", signed=True)
+                     - _number(o, f"{kind}.observed_rounds_ns", positive=True)) / o
+            for m, o in zip(model, observed)]
+
+
+def from_measurement(document: Any) -> Breakdown:
+    """The models of a direct-path breakdown document; a malformed one is a
+    WeftError naming the field."""
+    if not isinstance(document, Mapping):
+        raise WeftError("a breakdown must be a JSON object")
+    if document.get("benchmark") != "breakdown":
+        raise WeftError(f"not a breakdown result (benchmark is {document.get('benchmark')!r}, expected 'breakdown')")
+    if document.get("path") != PATH:
+        raise WeftError(f"not a direct-path breakdown (path is {document.get('path')!r})")
+    timer = document.get("timer")
+    if not isinstance(timer, Mapping):
+        raise WeftError("breakdown has no 'timer' object")
+    jitter = _number(timer.get("overhead_ns"), "timer.overhead_ns")
+    inj, inj_observed = _section(document, "injection", INJECTION_FIELDS, jitter)
+    batch = _number(document["injection"].get("batch"), "injection.batch", positive=True)
+    lat, lat_observed = _section(document, "latency", LATENCY_FIELDS, jitter)
+    probe = document["latency"].get("probe")
+    if not isinstance(probe, Mapping):
+        raise WeftError("breakdown latency has no 'probe' object")
+    for name in PROBE_FIELDS:
+        value = _number(probe.get(name), f"latency.probe.{name}", signed=True)
+        # the probe's timed operations, like the components, may fall below
+        # 0 by the timer's jitter; its residual is signed
+        if name != "residual_ns" and value < -jitter:
+            raise WeftError(f"latency.probe.{name} must be non-negative, got {value!r} "
+                            f"(beyond the timer overhead {jitter:g} ns)")
+    points = document.get("points", {})
+    if not isinstance(points, Mapping):
+        raise WeftError("breakdown 'points' must be an object of trace points")
+    # a region of a nanosecond (the copy) can read below 0 once the timer's
+    # overhead is subtracted: by up to the overhead per sample
+    stats = {str(name): {key: _number(point.get(key) if isinstance(point, Mapping) else None,
+                                      f"points.{name}.{key}", signed=key != "count") for key in POINT_FIELDS}
+             for name, point in points.items()}
+    for name, stat in stats.items():
+        for key in ("total_ns", "min_ns", "median_ns"):
+            floor = -jitter * (stat["count"] if key == "total_ns" else 1)
+            if stat[key] < floor:
+                raise WeftError(f"points.{name}.{key} must be at least {floor:g} (the timer overhead "
+                                f"{jitter:g} ns per sample below 0), got {stat[key]!r}")
+    metadata = document.get("metadata") if isinstance(document.get("metadata"), Mapping) else {}
+    notes = (
+        f"measured over {DESCRIPTION}",
+        f"timer: TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer['overhead_ns']} ns subtracted",
+        f"probe: weft's ping-pong without weft, {probe['raw_observed_ns']:.1f} ns one way; its own add "
+        f"{probe['raw_add_ns']:.1f} ns and successful load {probe['raw_load_ns']:.1f} ns are what weft's "
+        f"signal_add and signal_poll time, the rest ({probe['residual_ns']:.1f} ns) is the transfer",
+        "'network' here is the cache-coherence transfer between the two cores: the signal's add, "
+        "the load that sees it and the probe's residual",
+    )
+    for kind in ("injection", "latency"):
+        errors = sorted(round_errors(document, kind))
+        if errors:
+            middle = errors[len(errors) // 2] if len(errors) % 2 else 0.5 * (errors[len(errors) // 2 - 1]
+                                                                             + errors[len(errors) // 2])
+            notes += (f"{kind}, each round's model against its own observation: median error {middle:+.2f}% "
+                      f"(rounds {errors[0]:+.1f}% to {errors[-1]:+.1f}%)",)
+    return Breakdown(name=f"weft-{PATH}", source="measured",
+                     scenarios={"weft": {"injection": injection(inj, batch, inj_observed),
+                                         "latency": latency(lat, lat_observed)}},
+                     overall="weft", notes=notes, metadata=dict(metadata), points=stats,
+                     highlights=("direct_copy", "signal_add", "transfer", "signal_poll"))
