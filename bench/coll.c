@@ -3,8 +3,9 @@
  * ones (WEFT_Hbcast, WEFT_Hreduce), over message sizes: the benchmark of
  * §7.2 of the hierarchical-communicators paper (Figs. 5-10).
  *
- *   mpirun -np N weft_bench_coll --json FILE --op bcast|reduce|pingpong
+ *   mpirun -np N weft_bench_coll --json FILE --op bcast|reduce|pingpong|opcost
  *                                [--sizes 8,1024,...] [--iters N] [--groups G1,G2,..]
+ *                                [--op-cost B1:S1,B2:S2,... (SMPI only)]
  *
  * The MPI library's algorithm is chosen outside (Open MPI MCA parameters,
  * SimGrid --cfg=smpi/bcast:..., MPICH's defaults) and is the same for the
@@ -20,10 +21,24 @@
  * reduce sums doubles into rank 0.  The results are checked after each
  * point.  --op pingpong times a one-way message between ranks 0 and 1
  * (half a round trip; "native_s" only): the calibration of the simulated
- * platforms, and its check.  The same source builds with mpicc,
+ * platforms, and its check.  --op opcost times the reduction op itself:
+ * MPI_Reduce_local of MPI_SUM over doubles on each rank ("native_s": the
+ * median time of one application, maximum over the ranks), the cost the
+ * projection charges per application.  The same source builds with mpicc,
  * mpicc.mpich and smpicc.
  *
+ * Under SimGrid SMPI an MPI_Op costs no simulated time.  --op-cost
+ * B1:S1,B2:S2,... (SMPI build only; sizes in bytes, increasing, and the
+ * seconds one application of the op takes at that size, as --op opcost
+ * measures them) makes reduce use a commutative user-defined sum that,
+ * besides summing, charges the time of its size (linear between the
+ * given sizes, the first one's below them, the last slope above them) in
+ * simulated seconds (smpi_execute) on the rank applying it, wherever the
+ * MPI library's algorithm applies it (run with --cfg=smpi/cpu-threshold:0,
+ * or costs under 1 us are dropped).
+ *
  * Output: {"benchmark": "coll", "op": ..., "nranks": N, "mpi": "...",
+ *          "op_cost": true if --op-cost charged the op,
  *          "points": [{"size": B, "native_s": t, "hier_s": t}, ...]}
  */
 #include <weft_mpi.h>
@@ -40,9 +55,67 @@ struct opts {
     const char *json, *op, *groups;
     long        sizes[MAX_SIZES];
     int         nsizes, iters;
+    long        cost_size[MAX_SIZES];   /* --op-cost; ncost 0: MPI_SUM */
+    double      cost_s[MAX_SIZES];
+    int         ncost;
 };
 
 static int rank, nranks;
+
+/* "B1:S1,B2:S2,...": sizes increasing from 1 byte, times positive. */
+static int parse_op_cost(const char *text, struct opts *o)
+{
+    const char *p = text;
+
+    for (o->ncost = 0; o->ncost < MAX_SIZES; p++) {
+        char  *end;
+        long   size = strtol(p, &end, 10);
+        double t;
+        if (end == p || *end != ':' || size < 1 ||
+            (o->ncost && size <= o->cost_size[o->ncost - 1]))
+            return 0;
+        p = end + 1;
+        t = strtod(p, &end);
+        if (end == p || !(t > 0))
+            return 0;
+        o->cost_size[o->ncost] = size;
+        o->cost_s[o->ncost++] = t;
+        p = end;
+        if (*p != ',')
+            return !*p;
+    }
+    return 0;
+}
+
+#ifdef SMPI_H
+static const struct opts *charged;
+
+/* The time one application of the op takes on bytes (the measured curve). */
+static double op_time(double bytes)
+{
+    const long   *b = charged->cost_size;
+    const double *t = charged->cost_s;
+    int           i = 1, n = charged->ncost;
+
+    if (n == 1 || bytes <= (double)b[0])
+        return t[0];
+    while (i < n - 1 && bytes > (double)b[i])
+        i++;
+    return t[i - 1] + (t[i] - t[i - 1]) * (bytes - (double)b[i - 1]) / (double)(b[i] - b[i - 1]);
+}
+
+/* MPI_SUM of doubles that costs simulated time like a real op. */
+static void charged_sum(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    const double *a = in;
+    double       *b = inout;
+
+    (void)type;
+    for (int i = 0; i < *len; i++)
+        b[i] += a[i];
+    smpi_execute(op_time(8.0 * (double)*len));
+}
+#endif
 
 static int parse_sizes(const char *text, struct opts *o)
 {
@@ -77,6 +150,13 @@ static int parse(int argc, char **argv, struct opts *o)
             o->groups = v;
         else if (!strcmp(a, "--iters"))
             o->iters = atoi(v);
+        else if (!strcmp(a, "--op-cost")) {
+            if (!parse_op_cost(v, o))
+                return 0;
+#ifndef SMPI_H
+            return 0;   /* a simulated cost: only under SMPI */
+#endif
+        }
         else if (!strcmp(a, "--sizes")) {
             if (!parse_sizes(v, o))
                 return 0;
@@ -85,7 +165,8 @@ static int parse(int argc, char **argv, struct opts *o)
         i++;
     }
     return o->json && o->iters > 0 &&
-           (!strcmp(o->op, "bcast") || !strcmp(o->op, "reduce") || !strcmp(o->op, "pingpong"));
+           (!strcmp(o->op, "bcast") || !strcmp(o->op, "reduce") || !strcmp(o->op, "pingpong") ||
+            !strcmp(o->op, "opcost"));
 }
 
 /* One-way time between ranks 0 and 1: half the mean round trip. */
@@ -117,8 +198,37 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static double median(double *each, int n)
+{
+    qsort(each, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? each[n / 2] : (each[n / 2 - 1] + each[n / 2]) / 2;
+}
+
+/* One application of MPI_SUM to size/8 doubles (MPI_Reduce_local): median
+ * over the iterations, maximum over the ranks. */
+static double opcost(const struct opts *o, char *buf, double *out, long size)
+{
+    int     count = (int)(size / 8);
+    double  mid, worst, t;
+    double *each = malloc(sizeof(double) * (size_t)o->iters);
+
+    for (long i = 0; i < count; i++)
+        out[i] = 0;
+    for (int it = -WARMUP; it < o->iters; it++) {
+        t = MPI_Wtime();
+        MPI_Reduce_local(buf, out, count, MPI_DOUBLE, MPI_SUM);
+        t = MPI_Wtime() - t;
+        if (it >= 0)
+            each[it] = t;
+    }
+    mid = median(each, o->iters);
+    free(each);
+    MPI_Allreduce(&mid, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return worst;
+}
+
 /* Median time of one operation on this rank, maximum over the ranks. */
-static double timed(int hier, const struct opts *o, char *buf, double *out, long size)
+static double timed(int hier, const struct opts *o, MPI_Op sum, char *buf, double *out, long size)
 {
     int     count = (int)(size / 8);
     double  t, worst, mid;
@@ -134,16 +244,15 @@ static double timed(int hier, const struct opts *o, char *buf, double *out, long
                 MPI_Bcast(buf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD);
         } else {
             if (hier)
-                WEFT_Hreduce(buf, out, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+                WEFT_Hreduce(buf, out, count, MPI_DOUBLE, sum, 0, MPI_COMM_WORLD);
             else
-                MPI_Reduce(buf, out, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+                MPI_Reduce(buf, out, count, MPI_DOUBLE, sum, 0, MPI_COMM_WORLD);
         }
         t = MPI_Wtime() - t;
         if (it >= 0)
             each[it] = t;
     }
-    qsort(each, (size_t)o->iters, sizeof(double), cmp_double);
-    mid = o->iters % 2 ? each[o->iters / 2] : (each[o->iters / 2 - 1] + each[o->iters / 2]) / 2;
+    mid = median(each, o->iters);
     free(each);
     MPI_Allreduce(&mid, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return worst;
@@ -158,6 +267,9 @@ static int verify(const struct opts *o, const char *buf, const double *out, long
     if (!strcmp(o->op, "bcast") || (!strcmp(o->op, "pingpong") && rank < 2)) {
         for (long i = 0; i < size; i++)
             ok &= buf[i] == (char)(i * 7 + 3);
+    } else if (!strcmp(o->op, "opcost")) {
+        for (long i = 0; i < size / 8; i++)
+            ok &= out[i] == (double)(rank + 1) * (1 + i % 3) * (WARMUP + o->iters);
     } else if (rank == 0) {
         double want = (double)nranks * (nranks + 1) / 2;
         for (long i = 0; i < size / 8; i++)
@@ -169,7 +281,7 @@ static int verify(const struct opts *o, const char *buf, const double *out, long
 
 static void fill(const struct opts *o, char *buf, long size)
 {
-    if (strcmp(o->op, "reduce")) {
+    if (strcmp(o->op, "reduce") && strcmp(o->op, "opcost")) {
         for (long i = 0; i < size; i++)
             buf[i] = rank == 0 ? (char)(i * 7 + 3) : 0;
     } else {
@@ -190,8 +302,9 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     if (!parse(argc, argv, &o) || (!strcmp(o.op, "pingpong") && nranks < 2)) {
         if (rank == 0)
-            fprintf(stderr, "usage: weft_bench_coll --json FILE [--op bcast|reduce|pingpong (2+ ranks)] "
-                            "[--sizes B1,B2,...] [--iters N] [--groups G1,G2,...]\n");
+            fprintf(stderr, "usage: weft_bench_coll --json FILE [--op bcast|reduce|pingpong (2+ ranks)"
+                            "|opcost] [--sizes B1,B2,...] [--iters N] [--groups G1,G2,...] "
+                            "[--op-cost B1:S1,B2:S2,... (SMPI only)]\n");
         MPI_Finalize();
         return 2;
     }
@@ -208,6 +321,13 @@ int main(int argc, char **argv)
     }
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
+    MPI_Op sum = MPI_SUM;
+#ifdef SMPI_H
+    if (o.ncost) {
+        charged = &o;
+        MPI_Op_create(charged_sum, 1, &sum);
+    }
+#endif
     long max = 0;
     for (int i = 0; i < o.nsizes; i++)
         max = o.sizes[i] > max ? o.sizes[i] : max;
@@ -226,14 +346,14 @@ int main(int argc, char **argv)
         name[--len] = '\0';
     if (f)
         fprintf(f, "{\"benchmark\": \"coll\", \"op\": \"%s\", \"nranks\": %d, \"mpi\": \"%.120s\", "
-                   "\"groups\": \"%s\", \"iters\": %d, \"points\": [",
-                o.op, nranks, name, o.groups ? o.groups : "", o.iters);
+                   "\"groups\": \"%s\", \"iters\": %d, \"op_cost\": %s, \"points\": [",
+                o.op, nranks, name, o.groups ? o.groups : "", o.iters, o.ncost ? "true" : "false");
     for (int s = 0; s < o.nsizes; s++) {
         long   size = o.sizes[s];
         double t[2];
-        if (!strcmp(o.op, "pingpong")) {
+        if (!strcmp(o.op, "pingpong") || !strcmp(o.op, "opcost")) {
             fill(&o, buf, size);
-            t[0] = pingpong(&o, buf, size);
+            t[0] = strcmp(o.op, "opcost") ? pingpong(&o, buf, size) : opcost(&o, buf, out, size);
             ok &= verify(&o, buf, out, size);
             if (f)
                 fprintf(f, "%s\n  {\"size\": %ld, \"native_s\": %.9e}", s ? "," : "", size, t[0]);
@@ -241,7 +361,7 @@ int main(int argc, char **argv)
         }
         for (int hier = 0; hier < 2; hier++) {
             fill(&o, buf, size);
-            t[hier] = timed(hier, &o, buf, out, size);
+            t[hier] = timed(hier, &o, sum, buf, out, size);
             ok &= verify(&o, buf, out, size);
         }
         if (f)
@@ -252,6 +372,8 @@ int main(int argc, char **argv)
         fprintf(f, "\n], \"verified\": %s}\n", ok ? "true" : "false");
         fclose(f);
     }
+    if (sum != MPI_SUM)
+        MPI_Op_free(&sum);
     free(buf);
     free(out);
     MPI_Finalize();

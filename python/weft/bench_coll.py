@@ -58,6 +58,42 @@ SMPI_SETUP_CFG = {"smpi/allgather": "ring", "smpi/allreduce": "rdb", "smpi/simul
                   # paper's machines: SimGrid's default one releases the ranks one by one, a
                   # skew as long as a flat broadcast that both timings would include
                   "smpi/barrier": "ompi"}
+# The cost of applying the reduction op (SMPI applies an MPI_Op in no
+# simulated time): measured here by `weft project opcost` (MPI_Reduce_local
+# of MPI_SUM over doubles), charged by the SMPI build's --op-cost.
+OPCOST = "coll-opcost"
+OPCOST_SIZES = "8,64,512,4096,32768,262144,1048576"
+
+
+def op_cost_points(points: list[dict[str, Any]]) -> list[tuple[int, float]]:
+    """[(size, seconds of one application of the op)] of an opcost run's
+    points, by size (pure).  The SMPI build charges an application of the
+    op the time of its size, linear between the measured sizes."""
+    try:
+        timed = sorted((int(p["size"]), float(p["native_s"])) for p in points)
+    except (KeyError, TypeError, ValueError):
+        raise WeftError(f"malformed op-cost points: {points!r}") from None
+    if not timed:
+        raise WeftError("the op cost has no points")
+    if any(size < 1 or t <= 0 for size, t in timed):
+        raise WeftError(f"the op cost has a non-positive size or time: {timed!r}")
+    if len({size for size, _ in timed}) != len(timed):
+        raise WeftError(f"the op cost measures a size twice: {timed!r}")
+    return timed
+
+
+def op_cost_arg(points: list[tuple[int, float]]) -> str:
+    """--op-cost of weft_bench_coll: B1:S1,B2:S2,..."""
+    return ",".join(f"{size}:{seconds:.6e}" for size, seconds in points)
+
+
+def op_cost() -> dict[str, Any]:
+    """The op cost of the last `weft project opcost` run."""
+    path = results.latest_path(OPCOST)
+    if not path.exists():
+        raise WeftError("no op cost measured: run `weft project opcost` (or pass --no-op-cost)")
+    document = results.load(path)
+    return {"points": op_cost_points(document.get("points", [])), "source": path.name}
 
 
 def factors(points: list[dict[str, Any]]) -> dict[int, float]:
@@ -82,7 +118,8 @@ def _run_bench(argv_prefix: list[str], op: str, sizes: str, iters: int, runner_f
             raise WeftError(f"{error}\n  the file:\n{output.read_text(errors='replace')}") from None
     if not isinstance(data, dict) or not data.get("verified"):
         raise WeftError(f"weft_bench_coll {op}: results not verified")
-    factors(data["points"])
+    if op in OPS:
+        factors(data["points"])
     return data
 
 
@@ -124,15 +161,28 @@ def measure_real(op: str, config: dict[str, Any], ranks: int, sizes: str, iters:
 
 
 def measure_smpi(platform: smpi.Platform, op: str, label: str, smpi_name: str, sizes: str,
-                 iters: int, timeout: float) -> dict[str, Any]:
+                 iters: int, timeout: float, op_cost: dict[str, Any] | None = None,
+                 groups: str | None = None) -> dict[str, Any]:
+    """One configuration simulated; op_cost (of op_cost()) charges each
+    application of the reduction op, None leaves it free as SMPI does;
+    groups ("10,16") replaces the machine's levels by a tailor-made
+    hierarchy (weft_coll_groups)."""
     program = runner.executable(BENCH_SMPI)
     cfg = {**SMPI_SETUP_CFG, f"smpi/{op}": smpi_name}
+    extra: list[str] = []
+    charged = op_cost if op == "reduce" else None
+    if charged:
+        extra = ["--op-cost", op_cost_arg(charged["points"])]
+        cfg["smpi/cpu-threshold"] = "0"   # else SimGrid drops costs under 1 us
+    if groups:
+        extra += ["--groups", groups]
 
     def run(argv: list[str], limit: float) -> None:
-        smpi.run(platform, program, argv[1:], cfg, limit)
+        smpi.run(platform, program, [*argv[1:], *extra], cfg, limit)
 
-    record = {"op": op, "platform": platform.name, "config": f"tuned {label}", "algorithm": label,
-              "smpi_algorithm": smpi_name, "nranks": platform.cores}
+    record = {"op": op, "platform": platform.name,
+              "config": f"tuned {label}" + (f", levels {groups}" if groups else ""), "algorithm": label,
+              "smpi_algorithm": smpi_name, "nranks": platform.cores, "op_cost": charged, "groups": groups or ""}
     try:
         data = _run_bench([str(program)], op, sizes, iters, run, timeout)
     except WeftError as error:
@@ -235,10 +285,16 @@ def smpi_report(document: dict[str, Any]) -> Group:
             runs = [r for r in document["runs"] if r["platform"] == plat["name"] and r["op"] == op]
             if runs:
                 paper = plat.get("paper_max", {}).get(op)
+                caption = (f"paper's maximum on this machine: {paper}×" if paper else
+                           "the paper reports no broadcast/reduce figure for this machine")
+                if op == "reduce":
+                    charged = sum(1 for r in runs if r.get("op_cost"))
+                    caption += ("; the op's measured cost charged" if charged == len(runs) else
+                                "; the op free (SMPI's default)" if not charged else
+                                f"; the op's cost charged in {charged} of {len(runs)} configurations")
                 parts.append(factor_table(
                     f"{plat['name']} ({plat['cores']} simulated cores), {op}: projected factor", runs,
-                    caption=f"paper's maximum on this machine: {paper}×" if paper else
-                    "the paper reports no broadcast/reduce figure for this machine"))
+                    caption=caption))
     parts.append(summary_table(document))
     if document.get("validation"):
         parts.append(validation_table(document["validation"]))
@@ -295,25 +351,29 @@ def command_smpi(args: argparse.Namespace) -> Path:
     if args.merge:
         return merge(args.merge)
     cal = smpi.calibration()
+    cost = op_cost() if args.op_cost and "reduce" in args.ops else None
     plats = [p for p in smpi.platforms(cal) if p.name in args.platforms]
     if not plats and not args.validate:
         raise WeftError(f"no platform among {args.platforms}")
     for plat in plats:
         smpi.write_platform(plat)
-    jobs = [(plat, op, label, name) for plat in plats for op in OPS for label, _, name in ALGORITHMS[op]
+    jobs = [(plat, op, label, name) for plat in plats for op in args.ops for label, _, name in ALGORITHMS[op]
             if not args.algorithms or label in args.algorithms]
-    runs = [measure_smpi(plat, op, label, name, args.sizes or SMPI_SIZES, args.smpi_iters, args.timeout)
+    runs = [measure_smpi(plat, op, label, name, args.sizes or SMPI_SIZES, args.smpi_iters, args.timeout, cost,
+                         args.groups)
             for plat, op, label, name in runner.steps(jobs, lambda j: f"SMPI {j[0].name} {j[1]} {j[2]}")]
     validation = validate(cal, args) if args.validate else []
     described = [{**smpi.describe(p), "paper_max": p.paper_max} for p in plats]
     return results.save(BENCHMARK + "-smpi", {"mode": "smpi", "calibration": cal.source, "platforms": described,
-                                              "runs": runs, "validation": validation},
+                                              "op_cost": cost, "runs": runs, "validation": validation},
                         transport="simgrid-smpi", ranks=max((p.cores for p in plats), default=2))
 
 
 def merge(paths: list[Path]) -> Path:
     """One document of several projection runs (e.g. one per platform,
-    run side by side): platforms, runs and validation rows concatenated."""
+    run side by side): platforms, runs and validation rows concatenated; a
+    configuration (platform, op, algorithm) simulated again in a later
+    file replaces the earlier one (e.g. reduces re-run with the op's cost)."""
     documents = [results.load(path) for path in paths]
     for path, document in zip(paths, documents):
         if document.get("mode") != "smpi":
@@ -322,10 +382,24 @@ def merge(paths: list[Path]) -> Path:
     platforms = list({p["name"]: p for d in reversed(documents) for p in d["platforms"]}.values())[::-1]
     return results.save(BENCHMARK + "-smpi", {
         "mode": "smpi", "calibration": documents[0]["calibration"], "platforms": platforms,
-        "runs": [r for d in documents for r in d["runs"]],
+        "op_cost": next((d["op_cost"] for d in reversed(documents) if d.get("op_cost")), None),
+        "runs": latest_runs([r for d in documents for r in d["runs"]]),
         "validation": [v for d in documents for v in d.get("validation", [])],
         "merged_from": [str(path.name) for path in paths]},
         transport="simgrid-smpi", ranks=max((p["cores"] for p in platforms), default=2))
+
+
+def latest_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last run of each (platform, op, algorithm, tailor-made levels),
+    in the order the configurations first appear (pure)."""
+    last: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    order: list[tuple[str, str, str, str]] = []
+    for run in runs:
+        key = (run["platform"], run["op"], run["algorithm"], run.get("groups", ""))
+        if key not in last:
+            order.append(key)
+        last[key] = run
+    return [last[key] for key in order]
 
 
 def validation_rows(op: str, label: str, real: dict[str, Any], sim: dict[str, Any], ranks: int) -> list[dict[str, Any]]:
@@ -357,7 +431,8 @@ def validate(cal: smpi.Calibration, args: argparse.Namespace) -> list[dict[str, 
                   "env": {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
                           f"OMPI_MCA_coll_tuned_{op}_algorithm": str(number)}}
         real = measure_real(op, config, 2, sizes, args.iters, args.timeout)
-        sim = measure_smpi(plat, op, label, name, sizes, args.smpi_iters, args.timeout)
+        sim = measure_smpi(plat, op, label, name, sizes, args.smpi_iters, args.timeout,
+                           op_cost() if args.op_cost else None)
         rows += validation_rows(op, label, real, sim, 2)
     return rows
 
@@ -398,6 +473,14 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
                         help="simulated platforms (NTW10E5 SMP20E7 SMP12E5 NTW24E5)")
     parser.add_argument("--algorithms", nargs="+", metavar="NAME",
                         help="simulate only these algorithms (e.g. linear chain pipeline)")
+    parser.add_argument("--ops", nargs="+", choices=OPS, default=list(OPS),
+                        help="simulate only these collectives (default: bcast reduce)")
+    parser.add_argument("--groups", metavar="G1,G2,...",
+                        help="simulated runs: a tailor-made hierarchy (group sizes from the top, product = "
+                        "the platform's cores) instead of the machine's levels")
+    parser.add_argument("--no-op-cost", dest="op_cost", action="store_false",
+                        help="apply the reduction op in no simulated time, as SMPI does (default: charge "
+                        "the cost measured by `weft project opcost`)")
     parser.add_argument("--no-validate", dest="validate", action="store_false",
                         help="skip the simulated-vs-real comparison on this machine")
     parser.add_argument("--merge", nargs="+", type=Path, metavar="JSON",

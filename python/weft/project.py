@@ -10,6 +10,9 @@
                            the error (bench/results/coll-validation-*.json);
   weft project coll        the hierarchical collectives on the paper's
                            machines (the same as `weft bench coll --smpi`);
+  weft project opcost      measure the cost of applying the reduction op
+                           here (bench/results/coll-opcost-*.json), which
+                           `weft project coll` charges in simulated reduces;
   weft project summa       SUMMA, simple vs hierarchical (`weft bench summa --smpi`);
   weft project hvec        Algorithm 5, H_topo vs H_conf(i) (`weft bench hvec --smpi`).
 """
@@ -285,6 +288,51 @@ def validation_chart(path: Path, document: dict[str, Any]) -> Path:
     return path
 
 
+# ---- opcost ------------------------------------------------------------------------
+
+
+def command_opcost(args: argparse.Namespace) -> Path:
+    """MPI_Reduce_local of MPI_SUM over doubles on one rank, by size."""
+    program = runner.executable(bench_coll.BENCH)
+
+    def run(argv: list[str], limit: float) -> None:
+        runner.run_mpi(1, argv, timeout=limit)
+
+    data = bench_coll._run_bench([str(program)], "opcost", args.sizes or bench_coll.OPCOST_SIZES, args.iters,
+                                 run, args.timeout)
+    bench_coll.op_cost_points(data["points"])
+    return results.save(bench_coll.OPCOST, {"mpi": data["mpi"], "op": "MPI_SUM", "type": "MPI_DOUBLE",
+                                            "points": data["points"]},
+                        transport="mpi", ranks=1)
+
+
+def opcost_report(document: dict[str, Any]) -> Group:
+    table = report.table("cost of one application of MPI_SUM over doubles (MPI_Reduce_local, 1 rank, measured)",
+                         [Column("size", justify="right"), Column("µs", justify="right"),
+                          Column("ns per byte", justify="right")], [])
+    for point in document["points"]:
+        table.add_row(report.fmt_size(int(point["size"])), report.fmt_number(point["native_s"] * 1e6),
+                      f"{point['native_s'] / int(point['size']) * 1e9:.3f}")
+    return Group(table, Text("`weft project coll` charges each application of the op in a simulated reduce "
+                             "the time of its size, linear between these sizes"))
+
+
+def opcost_chart(path: Path, document: dict[str, Any]) -> Path:
+    figure = Figure(figsize=(7, 4.2), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    sizes = [int(p["size"]) for p in document["points"]]
+    axes.plot(sizes, [p["native_s"] * 1e6 for p in document["points"]], marker="o")
+    axes.set_xscale("log", base=2)
+    axes.set_yscale("log")
+    axes.set_xlabel("message size (bytes)")
+    axes.set_ylabel("µs per application")
+    axes.grid(alpha=0.3, which="both")
+    axes.set_title("MPI_SUM over doubles on this machine (MPI_Reduce_local)")
+    figure.savefig(path, dpi=110)
+    return path
+
+
 # ---- command line -----------------------------------------------------------------------
 
 
@@ -331,6 +379,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     validate.add_argument("--last", action="store_true", help="show the last validation instead of running")
     validate.set_defaults(func=lambda a: _show(a, VALIDATION, command_validate, validation_report,
                                                validation_chart))
+    opcost = targets.add_parser(
+        "opcost", help="measure the cost of applying MPI_SUM here, charged by `weft project coll` reduces",
+        description="MPI_Reduce_local of MPI_SUM over doubles on one rank, by size (median over iterations), "
+        "written to bench/results/coll-opcost-*.json; the projection charges each application of the op "
+        "the time of its size, linear between the measured sizes.")
+    opcost.add_argument("--sizes", help=f"message sizes in bytes (default {bench_coll.OPCOST_SIZES})")
+    opcost.add_argument("--iters", type=int, default=200, help="timed applications per size (default 200)")
+    opcost.add_argument("--timeout", type=float, default=300, metavar="S")
+    opcost.add_argument("--last", action="store_true", help="show the last measurement instead of measuring")
+    opcost.set_defaults(func=lambda a: _show(a, bench_coll.OPCOST, command_opcost, opcost_report, opcost_chart))
     summa = targets.add_parser("summa", help="simple vs hierarchical SUMMA on the paper's machines",
                                description="Same as `weft bench summa --smpi`.")
     bench_summa.add_arguments(summa, smpi_default=True)
