@@ -420,3 +420,13 @@ def test_collective_entry_is_charged_on_every_call(tmp_path: Path, monkeypatch: 
         plat.cfg[key] = value
         with pytest.raises(WeftError, match=f"{name}={value}"):
             smpi.run(plat, program, ["--json", str(tmp_path / "x.json"), "--op", "reduce", "--sizes", "8"], {}, 120)
+
+
+def test_validate_charges_the_op_unless_told_not_to() -> None:
+    """`weft project validate` simulates the reductions with the measured op
+    cost, as `weft project coll` does; --no-op-cost keeps SMPI's free op."""
+    from weft import cli
+
+    parser = cli.build_parser()
+    assert parser.parse_args(["project", "validate"]).op_cost is True
+    assert parser.parse_args(["project", "validate", "--no-op-cost"]).op_cost is False

@@ -163,6 +163,7 @@ def calibration_chart(path: Path, document: dict[str, Any]) -> Path:
 
 def command_validate(args: argparse.Namespace) -> Path:
     cal = smpi.calibration()
+    cost = bench_coll.op_cost() if args.op_cost else None
     jobs = [(ranks, op, label, number, name) for ranks in (2, OVERSUBSCRIBED_RANKS)
             for op in bench_coll.OPS for label, number, name in bench_coll.ALGORITHMS[op]
             if ranks == 2 or label in bench_coll.LINEAR_FAMILY]
@@ -180,12 +181,13 @@ def command_validate(args: argparse.Namespace) -> Path:
         launches = [bench_coll.measure_real(op, config, ranks, sizes, args.iters, args.timeout)
                     for _ in range(args.launches)]
         real = {**launches[0], "points": fastest_launch(launches)}
-        sim = bench_coll.measure_smpi(plat, op, label, name, sizes, args.smpi_iters, args.timeout)
+        sim = bench_coll.measure_smpi(plat, op, label, name, sizes, args.smpi_iters, args.timeout, cost)
         if sim.get("error"):
             failures.append({"op": op, "algorithm": label, "ranks": ranks, "error": sim["error"]})
         rows += bench_coll.validation_rows(op, label, real, sim, ranks)
         runs.append({"op": op, "algorithm": label, "ranks": ranks, "launches": [run["points"] for run in launches]})
     return results.save(VALIDATION, {"calibration": cal.source, "mpi_env": mca_environment(),
+                                     "op_cost": cost["source"] if cost else None,
                                      "launches": args.launches, "real_runs": runs,
                                      "smpi_cfg": smpi.protocol_config(cal),
                                      "rows": rows, "failed": failures, "summary": error_summary(rows),
@@ -376,6 +378,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                           help="real launches per configuration, the fastest kept per size (default 3)")
     validate.add_argument("--smpi-iters", type=int, default=2, help="iterations per simulated point (default 2)")
     validate.add_argument("--timeout", type=float, default=600, metavar="S")
+    validate.add_argument("--no-op-cost", dest="op_cost", action="store_false",
+                          help="apply the reduction op in no simulated time, as SMPI does (default: charge "
+                          "the cost measured by `weft project opcost`, as the projection does)")
     validate.add_argument("--last", action="store_true", help="show the last validation instead of running")
     validate.set_defaults(func=lambda a: _show(a, VALIDATION, command_validate, validation_report,
                                                validation_chart))
