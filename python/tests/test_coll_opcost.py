@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from weft import WeftError, bench_coll, runner, smpi
+from weft import WeftError, bench_coll, results, runner, smpi
 
 from conftest import REAL_BUILD_DIR
 
@@ -136,3 +136,21 @@ def test_a_merge_keeps_the_last_run_of_each_configuration() -> None:
             run("B", "reduce", "linear", "free"), run("A", "reduce", "linear", "charged")]
     assert [(r["platform"], r["op"], r["tag"]) for r in bench_coll.latest_runs(runs)] == [
         ("A", "bcast", "old"), ("A", "reduce", "charged"), ("B", "reduce", "free")]
+
+
+def test_a_merge_names_each_runs_calibration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs simulated with different calibrations keep their own in the
+    merged document (the platforms read whichever was latest)."""
+    monkeypatch.setattr(results, "RESULTS_DIR", tmp_path)
+    paths = []
+    for name, calibration, algorithm in (("a.json", "cal-old.json", "binomial"), ("b.json", "cal-new.json", "linear")):
+        path = tmp_path / name
+        path.write_text(json.dumps({"benchmark": "coll-smpi", "metadata": {}, "mode": "smpi", "calibration": calibration,
+                                    "platforms": [{"name": "P", "cores": 4}],
+                                    "runs": [{"platform": "P", "op": "bcast", "algorithm": algorithm, "points": []}]}))
+        paths.append(path)
+    merged = results.load(bench_coll.merge(paths))
+    assert [(r["algorithm"], r["calibration"]) for r in merged["runs"]] == [
+        ("binomial", "cal-old.json"), ("linear", "cal-new.json")]
+    assert merged["calibration"] == "cal-new.json"
+    assert merged["calibrations"] == ["cal-new.json", "cal-old.json"]

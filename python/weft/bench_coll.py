@@ -373,17 +373,22 @@ def merge(paths: list[Path]) -> Path:
     """One document of several projection runs (e.g. one per platform,
     run side by side): platforms, runs and validation rows concatenated; a
     configuration (platform, op, algorithm) simulated again in a later
-    file replaces the earlier one (e.g. reduces re-run with the op's cost)."""
+    file replaces the earlier one (e.g. reduces re-run with the op's cost);
+    each run names the calibration it was simulated with."""
     documents = [results.load(path) for path in paths]
     for path, document in zip(paths, documents):
         if document.get("mode") != "smpi":
             raise WeftError(f"{path} is not a `weft project coll` result")
     # a platform simulated in several runs (e.g. one per algorithm) is listed once
     platforms = list({p["name"]: p for d in reversed(documents) for p in d["platforms"]}.values())[::-1]
+    # each run keeps the calibration it was simulated with
+    runs = [{**r, "calibration": r.get("calibration", d["calibration"])} for d in documents for r in d["runs"]]
+    runs = latest_runs(runs)
     return results.save(BENCHMARK + "-smpi", {
-        "mode": "smpi", "calibration": documents[0]["calibration"], "platforms": platforms,
+        "mode": "smpi", "calibration": documents[-1]["calibration"],
+        "calibrations": sorted({r["calibration"] for r in runs}), "platforms": platforms,
         "op_cost": next((d["op_cost"] for d in reversed(documents) if d.get("op_cost")), None),
-        "runs": latest_runs([r for d in documents for r in d["runs"]]),
+        "runs": runs,
         "validation": [v for d in documents for v in d.get("validation", [])],
         "merged_from": [str(path.name) for path in paths]},
         transport="simgrid-smpi", ranks=max((p["cores"] for p in platforms), default=2))
