@@ -82,7 +82,7 @@ def test_summa_report_labels_simulation(render_text: Callable[[RenderableType], 
 
 def test_summa_project_sweeps_orders_and_picks_the_broadcast() -> None:
     args = cli.build_parser().parse_args(["project", "summa"])
-    assert args.smpi_n == [240, 960, 3840] and args.smpi_block == 8 and args.bcast == "binomial"
+    assert args.smpi_n == [240, 960, 3840] and args.smpi_block == [8, 32, 128] and args.bcast == "binomial"
     assert "topo" in bench_summa.SMPI_BCAST["binomial"][1].split(",")
     # SimGrid's NTSB cannot create the one-rank communicators of the full hierarchy
     assert "topo" not in bench_summa.SMPI_BCAST["binary"][1].split(",")
@@ -112,6 +112,19 @@ def test_summa_run_json_accepts_an_unchecked_charged_run(tmp_path: Path,
     assert bench_summa.run_json("prog", ["prog"], launch)["checked"] is False
     run = {**summa_run("simple", 1, 1e-6), "verified": None}
     assert "not computed" in render_text(bench_summa.entry_table(summa_entry(platform="NTW10E5", runs=[run]), True))
+
+
+def test_summa_project_needs_a_panel_width_per_order() -> None:
+    args = cli.build_parser().parse_args(["project", "summa", "--smpi-n", "240", "960", "--smpi-block", "8", "16",
+                                          "32", "--flop-rate", "7"])
+    with pytest.raises(WeftError, match="3 panel widths for 2 orders"):
+        bench_summa.command_smpi(args)
+
+
+def test_hvec_by_node_reaches_the_program() -> None:
+    args = cli.build_parser().parse_args(["project", "hvec", "--by-node", "24"])
+    assert bench_hvec.by_node(args) == ["--by-node", "24"]
+    assert bench_hvec.by_node(cli.build_parser().parse_args(["project", "hvec"])) == []
 
 
 def test_summa_run_json_rejects_unverified(tmp_path: Path) -> None:

@@ -160,15 +160,19 @@ def command_smpi(args: argparse.Namespace) -> Path:
     algorithm, variants = SMPI_BCAST[args.bcast]
     cfg = {**bench_coll.SMPI_SETUP_CFG, "smpi/bcast": algorithm, "smpi/cpu-threshold": "0"}
     entries = []
-    points = [(plat, n) for plat in plats for n in args.smpi_n]
-    for plat, n in runner.steps(points, lambda pn: f"SMPI {pn[0].name} ({pn[0].cores} simulated ranks), n={pn[1]}"):
+    blocks = args.smpi_block if len(args.smpi_block) > 1 else args.smpi_block * len(args.smpi_n)
+    if len(blocks) != len(args.smpi_n):
+        raise WeftError(f"--smpi-block gives {len(blocks)} panel widths for {len(args.smpi_n)} orders (--smpi-n)")
+    points = [(plat, n, b) for plat in plats for n, b in zip(args.smpi_n, blocks)]
+    for plat, n, block in runner.steps(points, lambda pt: f"SMPI {pt[0].name} ({pt[0].cores} simulated ranks), "
+                                       f"n={pt[1]}, panels of {pt[2]}"):
         smpi.write_platform(plat)
 
         def go(argv: list[str], plat: smpi.Platform = plat) -> None:
             smpi.run(plat, program, argv[1:], {**cfg}, args.timeout)
 
         data = run_json("weft_bench_summa_smpi",
-                        [str(program), "--n", str(n), "--block", str(args.smpi_block),
+                        [str(program), "--n", str(n), "--block", str(block),
                          "--groups", args.groups or SMPI_GROUPS.get(plat.name, "2"), "--rounds", "1",
                          "--variants", variants, "--flop-rate", f"{rate:.6g}",
                          *(["--charge-only"] if n > SMPI_CHECK_MAX else [])], go)
@@ -317,10 +321,12 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
     parser.add_argument("--smpi-n", type=int, nargs="+", default=[240, 960, 3840],
                         help=f"matrix orders, simulated (default 240 960 3840; above {SMPI_CHECK_MAX} the "
                         "multiplies are charged, not computed)")
+    parser.add_argument("--smpi-block", type=int, nargs="+", default=[8, 32, 128],
+                        help="panel width of each order, or one for all (default 8 32 128: the paper's 8 at "
+                        "n=240, then the same 30 steps)")
     parser.add_argument("--bcast", choices=sorted(SMPI_BCAST), default="binomial",
                         help="simulated broadcast algorithm: binomial (default; every variant) or the "
                         "paper's binary (SimGrid's NTSB, which cannot run the topological variant over every level)")
-    parser.add_argument("--smpi-block", type=int, default=8, help="panel width, simulated (default 8)")
     parser.add_argument("--flop-rate", type=float,
                         help="simulated GFLOP/s per rank (default: measured by the last real run)")
     parser.add_argument("--platforms", nargs="+", default=["NTW10E5", "SMP20E7", "SMP12E5"],
