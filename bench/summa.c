@@ -6,7 +6,7 @@
  *
  *   mpirun -np P weft_bench_summa --json FILE [--n N] [--block B]
  *          [--variants simple,hier,topo2,topo] [--groups G1,G2,...] [--rounds R]
- *          [--flop-rate GFLOPS [--charge-only]]
+ *          [--flop-rate GFLOPS [--charge-only]] [--by-node N]
  *
  * The grid is the most square p x q = P (p <= q).  A, B and C are n x n,
  * each rank holding one block of each (balanced block distribution).  At
@@ -43,6 +43,12 @@
  * by-core (the only bindings the topo variant accepts there).  Without a
  * description, weft sees this machine and the OS binding, right for any
  * communicator.
+ *
+ * simple and hier place rank r at grid position r (row-major); with
+ * --by-node N at position i * N + k for the i-th rank of node k (k = r /
+ * (P/N)): the numbering a scheduler placing ranks round-robin over N nodes
+ * would give, under which consecutive positions sit on different nodes.
+ * The topo variants follow the machine whatever the numbering.
  *
  * For the two hierarchical variants every row (column) has one
  * communicator per possible owner, its ranks rotated so that the owner is
@@ -89,7 +95,7 @@ static const char *const variant_names[] = {"simple", "hier", "topo2", "topo"};
 
 struct opts {
     const char *json;
-    long        n, block, rounds;
+    long        n, block, rounds, by_node;
     int         variants[NVARIANTS]; /* selected */
     long        groups[MAX_CONFIGS];
     int         ngroups;
@@ -171,6 +177,9 @@ static int parse(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--block")) {
             if (bench_arg_positive(argc, argv, &i, &o->block))
                 return 0;
+        } else if (!strcmp(a, "--by-node")) {
+            if (bench_arg_positive(argc, argv, &i, &o->by_node))
+                return 0;
         } else if (!strcmp(a, "--rounds")) {
             if (bench_arg_positive(argc, argv, &i, &o->rounds) || o->rounds > MAX_ROUNDS)
                 return 0;
@@ -198,7 +207,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: weft_bench_summa --json FILE [--n N] [--block B] "
                     "[--variants simple,hier,topo2,topo] [--groups G1,G2,...] [--rounds R (<= %d)] "
-                    "[--flop-rate GFLOPS [--charge-only] (SMPI only)]\n", MAX_ROUNDS);
+                    "[--flop-rate GFLOPS [--charge-only] (SMPI only)] [--by-node N]\n", MAX_ROUNDS);
 }
 
 /* gr x gc = G with gr | p and gc | q, the groups as square as can be;
@@ -379,17 +388,18 @@ static int machine_levels(MPI_Comm comm, char *out, size_t len, char *why, size_
     }
 }
 
-static int layout_make(const struct config *c, int tg, int tm, struct layout *L, char *why,
-                       size_t wlen)
+static int layout_make(const struct config *c, int tg, int tm, long by_node, struct layout *L,
+                       char *why, size_t wlen)
 {
-    int sr = p / c->gr, sc = q / c->gc;
+    int  sr = p / c->gr, sc = q / c->gc;
+    long num = by_node ? (rank % (nranks / by_node)) * by_node + rank / (nranks / by_node) : rank;
 
     if (c->variant == TOPO || c->variant == TOPO2) {
         L->row = (tg / c->gc) * sr + tm / sc;
         L->col = (tg % c->gc) * sc + tm % sc;
     } else {
-        L->row = rank / q;
-        L->col = rank % q;
+        L->row = (int)(num / q);
+        L->col = (int)(num % q);
     }
     MPI_Comm_split(MPI_COMM_WORLD, L->row, L->col, &L->rowc);
     MPI_Comm_split(MPI_COMM_WORLD, L->col, L->row, &L->colc);
@@ -528,7 +538,7 @@ static int run_config(const struct config *c, int tg, int tm, const struct opts 
 {
     struct layout L;
     char          why[512] = "";
-    int           ok = layout_make(c, tg, tm, &L, why, sizeof(why)), all;
+    int           ok = layout_make(c, tg, tm, o->by_node, &L, why, sizeof(why)), all;
 
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (!ok) {
@@ -618,6 +628,13 @@ int main(int argc, char **argv)
     while (nranks % p)
         p--;
     q = nranks / p;
+    if (o.by_node && nranks % o.by_node) {
+        if (rank == 0)
+            fprintf(stderr, "weft_bench_summa: --by-node %ld does not divide the %d ranks\n",
+                    o.by_node, nranks);
+        MPI_Finalize();
+        return 2;
+    }
     if (n < q) {
         if (rank == 0)
             fprintf(stderr, "weft_bench_summa: --n %ld is smaller than the %d x %d grid\n", n, p, q);
@@ -670,8 +687,8 @@ int main(int argc, char **argv)
     if (f)
         fprintf(f, "{\"benchmark\": \"summa\", \"nranks\": %d, \"grid\": [%d, %d], \"n\": %ld, "
                    "\"block\": %ld, \"rounds\": %ld, \"mpi\": \"%.120s\", \"topo_level\": \"%s\", "
-                   "\"flop_rate_gflops\": %g, \"err_bound\": %.3e, \"runs\": [",
-                nranks, p, q, n, o.block, o.rounds, lib, level, o.flop_rate, bound);
+                   "\"flop_rate_gflops\": %g, \"err_bound\": %.3e, \"by_node\": %ld, \"runs\": [",
+                nranks, p, q, n, o.block, o.rounds, lib, level, o.flop_rate, bound, o.by_node);
     for (int i = 0; i < ncfg; i++)
         ok &= run_config(&cfg[i], tg, tm, &o, f, i == 0, bound);
     if (f) {

@@ -86,8 +86,9 @@ def test_summa_project_sweeps_orders_and_picks_the_broadcast() -> None:
     assert "topo" in bench_summa.SMPI_BCAST["binomial"][1].split(",")
     # SimGrid's NTSB cannot create the one-rank communicators of the full hierarchy
     assert "topo" not in bench_summa.SMPI_BCAST["binary"][1].split(",")
-    args = cli.build_parser().parse_args(["project", "summa", "--smpi-n", "240", "960", "--bcast", "binary"])
-    assert (args.smpi_n, args.bcast) == ([240, 960], "binary")
+    args = cli.build_parser().parse_args(["project", "summa", "--smpi-n", "240", "960", "--bcast", "binary",
+                                          "--by-node"])
+    assert (args.smpi_n, args.bcast, args.by_node) == ([240, 960], "binary", True)
 
 
 def test_summa_summary_per_machine_and_order(render_text: Callable[[RenderableType], str]) -> None:
@@ -95,9 +96,9 @@ def test_summa_summary_per_machine_and_order(render_text: Callable[[RenderableTy
             summa_run("topo2", 2, 4e-6), summa_run("topo", 2, 2e-6)]
     document = {"simulated": True, "flop_rate_gflops": 7.0, "flop_rate_source": "given", "bcast": "binomial",
                 "entries": [summa_entry(platform="SMP12E5", paper_factor=6.0, runs=runs),
-                            summa_entry(platform="SMP12E5", paper_factor=6.0, n=960, runs=runs)]}
+                            summa_entry(platform="SMP12E5", paper_factor=6.0, n=960, runs=runs, by_node=6)]}
     rows = bench_summa.summary(document)
-    assert list(rows) == ["SMP12E5 n=64", "SMP12E5 n=960"]
+    assert list(rows) == ["SMP12E5 n=64", "SMP12E5 n=960 by node"]
     assert rows["SMP12E5 n=64"] == {"topological": 4.0, "topological_2": 2.0, "best_hier": 2.0,
                                     "bcast_share": 0.75, "paper": 6.0}
     text = render_text(bench_summa.render(document))
@@ -168,7 +169,7 @@ def test_real_tiny_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
     monkeypatch.setattr(bench_summa.results, "RESULTS_DIR", tmp_path)
     assert cli.main(["bench", "summa", "--ranks", "2", "--n", "48", "--block", "8", "--rounds", "1"]) == 0
     document = bench_summa.results.load_latest("summa", tmp_path)
-    assert [r["variant"] for r in document["entries"][0]["runs"]] == ["simple", "hier", "topo"]
+    assert [r["variant"] for r in document["entries"][0]["runs"]] == ["simple", "hier", "topo2", "topo"]
     assert all(r["max_abs_err"] <= document["entries"][0]["err_bound"] for r in document["entries"][0]["runs"])
     assert "SUMMA 2 ranks" in render_text(bench_summa.render(document))
     assert cli.main(["bench", "hvec", "--ranks", "4", "--sizes", "1,100", "--iters", "1"]) == 0

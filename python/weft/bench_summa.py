@@ -49,8 +49,9 @@ SMPI_GROUPS = {"NTW10E5": "2,4,6,10", "SMP20E7": "2,4,5,10", "SMP12E5": "2,3,4,6
 # the emulated node of the oversubscribed correctness runs.
 EMULATED_NODE = "pack:2 [numa] l3:1 l2:2 core:2 pu:1"
 SMPI_CHECK_MAX = 960
+VARIANTS = "simple,hier,topo2,topo"
 # --bcast: SimGrid's algorithm and the variants it can run
-SMPI_BCAST = {"binary": ("NTSB", "simple,hier,topo2"), "binomial": ("binomial_tree", "simple,hier,topo2,topo")}
+SMPI_BCAST = {"binary": ("NTSB", "simple,hier,topo2"), "binomial": ("binomial_tree", VARIANTS)}
 BINARY_BCAST = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_bcast_algorithm": "5"}
 
 
@@ -131,7 +132,7 @@ def command_real(args: argparse.Namespace) -> Path:
 
         data = run_json("weft_bench_summa", [program, "--n", str(args.n), "--block", str(args.block),
                                              "--groups", args.groups or default_groups(ranks),
-                                             "--rounds", str(args.rounds)], go)
+                                             "--rounds", str(args.rounds), "--variants", VARIANTS], go)
         entries.append({**data, "env": env, "oversubscribed": ranks > (os.cpu_count() or 1)})
     return results.save(BENCHMARK, {"mode": "real", "entries": entries}, transport="mpi",
                         ranks=max(args.ranks))
@@ -175,7 +176,8 @@ def command_smpi(args: argparse.Namespace) -> Path:
                         [str(program), "--n", str(n), "--block", str(block),
                          "--groups", args.groups or SMPI_GROUPS.get(plat.name, "2"), "--rounds", "1",
                          "--variants", variants, "--flop-rate", f"{rate:.6g}",
-                         *(["--charge-only"] if n > SMPI_CHECK_MAX else [])], go)
+                         *(["--charge-only"] if n > SMPI_CHECK_MAX else []),
+                         *(["--by-node", str(plat.levels[0].fanout)] if args.by_node else [])], go)
         entries.append({**data, "platform": plat.name, "paper_factor": PAPER_FACTOR.get(plat.name),
                         "platform_info": smpi.describe(plat)})
     return results.save(BENCHMARK + "-smpi",
@@ -188,7 +190,9 @@ def command_smpi(args: argparse.Namespace) -> Path:
 
 
 def entry_title(entry: dict[str, Any], simulated: bool) -> str:
-    where = (f"{entry['platform']}, {entry['nranks']} SIMULATED ranks" if simulated else
+    where = (f"{entry['platform']}, {entry['nranks']} SIMULATED ranks"
+             + (f", simple/hier numbered by node over {entry['by_node']}" if entry.get("by_node") else "")
+             if simulated else
              f"{entry['nranks']} ranks" + (" — OVERSUBSCRIBED, emulated nodes: correctness only"
                                            if entry.get("oversubscribed") else ""))
     return (f"SUMMA {where}: grid {entry['grid'][0]}x{entry['grid'][1]}, n={entry['n']}, "
@@ -227,7 +231,7 @@ def summary(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
         fac = factors(entry["runs"])
         simple = next(r for r in entry["runs"] if r["variant"] == "simple")
         hier = [v for k, v in fac.items() if k.startswith("hier")]
-        out[f"{machine(entry)} n={entry['n']}"] = {
+        out[f"{machine(entry)} n={entry['n']}" + (" by node" if entry.get("by_node") else "")] = {
             "topological": next((fac[label(r)] for r in entry["runs"] if r["variant"] == "topo"), None),
             "topological_2": next((fac[label(r)] for r in entry["runs"] if r["variant"] == "topo2"), None),
             "best_hier": max(hier) if hier else None,
@@ -273,7 +277,7 @@ def chart(path: Path, document: dict[str, Any]) -> Path:
         axes.bar(names, comm, bottom=comp, color="tab:red", label="broadcasts (mean)")
         axes.set_ylabel("µs")
         axes.tick_params(axis="x", rotation=45, labelsize="small")
-        axes.set_title(f"{machine(entry)}, n={entry['n']}"
+        axes.set_title(f"{machine(entry)}, n={entry['n']}" + (", by node" if entry.get("by_node") else "")
                        + (" (simulated)" if document.get("simulated") else
                           " (oversubscribed)" if entry.get("oversubscribed") else ""))
         axes.legend(fontsize="small")
@@ -324,6 +328,9 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
     parser.add_argument("--smpi-block", type=int, nargs="+", default=[8, 32, 128],
                         help="panel width of each order, or one for all (default 8 32 128: the paper's 8 at "
                         "n=240, then the same 30 steps)")
+    parser.add_argument("--by-node", action="store_true",
+                        help="simulated: place simple and hier on the grid as a scheduler numbering the ranks "
+                        "round-robin over the platform's nodes (blades) would; topo follows the machine")
     parser.add_argument("--bcast", choices=sorted(SMPI_BCAST), default="binomial",
                         help="simulated broadcast algorithm: binomial (default; every variant) or the "
                         "paper's binary (SimGrid's NTSB, which cannot run the topological variant over every level)")
