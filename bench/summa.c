@@ -39,8 +39,9 @@
  * MPI_COMM_WORLD's ranks, not of a row's: each row (column) communicator
  * is given its own -- the same nodes, each rank's node from the machine
  * level WEFT_Comm_split_type finds in MPI_COMM_WORLD, and each rank bound
- * to the PU its place in its node gives it under WEFT_TOPO_BIND=by-pu or
- * by-core (the only bindings the topo variant accepts there).  Without a
+ * to the PU (core) its place in its node gives it under
+ * WEFT_TOPO_BIND=by-pu (by-core), the only bindings the topo variant
+ * accepts there.  Without a
  * description, weft sees this machine and the OS binding, right for any
  * communicator.
  *
@@ -118,9 +119,11 @@ struct layout {
 
 static int  rank, nranks, p, q;
 static long n;
-/* This rank's node (lowest MPI_COMM_WORLD rank on it) and place in it;
- * node < 0: the machine is not described, weft sees it itself. */
-static int  my_node = -1, my_place;
+/* This rank's node (lowest MPI_COMM_WORLD rank on it) and place in it,
+ * bound to the place-th object of bind_type; node < 0: the machine is not
+ * described, weft sees it itself. */
+static int         my_node = -1, my_place;
+static const char *bind_type;
 
 static long start(long i, long parts) { return i * n / parts; }
 
@@ -297,6 +300,7 @@ static int machine_place(char *why, size_t wlen)
                  "WEFT_TOPO_BIND=by-pu or by-core, not %s", bind ? bind : "(unset)");
         return 0;
     }
+    bind_type = strcmp(bind, "by-pu") ? "core" : "pu";
     for (;;) {
         rc = WEFT_Comm_split_type(cur, WEFT_COMM_TYPE_PHYSICAL_TOPOLOGY, rank, MPI_INFO_NULL,
                                   &next);
@@ -341,7 +345,7 @@ static void describe(MPI_Comm comm, MPI_Info info)
     nodes[0] = binds[0] = '\0';
     for (int i = 0, un = 0, ub = 0; i < size; i++) {
         un += snprintf(nodes + un, 16, "%snode%d", i ? "," : "", all[2 * i]);
-        ub += snprintf(binds + ub, 16, "%spu:%d", i ? "," : "", all[2 * i + 1]);
+        ub += snprintf(binds + ub, 16, "%s%s:%d", i ? "," : "", bind_type, all[2 * i + 1]);
     }
     MPI_Info_set(info, "weft_topo_synthetic", getenv("WEFT_TOPO_SYNTHETIC"));
     MPI_Info_set(info, "weft_topo_node", nodes);
