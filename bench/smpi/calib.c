@@ -5,7 +5,11 @@
  *   mpirun -np 2 weft_smpi_calib --json FILE [--sizes 8,64,...] [--reps N]
  *
  * For each message size:
- *   pingpong_s  one-way time, half a round trip (MPI_Send/MPI_Recv);
+ *   pingpong_s  one-way time, half a round trip (MPI_Send/MPI_Recv), each
+ *               rank sending from one buffer and receiving into another: a
+ *               source the peer has just written into would cross the
+ *               caches dirty (up to 2x slower here from 64 KiB), which a
+ *               collective's source does not;
  *   send_s      time in MPI_Send of one message of a back-to-back stream
  *               whose receives are already posted: the sender's
  *               per-message overhead (SMPI's smpi/os) while the message is
@@ -14,15 +18,28 @@
  *               (smpi/ois);
  *   recv_s      time in MPI_Recv of a message that has already arrived
  *               (smpi/or);
+ *   self_s      time of an MPI_Sendrecv of the size to oneself on
+ *               MPI_COMM_SELF (a copy through the library, which SMPI
+ *               makes at no cost: bench/smpi/entry.c charges it);
  *   flood_Bps   bytes per second of a stream of MPI_Isend (bandwidth).
+ * Once, at 8 bytes, the CPU cost of entering a collective (the MPI
+ * library's dispatch to its algorithm, charged as computation by the
+ * simulated copy):
+ *   bcast_call_s   time in MPI_Bcast of the root of a stream of 8-byte
+ *                  broadcasts (its one eager send included);
+ *   reduce_call_s  time in MPI_Reduce of the non-root rank of a stream of
+ *                  one-double reductions to rank 0 (its eager send included).
+ * Minus send_s at 8 bytes, they are what a collective call costs beyond its
+ * message.  Neither is a collective's latency: the streams have no barrier,
+ * and no rank waits for another.
  * Each figure is the minimum over --reps repetitions of a batch of
  * messages: on a machine shared with other work, noise only adds time, and
  * the simulated platform describes the machine alone.  The same source builds with smpicc: run on the simulated copy
  * of this machine it shows what the calibrated model gives back.
  *
- * Output: {"benchmark": "smpi-calib", "mpi": "...",
+ * Output: {"benchmark": "smpi-calib", "mpi": "...", "bcast_call_s": t, "reduce_call_s": t,
  *          "points": [{"size": B, "pingpong_s": t, "send_s": t, "isend_s": t,
- *                      "recv_s": t, "flood_Bps": b}, ...]}
+ *                      "recv_s": t, "self_s": t, "flood_Bps": b}, ...]}
  */
 #include <mpi.h>
 
@@ -71,14 +88,15 @@ static double maximum(const double *v, int n)
  * figure is rank 0's (sends) or rank 1's (receives), broadcast to both. */
 static double pingpong(char *buf, long size, int count)
 {
+    char *in = buf + size;   /* a receive never lands in the next send's source */
     MPI_Barrier(MPI_COMM_WORLD);
     double t = MPI_Wtime();
     for (int i = 0; i < count; i++) {
         if (rank == 0) {
             MPI_Send(buf, (int)size, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-            MPI_Recv(buf, (int)size, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(in, (int)size, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else if (rank == 1) {
-            MPI_Recv(buf, (int)size, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(in, (int)size, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             MPI_Send(buf, (int)size, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
         }
     }
@@ -119,6 +137,41 @@ static double send_stream(char *buf, long size, int count, int nonblocking, doub
     return posted;
 }
 
+/* Time per call in a stream of count collectives of 8 bytes, on the rank
+ * that only sends: the root of a broadcast, rank 1 of a reduction to 0. */
+static double collective_stream(char *buf, int count, int reduce)
+{
+    double in = 1.0, out = 0.0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t = MPI_Wtime();
+    for (int i = 0; i < count; i++) {
+        if (reduce)
+            MPI_Reduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        else
+            MPI_Bcast(buf, 8, MPI_BYTE, 0, MPI_COMM_WORLD);
+    }
+    t = (MPI_Wtime() - t) / count;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Bcast(&t, 1, MPI_DOUBLE, reduce ? 1 : 0, MPI_COMM_WORLD);
+    return t;
+}
+
+/* Time per MPI_Sendrecv to oneself on MPI_COMM_SELF, rank 0's. */
+static double self_copy(char *buf, long size, int count)
+{
+    double t = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        t = MPI_Wtime();
+        for (int i = 0; i < count; i++)
+            MPI_Sendrecv(buf, (int)size, MPI_BYTE, 0, 0, buf + size, (int)size, MPI_BYTE, 0, 0, MPI_COMM_SELF,
+                         MPI_STATUS_IGNORE);
+        t = (MPI_Wtime() - t) / count;
+    }
+    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return t;
+}
+
 static double recv_arrived(char *buf, long size, int count)
 {
     MPI_Request req[BATCH];
@@ -146,7 +199,7 @@ int main(int argc, char **argv)
     const char *json = NULL;
     long        sizes[MAX_SIZES];
     int         nsizes = 0, reps = 15, nranks;
-    parse_sizes("8,64,512,4096,16384,65536,262144,1048576,4194304", sizes, &nsizes);
+    parse_sizes("8,64,512,2048,3072,4032,4048,8192,16384,65536,262144,1048576,4194304", sizes, &nsizes);
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -186,22 +239,34 @@ int main(int argc, char **argv)
         if (*c == '"' || *c == '\\' || *c == '\n' || *c == '\t')
             *c = ' ';
     if (out)
-        fprintf(out, "{\"benchmark\": \"smpi-calib\", \"mpi\": \"%.80s\", \"points\": [", version);
+        fprintf(out, "{\"benchmark\": \"smpi-calib\", \"mpi\": \"%.80s\", ", version);
+    double bc[MAX_REPS] = {0}, rd[MAX_REPS] = {0};
+    collective_stream(buf, BATCH, 0);
+    collective_stream(buf, BATCH, 1);
+    for (int r = 0; r < reps; r++) {
+        bc[r] = collective_stream(buf, BATCH, 0);
+        rd[r] = collective_stream(buf, BATCH, 1);
+    }
+    if (out)
+        fprintf(out, "\"bcast_call_s\": %.9g, \"reduce_call_s\": %.9g, \"points\": [", minimum(bc, reps),
+                minimum(rd, reps));
     for (int s = 0; s < nsizes; s++) {
         long   size  = sizes[s];
         int    count = size > (1L << 20) ? 4 : size > (1L << 16) ? 8 : BATCH;
-        double pp[MAX_REPS], snd[MAX_REPS], isnd[MAX_REPS], rcv[MAX_REPS], bw[MAX_REPS];
+        double pp[MAX_REPS], snd[MAX_REPS], isnd[MAX_REPS], rcv[MAX_REPS], bw[MAX_REPS], self[MAX_REPS];
         pingpong(buf, size, 2);
         for (int r = 0; r < reps; r++) {
             pp[r]   = pingpong(buf, size, count);
             snd[r]  = send_stream(buf, size, count, 0, NULL);
             isnd[r] = send_stream(buf, size, count, 1, &bw[r]);
             rcv[r]  = recv_arrived(buf, size, count);
+            self[r] = self_copy(buf, size, count / 2);
         }
         if (out)
             fprintf(out, "%s\n  {\"size\": %ld, \"pingpong_s\": %.9g, \"send_s\": %.9g, \"isend_s\": %.9g, "
-                         "\"recv_s\": %.9g, \"flood_Bps\": %.9g}", s ? "," : "", size, minimum(pp, reps),
-                    minimum(snd, reps), minimum(isnd, reps), minimum(rcv, reps), maximum(bw, reps));
+                         "\"recv_s\": %.9g, \"self_s\": %.9g, \"flood_Bps\": %.9g}", s ? "," : "", size,
+                    minimum(pp, reps), minimum(snd, reps), minimum(isnd, reps), minimum(rcv, reps),
+                    minimum(self, reps), maximum(bw, reps));
     }
     if (out) {
         fprintf(out, "\n]}\n");

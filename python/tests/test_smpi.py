@@ -132,12 +132,73 @@ def calibration_document(**changes: Any) -> dict[str, Any]:
 
 def test_calibration_derives_wire_latency_bandwidth_and_eager_overheads() -> None:
     cal = smpi.parse_calibration(calibration_document())
-    assert cal.lat_s == pytest.approx(0.25e-6)
+    assert cal.lat_s == pytest.approx(0.25e-6 - 24 / 6e9)
     assert cal.bw_Bps == 6e9
-    assert cal.send_overhead == ((0, 0.15e-6), (512, 1.0e-6))
-    assert cal.recv_overhead == ((0, 0.1e-6), (512, 0.2e-6))
-    assert cal.isend_overhead == ((0, 0.12e-6), (512, 0.3e-6))
+    assert cal.send_overhead == ((0, 0.15e-6), (512, pytest.approx(1.0e-6 * cal_scale_512())))
+    assert cal.recv_overhead == ((0, 0.1e-6), (512, pytest.approx(0.2e-6 * cal_scale_512())))
+    assert cal.isend_overhead == ((0, 0.12e-6), (512, 0.3e-6), (4096, 0.5e-6), (65536, 0.2e-6), (1048576, 1e-6))
+    assert cal.coll_entry_s == (0.0, 0.0)
     assert "vm" in cal.source and "2026-11-22" in cal.source
+
+
+def cal_scale_512() -> float:
+    """The share of the 512-byte stream overheads that fits in its
+    ping-pong (0.9 us) beside the latency and 528 bytes at 6 GB/s."""
+    return (0.9e-6 - (0.25e-6 - 24 / 6e9) - 528 / 6e9) / (1.0e-6 + 0.2e-6)
+
+
+def test_eager_overheads_fit_into_the_ping_pong_and_are_kept_when_they_do() -> None:
+    fits = {"pingpong_s": 2e-6, "send_s": 0.3e-6, "recv_s": 0.2e-6}
+    assert smpi.eager_overheads(64, fits, 0.2e-6, 1e9) == fits
+    late = {"pingpong_s": 1e-6, "send_s": 1.2e-6, "recv_s": 0.4e-6}
+    fitted = smpi.eager_overheads(1000 - smpi.ENVELOPE, late, 0.2e-6, 1e10)   # wire: 0.2 + 0.1 us
+    assert fitted["send_s"] / fitted["recv_s"] == pytest.approx(3.0)
+    assert fitted["send_s"] + fitted["recv_s"] == pytest.approx(0.7e-6)
+    assert smpi.eager_overheads(8, {"pingpong_s": 0.1e-6, "send_s": 1e-6, "recv_s": 1e-6}, 0.2e-6, 1e9)["send_s"] == 0
+
+
+def wire_model(lat_s: float, bw: float, lat_factor: Any, bw_factor: Any, size: int) -> float:
+    """The simulated wire time of a message under piecewise factors."""
+    pick = lambda pieces: [f for start, f in pieces if start <= size][-1]  # noqa: E731
+    return lat_s * pick(lat_factor) + (size + smpi.ENVELOPE) / (bw * pick(bw_factor))
+
+
+def test_protocol_factors_give_back_the_wire_time_of_every_calibrated_size() -> None:
+    sizes = [8, 512, 2048, 4096, 16384, 65536, 1048576]
+    wire = [0.2e-6, 0.3e-6, 0.45e-6, 3.0e-6, 5.0e-6, 12e-6, 150e-6]
+    lat_factor, bw_factor = smpi.protocol_factors(sizes, wire, 0.2e-6, 8e9, 4000)
+    for size, expected in zip(sizes, wire):
+        assert wire_model(0.2e-6, 8e9, lat_factor, bw_factor, size) == pytest.approx(expected)
+    assert all(f <= 1.0 for _, f in bw_factor)                     # never above the best flood
+    assert dict(lat_factor)[4096] > 10                             # the rendezvous switch is latency
+    between = wire_model(0.2e-6, 8e9, lat_factor, bw_factor, 40000)
+    assert 5.0e-6 < between < 12e-6                                # joined by a line
+
+
+def test_protocol_factors_hold_a_floor_under_noisy_sizes() -> None:
+    """A size measured faster than its smaller neighbour asks for a
+    negative latency: held at MIN_FACTOR, the bandwidth still meets it."""
+    sizes, wire = [8, 65536, 262144], [0.2e-6, 40e-6, 30e-6]
+    lat_factor, bw_factor = smpi.protocol_factors(sizes, wire, 0.2e-6, 8e9, 4000)
+    assert dict(lat_factor)[262144] >= smpi.MIN_FACTOR
+    assert wire_model(0.2e-6, 8e9, lat_factor, bw_factor, 262144) == pytest.approx(30e-6)
+
+
+def test_calibration_derives_the_collective_entry_from_the_call_streams() -> None:
+    cal = smpi.parse_calibration(calibration_document(bcast_call_s=0.25e-6, reduce_call_s=0.1e-6))
+    assert cal.coll_entry_s == (pytest.approx(0.1e-6), 0.0)       # below the send itself: nothing
+    assert "collective entry bcast 0.100 us" in cal.source
+    assert smpi.smpi_config(cal)[smpi.COLL_ENTRY_KEY] == "1e-07,0"
+
+
+def test_calibration_takes_the_copies_to_oneself_by_size() -> None:
+    document = calibration_document()
+    for p in document["points"]:
+        p["self_s"] = p["size"] * 1e-10 + 1e-7
+    cal = smpi.parse_calibration(document)
+    assert cal.self_copy[0] == (8, pytest.approx(1.008e-7)) and len(cal.self_copy) == 5
+    assert smpi.smpi_config(cal)[smpi.SELF_COPY_KEY].startswith("8:1.008e-07,512:1.512e-07,")
+    assert smpi.smpi_config(smpi.parse_calibration(calibration_document()))[smpi.SELF_COPY_KEY] == ""
 
 
 def test_calibration_keeps_a_floor_under_the_wire_latency() -> None:
@@ -153,6 +214,11 @@ def test_calibration_keeps_a_floor_under_the_wire_latency() -> None:
     lambda d: d.update(points=[p for p in d["points"] if p["size"] < 16384]),
     lambda d: d.update(points=[p for p in d["points"] if p["size"] >= 4096]),
     lambda d: d.pop("points"),
+    lambda d: d.update(bcast_call_s="fast", reduce_call_s=1e-7),
+    lambda d: d.update(bcast_call_s=-1e-7, reduce_call_s=1e-7),
+    lambda d: d.update(bcast_call_s=1e-7),
+    lambda d: d["points"][0].update(self_s=1e-7),
+    lambda d: [p.update(self_s=0.0) for p in d["points"]],
 ])
 def test_calibration_rejects_malformed_documents(damage: Any) -> None:
     document = calibration_document()
@@ -165,8 +231,34 @@ def test_smpi_config_is_piecewise_by_size() -> None:
     cfg = smpi.smpi_config(CAL)
     assert cfg["smpi/os"] == "0:1.5e-07:0;511:1e-06:0"
     assert cfg["smpi/or"] == "0:1e-07:0"
-    assert cfg["smpi/send-is-detached-thresh"] == "4096"
+    assert cfg["smpi/send-is-detached-thresh"] == cfg["smpi/async-small-thresh"] == str(smpi.EAGER_LIMIT)
+    assert cfg["smpi/cpu-threshold"] == "0"
     assert all(p.cfg == cfg for p in PLATFORMS.values())
+
+
+def test_protocol_factors_are_this_machines_only() -> None:
+    """The per-size factors shift by the envelope SMPI adds; the projection
+    platforms keep factors of 1 (SimGrid would apply them to every link)."""
+    cal = smpi.Calibration(0.2e-6, 5e9, "test", lat_factor=((0, 1.0), (4048, 20.0)),
+                           bw_factor=((0, 1.0), (4048, 0.5)))
+    mine = smpi.this_machine(cal, 2).cfg
+    assert mine["smpi/lat-factor"] == f"0:1;{4048 + smpi.ENVELOPE - 1}:20"
+    assert mine["smpi/bw-factor"] == f"0:1;{4048 + smpi.ENVELOPE - 1}:0.5"
+    assert all(p.cfg["smpi/lat-factor"] == "0:1" and p.cfg["smpi/bw-factor"] == "0:1" for p in smpi.platforms(cal))
+
+
+def test_run_moves_the_collective_entry_to_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(smpi, "PLATFORM_DIR", tmp_path)
+    monkeypatch.setattr(smpi, "smpirun", lambda: "smpirun")
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(smpi.runner, "run_program", lambda argv, env, timeout: seen.update(argv=argv, env=env))
+    cal = smpi.Calibration(0.2e-6, 5e9, "test", coll_entry_s=(1e-7, 2e-7), self_copy=((8, 1e-7), (4096, 4e-7)))
+    plat = smpi.this_machine(cal, 2)
+    smpi.write_platform(plat)
+    smpi.run(plat, Path("prog"), [], {}, 10)
+    assert seen["env"]["WEFT_SMPI_COLL_ENTRY"] == "1e-07,2e-07"
+    assert seen["env"]["WEFT_SMPI_SELF_COPY"] == "8:1e-07,4096:4e-07"
+    assert not any("weft/" in arg for arg in seen["argv"])
 
 
 def test_validation_rows_pair_sizes_and_compute_the_error() -> None:
@@ -177,6 +269,34 @@ def test_validation_rows_pair_sizes_and_compute_the_error() -> None:
     assert project.error_summary(rows) == {"median_abs": 0.5, "max_abs": 0.5, "count": 2}
     over = bench_coll.validation_rows("bcast", "linear", real, sim, 64)
     assert all(r["oversubscribed"] for r in over) and project.error_summary(over) == {}
+    more = bench_coll.validation_rows("reduce", "chain", {"points": [{"size": 8, "native_s": 1e-6, "hier_s": 1e-6}]},
+                                      {"points": [{"size": 8, "native_s": 0.9e-6, "hier_s": 1.2e-6}]}, 2)
+    by_size = project.error_by(rows + more + over, "size")
+    assert list(by_size) == ["8"] and by_size["8"]["count"] == 4
+    assert by_size["8"]["median_abs"] == pytest.approx(0.35)
+    assert {k: round(v["median_abs"], 6) for k, v in project.error_by(rows + more, "op", "impl").items()} == {
+        "bcast/native": 0.5, "bcast/hierarchical": 0.5, "reduce/native": 0.1, "reduce/hierarchical": 0.2}
+
+
+def test_fastest_launch_keeps_the_smallest_time_of_each_size_and_implementation() -> None:
+    launches = [{"points": [{"size": 8, "native_s": 2e-6, "hier_s": 1e-6}, {"size": 64, "native_s": 5e-6, "hier_s": 5e-6}]},
+                {"points": [{"size": 64, "native_s": 4e-6, "hier_s": 6e-6}, {"size": 8, "native_s": 3e-6, "hier_s": 0.5e-6}]}]
+    assert project.fastest_launch(launches) == [{"size": 8, "native_s": 2e-6, "hier_s": 0.5e-6},
+                                                {"size": 64, "native_s": 4e-6, "hier_s": 5e-6}]
+    assert launches[0]["points"][0] == {"size": 8, "native_s": 2e-6, "hier_s": 1e-6}     # inputs untouched
+
+
+def test_fastest_calibration_takes_each_figures_best_over_launches() -> None:
+    one, two = calibration_document(bcast_call_s=2e-7, reduce_call_s=3e-7), calibration_document(bcast_call_s=1e-7,
+                                                                                                   reduce_call_s=4e-7)
+    two["points"][4].update(pingpong_s=100e-6, flood_Bps=3e9, send_s=500e-6)
+    one["points"][0].update(recv_s=0.05e-6)
+    best = project.fastest_calibration([one, two])
+    assert best["points"][4]["pingpong_s"] == 100e-6 and best["points"][4]["flood_Bps"] == 4e9
+    assert best["points"][4]["send_s"] == 400e-6 and best["points"][0]["recv_s"] == 0.05e-6
+    assert (best["bcast_call_s"], best["reduce_call_s"], best["launches"]) == (1e-7, 3e-7, 2)
+    assert two["points"][4]["pingpong_s"] == 100e-6 and one["points"][4]["pingpong_s"] == 300e-6
+    assert smpi.parse_calibration(best).lat_s > 0
 
 
 def smpi_program() -> Path | None:
@@ -236,3 +356,67 @@ def test_collectives_are_correct_on_a_generated_nested_platform(tmp_path: Path,
     assert program is not None
     smpi.run(plat, program, [], {}, 300)
     assert smpi._node_list([h for h, _ in smpi.hosts(plat)]) == "n0*4,n1*4"
+
+
+@pytest.mark.skipif(smpi_program() is None, reason="no smpirun or $WEFT_BUILD_DIR/bench/smpi/weft_smpi_calib_smpi")
+def test_simulated_copy_gives_back_the_calibrated_ping_pong(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The factors and thresholds as SMPI reads them: on the simulated copy
+    of a calibration, the ping-pong of every calibrated size, eager and
+    rendezvous, is the measured one."""
+    monkeypatch.setattr(smpi, "PLATFORM_DIR", tmp_path)
+    pingpong = {8: 0.35e-6, 512: 0.7e-6, 2048: 1.0e-6, 4048: 3.5e-6, 16384: 5.3e-6, 65536: 13.5e-6}
+    document = calibration_document(points=[
+        {"size": size, "pingpong_s": t, "send_s": 0.08e-6, "isend_s": 0.1e-6, "recv_s": 0.12e-6,
+         "flood_Bps": 8e9 if size >= 16384 else 1e9} for size, t in pingpong.items()], eager_limit=smpi.EAGER_LIMIT)
+    plat = smpi.this_machine(smpi.parse_calibration(document), 2)
+    smpi.write_platform(plat)
+    output = tmp_path / "calib.json"
+    program = smpi_program()
+    assert program is not None
+    smpi.run(plat, program, ["--json", str(output), "--sizes", ",".join(map(str, pingpong)), "--reps", "1"], {}, 120)
+    simulated = {p["size"]: p["pingpong_s"] for p in json.loads(output.read_text())["points"]}
+    assert simulated == {size: pytest.approx(t, rel=0.02) for size, t in pingpong.items()}
+
+
+def coll_bench_program() -> Path | None:
+    if not REAL_BUILD_DIR or shutil.which("smpirun") is None:
+        return None
+    path = Path(REAL_BUILD_DIR) / bench_coll.BENCH_SMPI
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+@pytest.mark.skipif(coll_bench_program() is None, reason="no smpirun or $WEFT_BUILD_DIR/bench/smpi/weft_bench_coll_smpi")
+def test_collective_entry_is_charged_on_every_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/smpi/entry.c: the entry cost adds itself to a 2-rank 8-byte
+    broadcast and reduction (native and hierarchical, one level here), the
+    copy to oneself to the hierarchical reduction only (its leader copies
+    its operand); a malformed value stops the run with a message naming it."""
+    monkeypatch.setattr(smpi, "PLATFORM_DIR", tmp_path)
+    program = coll_bench_program()
+    assert program is not None
+
+    def times(entry: tuple[float, float], op: str, copy: tuple[tuple[int, float], ...] = ()) -> tuple[float, float]:
+        plat = smpi.this_machine(smpi.Calibration(0.2e-6, 5e9, "test", coll_entry_s=entry, self_copy=copy), 2)
+        smpi.write_platform(plat)
+        output = tmp_path / f"{op}.json"
+        smpi.run(plat, program, ["--json", str(output), "--op", op, "--sizes", "8", "--iters", "2"],
+                 {**bench_coll.SMPI_SETUP_CFG}, 120)
+        point = json.loads(output.read_text())["points"][0]
+        return point["native_s"], point["hier_s"]
+
+    for op, charged in (("bcast", 1e-6), ("reduce", 2e-6)):
+        base, more = times((0.0, 0.0), op), times((1e-6, 2e-6), op)
+        assert more[0] - base[0] == pytest.approx(charged, rel=0.05)
+        assert more[1] - base[1] >= charged * 0.95
+    base, copied = times((0.0, 0.0), "reduce"), times((0.0, 0.0), "reduce", ((4, 1e-6), (16, 3e-6)))
+    assert copied[0] == pytest.approx(base[0])
+    # 8 B: a third of the way from 4 to 16 B, 1.67 us, less the part of the
+    # other rank's message (0.4 us here) that arrives while the leader copies
+    assert 1.67e-6 - 0.5e-6 < copied[1] - base[1] <= 1.67e-6
+    for key, value, name in ((smpi.COLL_ENTRY_KEY, "fast,slow", "WEFT_SMPI_COLL_ENTRY"),
+                             (smpi.SELF_COPY_KEY, "8:1e-7,4:2e-7", "WEFT_SMPI_SELF_COPY"),
+                             (smpi.SELF_COPY_KEY, "8:-1", "WEFT_SMPI_SELF_COPY")):
+        plat = smpi.this_machine(smpi.Calibration(0.2e-6, 5e9, "test"), 2)
+        plat.cfg[key] = value
+        with pytest.raises(WeftError, match=f"{name}={value}"):
+            smpi.run(plat, program, ["--json", str(tmp_path / "x.json"), "--op", "reduce", "--sizes", "8"], {}, 120)

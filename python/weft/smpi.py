@@ -16,8 +16,11 @@ fluid model shares each uplink among the flows crossing it (contention
 where the hardware shares a port or an interconnect).  NTW24E5 adds a zone
 per leaf switch (12, 6, 4 and 2 nodes) under a spine.
 
-The numbers: the core level and the per-message overheads (smpi/os,
-smpi/or, smpi/ois, piecewise by size) come from `weft project calibrate`,
+The numbers: the core level, the per-message overheads (smpi/os,
+smpi/or, smpi/ois, piecewise by size), the eager limit, the cost of
+entering a collective and of a copy to oneself (charged by
+bench/smpi/entry.c), and -- for the simulated copy of this machine only --
+per-size latency and bandwidth factors come from `weft project calibrate`,
 MPI measured between two cores of this machine
 (bench/results/smpi-calibration-*.json); the levels above are vendor or
 published figures (below), never measurements of the paper's machines,
@@ -38,10 +41,14 @@ from weft.runner import REPO_ROOT
 PLATFORM_DIR = REPO_ROOT / "bench" / "smpi" / "platforms"
 HOST_SPEED = "1Gf"   # also smpi/host-speed: code between MPI calls is injected 1:1
 CALIBRATION = "smpi-calibration"   # bench/results/smpi-calibration-*.json
-# Open MPI's shared-memory eager limit (btl_vader_eager_limit, 4 KiB): a
-# smaller send completes without the receiver; SMPI's counterpart is
-# smpi/send-is-detached-thresh, and only such a send pays smpi/os.
-EAGER_LIMIT = 4096
+# Open MPI's shared-memory eager limit, in message bytes: btl_vader_eager_limit
+# (4096) less the fragment and match headers.  `weft project calibrate`
+# sees 4032-byte messages sent eagerly here and 4048-byte ones by the
+# rendezvous protocol (ping-pong 1.2-1.4 us, then 1.7-3.3 us).  A smaller send
+# completes without the receiver; SMPI's counterpart is
+# smpi/send-is-detached-thresh (sizes below it), and only such a send pays
+# smpi/os, only such a receive smpi/or.
+EAGER_LIMIT = 4040
 
 # The first letter(s) of a group's name in host and zone names, by level.
 TAGS = {"Switch": "sw", "Machine": "n", "Group0": "b", "Package": "s", "NUMANode": "m", "Core": "c"}
@@ -77,8 +84,10 @@ class Platform:
 class Calibration:
     """Measured here: one-way MPI latency and large-message bandwidth
     between two cores (the bottom level), the per-message overheads by
-    size, and where they come from.  Overheads are [(size, seconds), ...]
-    from size 0 up: the value of the largest size <= the message's."""
+    size, the protocol's per-size latency and bandwidth factors, the CPU
+    cost of entering a collective, and where they come from.  Piecewise
+    figures are [(size, value), ...] from size 0 up: the value of the
+    largest size <= the message's."""
     lat_s: float
     bw_Bps: float
     source: str
@@ -86,6 +95,24 @@ class Calibration:
     recv_overhead: tuple[tuple[int, float], ...] = ()    # smpi/or
     isend_overhead: tuple[tuple[int, float], ...] = ()   # smpi/ois
     eager_limit: int = EAGER_LIMIT
+    lat_factor: tuple[tuple[int, float], ...] = ()       # smpi/lat-factor (this machine only)
+    bw_factor: tuple[tuple[int, float], ...] = ()        # smpi/bw-factor (this machine only)
+    coll_entry_s: tuple[float, float] = (0.0, 0.0)       # MPI_Bcast, MPI_Reduce (bench/smpi/entry.c)
+    self_copy: tuple[tuple[int, float], ...] = ()        # MPI_Sendrecv to oneself (bench/smpi/entry.c)
+
+
+# SMPI sends an envelope of 16 bytes with every message (tag, source,
+# communicator): the network carries size + 16.
+ENVELOPE = 16
+# A protocol factor never goes below this (a latency factor of 0 would
+# make the wire free; noise between neighbouring sizes can ask for it).
+MIN_FACTOR = 0.05
+# The environment variables bench/smpi/entry.c reads; in a platform's cfg
+# they are carried under these pseudo-keys, which smpi.run() moves to the
+# environment.
+COLL_ENTRY_KEY = "weft/coll-entry"
+SELF_COPY_KEY = "weft/self-copy"
+ENTRY_ENV = {COLL_ENTRY_KEY: "WEFT_SMPI_COLL_ENTRY", SELF_COPY_KEY: "WEFT_SMPI_SELF_COPY"}
 
 
 def _piecewise(points: tuple[tuple[int, float], ...]) -> str:
@@ -95,52 +122,145 @@ def _piecewise(points: tuple[tuple[int, float], ...]) -> str:
     return ";".join(f"{max(size - 1, 0)}:{seconds:.6g}:0" for size, seconds in points) or "0:0:0"
 
 
+def _factors(points: tuple[tuple[int, float], ...]) -> str:
+    """SMPI's factor syntax THRESHOLD:FACTOR;...  SMPI looks a factor up by
+    the bytes on the wire, size + ENVELOPE, above the threshold: the factor
+    measured at size S starts at threshold S + ENVELOPE - 1."""
+    return ";".join(f"{size + ENVELOPE - 1 if size else 0}:{factor:.6g}" for size, factor in points) or "0:1"
+
+
 def smpi_config(cal: Calibration) -> dict[str, str]:
-    """The --cfg settings of a calibration: the overheads, the eager limit,
-    factors of 1 (the links carry the calibrated figures themselves), and
-    no injected computation: the code between MPI calls takes no simulated
-    time (measured on this shared machine it would be noise), so a
-    simulation is deterministic."""
-    return {"smpi/simulate-computation": "no", "smpi/os": _piecewise(cal.send_overhead), "smpi/or": _piecewise(cal.recv_overhead),
-            "smpi/ois": _piecewise(cal.isend_overhead),
+    """The --cfg settings of a calibration that hold on every platform: the
+    overheads, the eager limit (a smaller send completes without the
+    receiver and starts moving at once, smpi/async-small-thresh), and no
+    injected computation but the collective entry and the copies to
+    oneself (bench/smpi/entry.c, whose sub-microsecond charges
+    smpi/cpu-threshold 0 keeps): the code
+    between MPI calls takes no simulated time (measured on this shared
+    machine it would be noise), so a simulation is deterministic.
+    Factors of 1: the links carry the calibrated figures themselves; the
+    per-size protocol factors are this machine's (protocol_config)."""
+    return {"smpi/simulate-computation": "no", "smpi/os": _piecewise(cal.send_overhead),
+            "smpi/or": _piecewise(cal.recv_overhead), "smpi/ois": _piecewise(cal.isend_overhead),
             "smpi/send-is-detached-thresh": str(cal.eager_limit),
-            "smpi/bw-factor": "0:1", "smpi/lat-factor": "0:1"}
+            "smpi/async-small-thresh": str(cal.eager_limit), "smpi/cpu-threshold": "0",
+            "smpi/bw-factor": "0:1", "smpi/lat-factor": "0:1",
+            COLL_ENTRY_KEY: f"{cal.coll_entry_s[0]:.6g},{cal.coll_entry_s[1]:.6g}",
+            SELF_COPY_KEY: ",".join(f"{size}:{seconds:.6g}" for size, seconds in cal.self_copy)}
+
+
+def protocol_config(cal: Calibration) -> dict[str, str]:
+    """smpi_config plus the per-size latency and bandwidth factors of this
+    machine's shared-memory transport (its rendezvous switch, its copies).
+    SimGrid applies a factor to every link of a platform, so only the
+    simulated copy of this machine takes them: on the projection platforms
+    they would also multiply the vendor figures of the upper levels."""
+    return {**smpi_config(cal), "smpi/bw-factor": _factors(cal.bw_factor),
+            "smpi/lat-factor": _factors(cal.lat_factor)}
+
+
+def protocol_factors(sizes: list[int], wire_s: list[float], lat_s: float, bw_Bps: float,
+                     eager_limit: int) -> tuple[tuple[tuple[int, float], ...], tuple[tuple[int, float], ...]]:
+    """(lat_factor, bw_factor) pieces that make the simulated wire time of
+    a message, lat_s * lat_factor + (size + ENVELOPE) / (bw_Bps * bw_factor),
+    equal the measured wire_s at every calibrated size (pure).
+
+    From each size to the next on the same side of the eager limit the
+    measured times are joined by a line: its slope gives the bandwidth
+    factor (at most 1: the link's bandwidth is the best flood measured, no
+    size moves data faster), its value at the size the latency factor.  A piece whose next
+    size is on the other side (or the last one) keeps the previous piece's
+    bandwidth factor.  A factor that would fall below MIN_FACTOR (noise
+    between neighbouring sizes) is held there and the other one set so that
+    the time at the size is still met."""
+    lat_pieces: list[tuple[int, float]] = []
+    bw_pieces: list[tuple[int, float]] = []
+    bwf = 1.0
+    for i, (size, wire) in enumerate(zip(sizes, wire_s)):
+        nxt = i + 1 < len(sizes) and (sizes[i + 1] < eager_limit) == (size < eager_limit)
+        if nxt and wire_s[i + 1] > wire:
+            bwf = min(max((sizes[i + 1] - size) / (wire_s[i + 1] - wire) / bw_Bps, MIN_FACTOR), 1.0)
+        latf = (wire - (size + ENVELOPE) / (bw_Bps * bwf)) / lat_s
+        if latf < MIN_FACTOR:
+            latf = MIN_FACTOR
+            bwf = (size + ENVELOPE) / max(wire - lat_s * latf, 1e-12) / bw_Bps
+        lat_pieces.append((0 if i == 0 else size, latf))
+        bw_pieces.append((0 if i == 0 else size, bwf))
+    return tuple(lat_pieces), tuple(bw_pieces)
+
+
+def eager_overheads(size: int, figures: dict[str, float], lat_s: float, bw_Bps: float) -> dict[str, float]:
+    """The figures of an eager size with the send and receive overheads
+    fitted into its ping-pong (pure).  The time per MPI_Send of a stream
+    also counts waiting for the receiver to hand shared-memory fragments
+    back (flow control: beyond a few hundred bytes it exceeds the one-way
+    time itself), so both overheads are scaled down, in proportion, until
+    one message's os + or leaves the wire at least the latency and the
+    size at the full bandwidth."""
+    budget = figures["pingpong_s"] - lat_s - (size + ENVELOPE) / bw_Bps
+    spent = figures["send_s"] + figures["recv_s"]
+    if spent <= budget:
+        return figures
+    scale = max(budget, 0.0) / spent
+    return {**figures, "send_s": figures["send_s"] * scale, "recv_s": figures["recv_s"] * scale}
 
 
 def parse_calibration(document: dict[str, Any], origin: str = "") -> Calibration:
     """The Calibration of a `weft project calibrate` document (pure: no I/O).
 
     One-way latency of the wire = 8-byte ping-pong minus the send and
-    receive overheads at that size (at least 10 ns); bandwidth = the best
+    receive overheads at that size and its bytes on the wire (at least 10
+    ns); bandwidth = the best
     MPI_Isend flood of 16 KiB and more; overheads = the measured times in
-    MPI_Send / MPI_Recv / MPI_Isend for the sizes sent eagerly, the
-    largest of those held for bigger messages (above the eager limit the
-    measured times include the transfer, which the links already carry)."""
+    MPI_Send / MPI_Recv for the sizes sent eagerly (SMPI charges them to
+    eager messages only), fitted into their ping-pong (eager_overheads),
+    in MPI_Isend for every size; protocol factors =
+    those that give back the ping-pong at every size (protocol_factors),
+    the wire's share being the ping-pong minus the overheads SMPI charges
+    at that size; collective entry = the time per call of the 8-byte
+    broadcast / reduction streams minus the eager send they include (0
+    when a document has no such probe); copies to oneself = self_s by
+    size (none when the document has none)."""
     try:
         points = sorted(((int(p["size"]), {k: float(p[k]) for k in
                                            ("pingpong_s", "send_s", "isend_s", "recv_s", "flood_Bps")})
                          for p in document["points"]), key=lambda item: item[0])
         limit = int(document.get("eager_limit", EAGER_LIMIT))
+        calls = [float(document[key]) for key in ("bcast_call_s", "reduce_call_s") if key in document]
+        copies = [(int(p["size"]), float(p["self_s"])) for p in document["points"] if "self_s" in p]
     except (KeyError, TypeError, ValueError) as error:
         raise WeftError(f"malformed calibration {origin}: {error!r}") from None
     eager = [(size, f) for size, f in points if size < limit]
     if not eager or not any(size >= 16384 for size, _ in points):
         raise WeftError(f"calibration {origin} needs sizes below {limit} B and at least one >= 16 KiB")
-    if any(v <= 0 for _, f in points for v in f.values()):
+    if any(v <= 0 for _, f in points for v in f.values()) or any(v <= 0 for v in calls + [t for _, t in copies]):
         raise WeftError(f"calibration {origin} has a non-positive time or bandwidth")
+    if len(calls) == 1:
+        raise WeftError(f"calibration {origin} has one of bcast_call_s / reduce_call_s without the other")
+    if copies and len(copies) != len(points):
+        raise WeftError(f"calibration {origin} has self_s at some sizes only")
     small = eager[0][1]
-    lat = max(small["pingpong_s"] - small["send_s"] - small["recv_s"], 1e-8)
     bw = max(f["flood_Bps"] for size, f in points if size >= 16384)
+    lat = max(small["pingpong_s"] - small["send_s"] - small["recv_s"] - (eager[0][0] + ENVELOPE) / bw, 1e-8)
 
-    def pieces(key: str) -> tuple[tuple[int, float], ...]:
-        return tuple((0 if i == 0 else size, f[key]) for i, (size, f) in enumerate(eager))
+    def pieces(key: str, which: list[tuple[int, dict[str, float]]]) -> tuple[tuple[int, float], ...]:
+        return tuple((0 if i == 0 else size, f[key]) for i, (size, f) in enumerate(which))
+
+    eager = [(size, eager_overheads(size, f, lat, bw)) for size, f in eager]
+    wire = [f["pingpong_s"] - (f["send_s"] + f["recv_s"] if size < limit else 0.0)
+            for size, f in eager + [(size, f) for size, f in points if size >= limit]]
+    lat_factor, bw_factor = protocol_factors([size for size, _ in points], wire, lat, bw, limit)
+    entry = (max(calls[0] - small["send_s"], 0.0), max(calls[1] - small["send_s"], 0.0)) if calls else (0.0, 0.0)
 
     meta = document.get("metadata", {})
     source = (f"weft project calibrate of {meta.get('date', '?')} on {meta.get('hostname', '?')} "
               f"({document.get('mpi', 'MPI')[:40]}, 2 ranks: 8 B ping-pong "
               f"{small['pingpong_s'] * 1e6:.3f} us one way, send {small['send_s'] * 1e6:.3f} us, "
-              f"receive {small['recv_s'] * 1e6:.3f} us, flood {bw / 1e9:.2f} GB/s)")
-    return Calibration(lat, bw, source, pieces("send_s"), pieces("recv_s"), pieces("isend_s"), limit)
+              f"receive {small['recv_s'] * 1e6:.3f} us, flood {bw / 1e9:.2f} GB/s"
+              + (f", collective entry bcast {entry[0] * 1e6:.3f} us, reduce {entry[1] * 1e6:.3f} us"
+                 if calls else "") + ")")
+    return Calibration(lat, bw, source, pieces("send_s", eager), pieces("recv_s", eager),
+                       pieces("isend_s", points), limit, lat_factor, bw_factor, entry, tuple(sorted(copies)))
 
 
 def calibration() -> Calibration:
@@ -223,11 +343,13 @@ def platforms(cal: Calibration) -> list[Platform]:
 
 def this_machine(cal: Calibration, cores: int = 2) -> Platform:
     """This machine as SMPI sees it: one node of `cores` cores on the
-    calibrated level (the validation platform)."""
+    calibrated level, with its transport's per-size protocol factors (the
+    validation platform)."""
     return Platform(f"THIS{cores}", cores,
                     (Level("Core", cores, cal.lat_s / 2, cal.bw_Bps),),
-                    f"core:{cores} pu:1", -1, {"core": f"core level and overheads: {cal.source}"},
-                    cfg=smpi_config(cal))
+                    f"core:{cores} pu:1", -1,
+                    {"core": f"core level, overheads, protocol factors and collective entry: {cal.source}"},
+                    cfg=protocol_config(cal))
 
 
 # ---- the zone tree ------------------------------------------------------------------
@@ -394,6 +516,10 @@ def run(p: Platform, program: Path, args: list[str], cfg: dict[str, str], timeou
     if p.switches:
         env["WEFT_TOPO_SLURM_CONF"] = str(p.path.with_suffix(".topology.conf"))
     settings = {"smpi/bw-factor": "0:1", "smpi/lat-factor": "0:1", **p.cfg, **cfg}
+    for key, variable in ENTRY_ENV.items():
+        value = settings.pop(key, "")
+        if value:
+            env[variable] = value
     # Privatisation copies the program per rank into tmpdir: a directory of
     # its own, so that simulations run side by side do not share copies.
     with tempfile.TemporaryDirectory(prefix="weft-smpi-") as tmp:

@@ -319,6 +319,7 @@ static void destroy_ep(struct weft__ep *ep, int force)
     ep->ntgts = 0;
     ep->peers = NULL;
     pthread_mutex_destroy(&ep->am_lock);
+    weft__prof_unwatch(&ep->divert);
     ep->state = WEFT__DEAD;
 }
 
@@ -372,6 +373,12 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
     ep->worker = worker;
     ep->max_inflight = 4096;
     ep->check = ctx->cfg.check != 0;
+    ep->divert = ep->check;
+    if (weft__prof_watch(&ep->divert) != 0) {
+        free(ep->peers);
+        free(ep);
+        return weft__error(WEFT_ERR_NO_MEMORY, "weft_ep", "trace point watch list");
+    }
     pthread_mutex_init(&ep->am_lock, NULL);
     ep->prm_nbi.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     ep->prm_nbi.cb.send = nbi_done;

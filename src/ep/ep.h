@@ -34,13 +34,14 @@ struct weft__ep {
     int                 nranks;
     weft_ctx_t          ctx;
     ucp_worker_h        worker;
-    int                 serves_home;  /* its progress calls also progress the home worker */
-    unsigned            home_tick;    /* progress calls, to serve home every 16th */
     ucp_ep_h           *peers;        /* [nranks], connected on first use */
     struct weft__tgt  **tgts;         /* [segment id][rank], filled on first use */
     unsigned            ntgts;        /* length of tgts */
     unsigned            check;        /* WEFT_CHECK=1: every operation takes the slow path's
                                        * extra checks (rma.c) */
+    unsigned            divert;       /* check, | WEFT__PROF_DIVERT while a trace point is
+                                       * selected (a word the prof layer watches): nonzero
+                                       * sends weft_put_nbi off its untraced fast path */
     size_t              inflight;     /* implicit operations not yet completed */
     size_t              max_inflight; /* above this, progress before issuing */
     weft_status_t       nbi_error;    /* first failure of an implicit operation */
@@ -49,6 +50,8 @@ struct weft__ep {
     int                 ucx_issued;   /* an operation went through UCX since the last weft_flush */
     unsigned            fail_seen;    /* ctx->fail_gen when its failed peers were dropped */
     unsigned            poll_tick;    /* weft_progress calls, to look for dead ranks every 64th */
+    int                 serves_home;  /* its progress calls also progress the home worker */
+    unsigned            home_tick;    /* progress calls, to serve home every 16th */
     pthread_mutex_t     am_lock;      /* am_slots, when a progress thread completes sends */
     ucp_request_param_t prm_nbi;      /* implicit ops: completion callback */
     ucp_request_param_t prm_nb;       /* explicit ops: completion via event */

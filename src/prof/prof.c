@@ -25,6 +25,13 @@ const char *const weft__prof_names[WEFT__PROF_NPOINTS] = {
 
 uint32_t weft__prof_mask;
 
+#if WEFT__PROF_TRACE
+/* The watched words (weft__prof_watch), under watch_lock. */
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned **watched;
+static size_t nwatched, watch_cap;
+#endif
+
 struct pstat {
     uint64_t count, total, min;
     uint64_t res[RESERVOIR];
@@ -212,8 +219,55 @@ int weft__prof_select(uint32_t mask)
         calibrate();
     }
     __atomic_store_n(&weft__prof_mask, mask, __ATOMIC_RELAXED);
+#if WEFT__PROF_TRACE
+    pthread_mutex_lock(&watch_lock);
+    for (size_t i = 0; i < nwatched; i++)
+        if (mask != 0)
+            __atomic_fetch_or(watched[i], WEFT__PROF_DIVERT, __ATOMIC_RELAXED);
+        else
+            __atomic_fetch_and(watched[i], ~WEFT__PROF_DIVERT, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&watch_lock);
+#endif
     return 0;
 }
+
+#if WEFT__PROF_TRACE
+int weft__prof_watch(unsigned *word)
+{
+    int ok = 1;
+
+    pthread_mutex_lock(&watch_lock);
+    if (nwatched == watch_cap) {
+        size_t cap = watch_cap ? 2 * watch_cap : 16;
+        unsigned **w = realloc(watched, cap * sizeof(*w));
+
+        if (w != NULL) {
+            watched = w;
+            watch_cap = cap;
+        } else {
+            ok = 0;
+        }
+    }
+    if (ok) {
+        watched[nwatched++] = word;
+        if (__atomic_load_n(&weft__prof_mask, __ATOMIC_RELAXED) != 0)
+            __atomic_fetch_or(word, WEFT__PROF_DIVERT, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&watch_lock);
+    return ok ? 0 : -1;
+}
+
+void weft__prof_unwatch(unsigned *word)
+{
+    pthread_mutex_lock(&watch_lock);
+    for (size_t i = 0; i < nwatched; i++)
+        if (watched[i] == word) {
+            watched[i] = watched[--nwatched];
+            break;
+        }
+    pthread_mutex_unlock(&watch_lock);
+}
+#endif
 
 void weft__prof_reset(void)
 {

@@ -9,8 +9,11 @@
  * goes to the calling thread's table: count, total, minimum and a
  * reservoir from which the median is taken.  When it is not selected, a
  * region costs one load and one well-predicted branch at its start and a
- * compare of a local at its end.  Built with WEFT__PROF_TRACE 0 (CMake
- * option WEFT_PROFILE=OFF, and libweft_noprof) the macros are empty.
+ * compare of a local at its end.  weft_put_nbi, the injection path, pays
+ * nothing: its untraced instance tests a word of the endpoint that it
+ * tests anyway, and a selection sets a bit of that word (watched words,
+ * below).  Built with WEFT__PROF_TRACE 0 (CMake option WEFT_PROFILE=OFF,
+ * and libweft_noprof) the macros are empty.
  *
  * The timer's own cost (an empty region) is measured when profiling is
  * first selected and subtracted from every sample when statistics are
@@ -74,6 +77,23 @@ static inline uint64_t weft__prof_start(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 #define weft__prof_stop weft__prof_start
+#endif
+
+/* Watched words: a layer whose fast path already tests a word of its own
+ * (an endpoint's) has bit WEFT__PROF_DIVERT of that word kept equal to
+ * "some point is selected", so that the path needs no test of the
+ * selection of its own.  weft__prof_watch sets the bit to the current
+ * selection and returns 0, or -1 when out of memory; weft__prof_unwatch
+ * forgets the word (before it is freed).  The bit is written with relaxed
+ * atomics, after the selection itself. */
+#define WEFT__PROF_DIVERT 0x80000000u
+#if WEFT__PROF_TRACE
+int weft__prof_watch(unsigned *word);
+void weft__prof_unwatch(unsigned *word);
+#else
+/* nothing can be selected: the bit is never set */
+static inline int weft__prof_watch(unsigned *word) { (void)word; return 0; }
+static inline void weft__prof_unwatch(unsigned *word) { (void)word; }
 #endif
 
 /* Add a sample of `ticks` (timer overhead included) to point's table of

@@ -110,15 +110,18 @@ resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void
  * access is valid and its peer and key are already known.  Callers fall
  * back to resolve() otherwise, so the fast path never saves registers for
  * error handling. */
-static inline int fast_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n,
-                              const void *buf, struct target *t)
+static inline int fast_target_of(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n,
+                                 const void *buf, struct target *t, const int divert)
 {
     const struct weft__tgt *tg;
 
     /* A finalised context has no live segment, so seg->live_ctx == ep->ctx
      * also says that ep is usable.  WEFT_CHECK=1 sends every call to the
-     * slow path, which checks more. */
-    if (WEFT__UNLIKELY(ep == NULL || ep->check || seg == NULL || seg->live_ctx != ep->ctx ||
+     * slow path, which checks more; with `divert` (a constant), so does a
+     * selected trace point (ep->divert, ep.h). */
+    if (WEFT__UNLIKELY(ep == NULL ||
+                       (divert ? __atomic_load_n(&ep->divert, __ATOMIC_RELAXED) : ep->check) ||
+                       seg == NULL || seg->live_ctx != ep->ctx ||
                        (unsigned)rank >= (unsigned)ep->nranks || off > seg->size ||
                        n > seg->size - off || (buf == NULL && n > 0) || seg->id >= ep->ntgts ||
                        (tg = ep->tgts[seg->id]) == NULL || tg[rank].base == 0))
@@ -127,6 +130,12 @@ static inline int fast_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
     if (t->local == NULL)
         ep->ucx_issued = 1;  /* weft_flush has UCX work */
     return 1;
+}
+
+static inline int fast_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n,
+                              const void *buf, struct target *t)
+{
+    return fast_target_of(ep, rank, seg, off, n, buf, t, 0);
 }
 
 /* Fast form if possible, else the complete one. */
@@ -180,9 +189,16 @@ put_nbi_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
     return weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
 }
 
-/* weft_put_nbi's body, with trace points when `traced` (a constant): the
- * untraced instance has none, so the injection path pays one branch for
- * profiling (in weft_put_nbi), not one per point. */
+static weft_status_t put_nbi_diverted(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                      const void *src, size_t n);
+
+/* weft_put_nbi's body, with trace points when `traced` (a constant).  The
+ * untraced instance has none and no test of the selection either: it tests
+ * ep->divert where other operations test ep->check, and a selection sets a
+ * bit of that word (the prof layer watches it), which sends the call to
+ * put_nbi_diverted and from there to the traced instance.  So with
+ * profiling off the injection path costs what it costs without trace
+ * points (weft bench profcost). */
 static inline __attribute__((always_inline)) weft_status_t
 put_nbi_body(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src, size_t n,
              const int traced)
@@ -193,8 +209,9 @@ put_nbi_body(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
 
     (void)traced;  /* unused when the points are compiled out */
 
-    if (WEFT__UNLIKELY(!fast_target(ep, rank, seg, off, n, src, &t)))
-        return put_nbi_slow(ep, rank, seg, off, src, n);
+    if (WEFT__UNLIKELY(!fast_target_of(ep, rank, seg, off, n, src, &t, !traced)))
+        return traced ? put_nbi_slow(ep, rank, seg, off, src, n)
+                      : put_nbi_diverted(ep, rank, seg, off, src, n);
     WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     if (t.local) {
         WEFT_PROF_BEGIN_IF(traced, copy, WEFT__PROF_DIRECT_COPY);
@@ -208,17 +225,19 @@ put_nbi_body(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
     return weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
 }
 
+/* A call off the untraced fast path: traced if a point is selected, else
+ * the slow path (WEFT_CHECK, first use of a target, an error). */
 static __attribute__((noinline)) weft_status_t
-put_nbi_traced(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src, size_t n)
-{
-    return put_nbi_body(ep, rank, seg, off, src, n, 1);
-}
-
-weft_status_t weft_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
-                           const void *src, size_t n)
+put_nbi_diverted(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src, size_t n)
 {
     if (WEFT_PROF_ANY())
-        return put_nbi_traced(ep, rank, seg, off, src, n);
+        return put_nbi_body(ep, rank, seg, off, src, n, 1);
+    return put_nbi_slow(ep, rank, seg, off, src, n);
+}
+
+__attribute__((aligned(64))) weft_status_t
+weft_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src, size_t n)
+{
     return put_nbi_body(ep, rank, seg, off, src, n, 0);
 }
 

@@ -1,8 +1,8 @@
 /* The prof layer's timer: calibration against CLOCK_MONOTONIC, the timer
  * overhead subtracted from a short busy loop (checked against the same
  * loop's cost measured where the overhead is negligible, and against CPU
- * cycles when perf events exist), the selection parser, and the errors of
- * the public calls.  No MPI. */
+ * cycles when perf events exist), the selection parser, the watched words
+ * of the fast paths, and the errors of the public calls.  No MPI. */
 #define _GNU_SOURCE
 #include "prof/prof.h"
 #include <weft.h>
@@ -82,6 +82,30 @@ static void test_parse(void)
     CHECK(weft__prof_parse("HLP_postX", &m) == 1);
 }
 
+/* Watched words carry WEFT__PROF_DIVERT exactly while some point is
+ * selected, keep their other bits, and are left alone once unwatched. */
+static void test_watch(void)
+{
+    unsigned a = 1, b = 0;
+
+    CHECK(weft_prof_select("0") == WEFT_OK);
+    CHECK(weft__prof_watch(&a) == 0);
+    CHECK(a == 1);
+    CHECK(weft_prof_select("HLP_post") == WEFT_OK);
+    CHECK(a == (1 | WEFT__PROF_DIVERT));
+    CHECK(weft__prof_watch(&b) == 0);  /* watched while selected: set at once */
+    CHECK(b == WEFT__PROF_DIVERT);
+    CHECK(weft_prof_select("0") == WEFT_OK);
+    CHECK(a == 1 && b == 0);
+    weft__prof_unwatch(&a);
+    CHECK(weft_prof_select("all") == WEFT_OK);
+    CHECK(a == 1 && b == WEFT__PROF_DIVERT);
+    weft__prof_unwatch(&b);
+    CHECK(weft_prof_select("0") == WEFT_OK);
+    CHECK(b == WEFT__PROF_DIVERT);
+    weft__prof_unwatch(&b);  /* a word not watched: nothing happens */
+}
+
 /* TSC ticks of a timed region against CLOCK_MONOTONIC over 20 ms.  A
  * preemption between reading one clock and the other only adds error, so
  * the best of a few tries must agree (other jobs share this machine). */
@@ -149,6 +173,7 @@ int main(void)
 
     test_public_errors_before_calibration();
     test_parse();
+    test_watch();
     CHECK(weft_prof_select("all") == WEFT_OK);
     CHECK(weft_prof_timer(&ghz, &ovh) == WEFT_OK);
     CHECK(ovh > 0 && ovh < 1000);
