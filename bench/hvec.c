@@ -5,6 +5,7 @@
  *
  *   mpirun -np P weft_bench_hvec --json FILE [--sizes 1,16,...]
  *          [--confs 3,4,2,3,8/6,2,2,3,8/...] [--no-topo] [--iters N]
+ *          [--by-node N]
  *
  * A hierarchy is a list of levels, top first; at each level a rank takes
  * part in one communicator or none.  Every rank starts with a vector of
@@ -22,7 +23,12 @@
  *   H_conf(i)  G1,G2,...,Gk: G1 ranks in the top communicator, each of
  *              them leading G2 at the next level, ..., bottom communicators
  *              of Gk consecutive ranks (the product must be P) -- built
- *              with MPI_Comm_split, blind to the machine.
+ *              with MPI_Comm_split, blind to the machine.  With --by-node
+ *              N the H_conf see the ranks numbered as a scheduler placing
+ *              them round-robin over the N nodes would number them (the
+ *              i-th rank of node k, k = r / (P/N), is number i * N + k), so
+ *              that consecutive numbers sit on different nodes; H_topo
+ *              follows the machine and does not depend on numbering.
  *
  * Each run starts after a barrier; a point's time is the median over the
  * iterations of each rank, maximum over the ranks.  The result is checked
@@ -51,7 +57,7 @@ struct opts {
     const char *json;
     long        sizes[MAX_SIZES];
     int         nsizes, topo;
-    long        iters;
+    long        iters, by_node;    /* by_node: 0 or the nodes of a round-robin numbering */
     int         nconfs;
     int         conf[MAX_CONFS][MAX_LEVELS];
     int         conflen[MAX_CONFS];
@@ -109,6 +115,9 @@ static int parse(int argc, char **argv, struct opts *o)
                 return 0;
         } else if (!strcmp(a, "--iters")) {
             if (bench_arg_positive(argc, argv, &i, &o->iters) || o->iters > MAX_ITERS)
+                return 0;
+        } else if (!strcmp(a, "--by-node")) {
+            if (bench_arg_positive(argc, argv, &i, &o->by_node))
                 return 0;
         } else
             return 0;
@@ -186,11 +195,18 @@ static int build_topo(struct hier *h, char *why, size_t wlen)
 }
 
 /* H_conf: fanout[0] ranks at the top, ..., bottom groups of fanout[n-1]
- * consecutive ranks. */
-static int build_conf(struct hier *h, const int *fanout, int n, int index, char *why, size_t wlen)
+ * consecutive numbers (this rank's number: rank, or its round-robin
+ * number over by_node nodes). */
+static int build_conf(struct hier *h, const int *fanout, int n, int index, long by_node, char *why,
+                      size_t wlen)
 {
-    long long prod = 1, stride = nranks;
+    long long prod = 1, stride = nranks, num = rank;
     int       len = 0;
+
+    if (by_node) {
+        long per = nranks / by_node;
+        num = (long long)(rank % per) * by_node + rank / per;
+    }
 
     for (int l = 0; l < n; l++)
         prod *= fanout[l];
@@ -207,8 +223,8 @@ static int build_conf(struct hier *h, const int *fanout, int n, int index, char 
     for (int l = 0; l < n; l++) {
         long long span = stride;
         stride /= fanout[l];
-        MPI_Comm_split(MPI_COMM_WORLD, rank % stride == 0 ? (int)(rank / span) : MPI_UNDEFINED,
-                       rank, &h->lv[l]);
+        MPI_Comm_split(MPI_COMM_WORLD, num % stride == 0 ? (int)(num / span) : MPI_UNDEFINED,
+                       (int)num, &h->lv[l]);
         snprintf(h->type[l], sizeof(h->type[0]), "conf");
     }
     return 1;
@@ -404,8 +420,15 @@ int main(int argc, char **argv)
     if (!parse(argc, argv, &o)) {
         if (rank == 0)
             fprintf(stderr, "usage: weft_bench_hvec --json FILE [--sizes N1,N2,...] "
-                            "[--confs G1,G2,.../G1,G2,...] [--no-topo] [--iters N (<= %d)]\n",
-                    MAX_ITERS);
+                            "[--confs G1,G2,.../G1,G2,...] [--no-topo] [--iters N (<= %d)] "
+                            "[--by-node N]\n", MAX_ITERS);
+        MPI_Finalize();
+        return 2;
+    }
+    if (o.by_node && nranks % o.by_node) {
+        if (rank == 0)
+            fprintf(stderr, "weft_bench_hvec: --by-node %ld does not divide the %d ranks\n",
+                    o.by_node, nranks);
         MPI_Finalize();
         return 2;
     }
@@ -417,14 +440,15 @@ int main(int argc, char **argv)
     bench_mpi_library(lib, sizeof(lib));
     if (f)
         fprintf(f, "{\"benchmark\": \"hvec\", \"nranks\": %d, \"mpi\": \"%.120s\", \"iters\": %ld, "
-                   "\"runs\": [", nranks, lib, o.iters);
+                   "\"conf_by_node\": %ld, \"runs\": [", nranks, lib, o.iters, o.by_node);
     for (int c = -1; c < o.nconfs; c++) {
         int built;
         why[0] = '\0';
         if (c < 0 && !o.topo)
             continue;
         built = c < 0 ? build_topo(&h, why, sizeof(why))
-                      : build_conf(&h, o.conf[c], o.conflen[c], c + 1, why, sizeof(why));
+                      : build_conf(&h, o.conf[c], o.conflen[c], c + 1, o.by_node, why,
+                                   sizeof(why));
         MPI_Allreduce(MPI_IN_PLACE, &built, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
         if (!built) {
             if (rank == 0)

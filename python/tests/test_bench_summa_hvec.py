@@ -80,6 +80,54 @@ def test_summa_report_labels_simulation(render_text: Callable[[RenderableType], 
     assert "SIMULATED" in text and "12×" in text and "4.00×" in text and "10 GFLOP/s" in text
 
 
+def test_summa_project_sweeps_orders_and_picks_the_broadcast() -> None:
+    args = cli.build_parser().parse_args(["project", "summa"])
+    assert args.smpi_n == [240, 960, 3840] and args.smpi_block == [8, 32, 128] and args.bcast == "binomial"
+    assert "topo" in bench_summa.SMPI_BCAST["binomial"][1].split(",")
+    # SimGrid's NTSB cannot create the one-rank communicators of the full hierarchy
+    assert "topo" not in bench_summa.SMPI_BCAST["binary"][1].split(",")
+    args = cli.build_parser().parse_args(["project", "summa", "--smpi-n", "240", "960", "--bcast", "binary",
+                                          "--by-node"])
+    assert (args.smpi_n, args.bcast, args.by_node) == ([240, 960], "binary", True)
+
+
+def test_summa_summary_per_machine_and_order(render_text: Callable[[RenderableType], str]) -> None:
+    runs = [summa_run("simple", 1, 8e-6, comm=6e-6, comp=2e-6), summa_run("hier", 2, 4e-6),
+            summa_run("topo2", 2, 4e-6), summa_run("topo", 2, 2e-6)]
+    document = {"simulated": True, "flop_rate_gflops": 7.0, "flop_rate_source": "given", "bcast": "binomial",
+                "entries": [summa_entry(platform="SMP12E5", paper_factor=6.0, runs=runs),
+                            summa_entry(platform="SMP12E5", paper_factor=6.0, n=960, runs=runs, by_node=6)]}
+    rows = bench_summa.summary(document)
+    assert list(rows) == ["SMP12E5 n=64", "SMP12E5 n=960 by node"]
+    assert rows["SMP12E5 n=64"] == {"topological": 4.0, "topological_2": 2.0, "best_hier": 2.0,
+                                    "bcast_share": 0.75, "paper": 6.0}
+    text = render_text(bench_summa.render(document))
+    assert "topological 2 levels (2 groups)" in text and "75%" in text and "broadcast: binomial" in text
+
+
+def test_summa_run_json_accepts_an_unchecked_charged_run(tmp_path: Path,
+                                                         render_text: Callable[[RenderableType], str]) -> None:
+    def launch(argv: list[str]) -> None:
+        Path(argv[argv.index("--json") + 1]).write_text('{"runs": [], "checked": false, "verified": null}')
+
+    assert bench_summa.run_json("prog", ["prog"], launch)["checked"] is False
+    run = {**summa_run("simple", 1, 1e-6), "verified": None}
+    assert "not computed" in render_text(bench_summa.entry_table(summa_entry(platform="NTW10E5", runs=[run]), True))
+
+
+def test_summa_project_needs_a_panel_width_per_order() -> None:
+    args = cli.build_parser().parse_args(["project", "summa", "--smpi-n", "240", "960", "--smpi-block", "8", "16",
+                                          "32", "--flop-rate", "7"])
+    with pytest.raises(WeftError, match="3 panel widths for 2 orders"):
+        bench_summa.command_smpi(args)
+
+
+def test_hvec_by_node_reaches_the_program() -> None:
+    args = cli.build_parser().parse_args(["project", "hvec", "--by-node", "24"])
+    assert bench_hvec.by_node(args) == ["--by-node", "24"]
+    assert bench_hvec.by_node(cli.build_parser().parse_args(["project", "hvec"])) == []
+
+
 def test_summa_run_json_rejects_unverified(tmp_path: Path) -> None:
     def launch(argv: list[str]) -> None:
         Path(argv[argv.index("--json") + 1]).write_text('{"runs": [], "verified": false}')
@@ -121,7 +169,7 @@ def test_real_tiny_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
     monkeypatch.setattr(bench_summa.results, "RESULTS_DIR", tmp_path)
     assert cli.main(["bench", "summa", "--ranks", "2", "--n", "48", "--block", "8", "--rounds", "1"]) == 0
     document = bench_summa.results.load_latest("summa", tmp_path)
-    assert [r["variant"] for r in document["entries"][0]["runs"]] == ["simple", "hier", "topo"]
+    assert [r["variant"] for r in document["entries"][0]["runs"]] == ["simple", "hier", "topo2", "topo"]
     assert all(r["max_abs_err"] <= document["entries"][0]["err_bound"] for r in document["entries"][0]["runs"])
     assert "SUMMA 2 ranks" in render_text(bench_summa.render(document))
     assert cli.main(["bench", "hvec", "--ranks", "4", "--sizes", "1,100", "--iters", "1"]) == 0

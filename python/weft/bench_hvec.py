@@ -7,7 +7,10 @@ oversubscribed on emulated nodes (correctness only).  `--smpi` (also
 `weft project hvec`) runs the same source built with smpicc on the SimGrid
 platform of NTW24E5 (576 ranks, 4 switches, 5 levels) with the paper's four
 H_conf configurations: a projection, not a measurement.  The paper reports a
-speedup of about 10x of H_topo over the H_conf configurations.
+speedup of about 10x of H_topo over the H_conf configurations.  --by-node N
+numbers the ranks of the H_conf as a scheduler placing them round-robin over
+N nodes would (consecutive numbers on different nodes); H_topo follows the
+machine whatever the numbering.
 """
 
 from __future__ import annotations
@@ -66,6 +69,10 @@ def speedups(run_list: list[dict[str, Any]]) -> dict[int, dict[str, float]]:
 # ---- commands -------------------------------------------------------------------
 
 
+def by_node(args: argparse.Namespace) -> list[str]:
+    return ["--by-node", str(args.by_node)] if args.by_node else []
+
+
 def command_real(args: argparse.Namespace) -> Path:
     program = str(runner.executable(BENCH))
     launch = runner.launcher()
@@ -79,7 +86,7 @@ def command_real(args: argparse.Namespace) -> Path:
 
         data = bench_summa.run_json("weft_bench_hvec", [program, "--sizes", args.sizes or REAL_SIZES,
                                                         "--confs", args.confs or default_confs(ranks),
-                                                        "--iters", str(args.iters)], go)
+                                                        "--iters", str(args.iters), *by_node(args)], go)
         entries.append({**data, "env": env, "oversubscribed": ranks > (os.cpu_count() or 1)})
     return results.save(BENCHMARK, {"mode": "real", "entries": entries}, transport="mpi", ranks=max(args.ranks))
 
@@ -100,7 +107,7 @@ def command_smpi(args: argparse.Namespace) -> Path:
         data = bench_summa.run_json("weft_bench_hvec_smpi",
                                     [str(program), "--sizes", args.sizes or SMPI_SIZES,
                                      "--confs", args.confs or default_confs(plat.cores),
-                                     "--iters", str(args.smpi_iters)], go)
+                                     "--iters", str(args.smpi_iters), *by_node(args)], go)
         entries.append({**data, "platform": plat.name, "platform_info": smpi.describe(plat),
                         "paper_speedup": PAPER_SPEEDUP if plat.name == "NTW24E5" else None})
     return results.save(BENCHMARK + "-smpi", {"mode": "smpi", "simulated": True, "entries": entries},
@@ -138,7 +145,9 @@ def speedup_table(document: dict[str, Any]) -> Any:
         for size, per in speedups(entry["runs"]).items():
             if not per:
                 continue
-            table.add_row(entry.get("platform", f"{entry['nranks']} ranks"), str(size),
+            table.add_row(entry.get("platform", f"{entry['nranks']} ranks")
+                          + (f", H_conf by node over {entry['conf_by_node']}" if entry.get("conf_by_node") else ""),
+                          str(size),
                           report.fmt_ratio(min(per.values())), report.fmt_ratio(max(per.values())),
                           f"≈{entry['paper_speedup']:g}×" if entry.get("paper_speedup") else report.MISSING)
     return table
@@ -162,6 +171,7 @@ def chart(path: Path, document: dict[str, Any]) -> Path:
         axes.set_xlabel("vector size (x4 B)")
         axes.set_ylabel("µs")
         axes.set_title(entry.get("platform", f"{entry['nranks']} ranks")
+                       + (f", H_conf by node over {entry['conf_by_node']}" if entry.get("conf_by_node") else "")
                        + (" (simulated)" if document.get("simulated") else
                           " (oversubscribed)" if entry.get("oversubscribed") else ""))
         axes.grid(alpha=0.3, which="both")
@@ -197,6 +207,8 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
     parser.add_argument("--sizes", help="vector sizes in floats, comma-separated")
     parser.add_argument("--confs", help="H_conf configurations: G1,G2,.../G1,G2,... (default: the paper's on 576 ranks)")
     parser.add_argument("--iters", type=int, default=20, help="timed iterations per point, real runs (default 20)")
+    parser.add_argument("--by-node", type=int, metavar="N",
+                        help="number the H_conf ranks round-robin over N nodes, as a by-node scheduler would")
     parser.add_argument("--smpi-iters", type=int, default=2, help="iterations per simulated point (default 2)")
     parser.add_argument("--platforms", nargs="+", default=["NTW24E5"], help="simulated platforms (default NTW24E5)")
     parser.add_argument("--timeout", type=float, default=3600, metavar="S", help="seconds per run (default 3600)")

@@ -7,11 +7,19 @@ oversubscribed on emulated nodes (WEFT_TOPO_* settings) -- correctness
 only.  `--smpi` (also `weft project summa`) runs the same source built with
 smpicc on the SimGrid platforms of the paper's machines (python/weft/smpi.py):
 a projection, not a measurement.  The broadcast algorithm is Open MPI's
-binary tree, as in the paper (tuned algorithm 5; SimGrid's NTSB).
+binary tree, as in the paper (tuned algorithm 5; SimGrid's NTSB), or with
+--bcast binomial the binomial tree (tuned 6; SimGrid's binomial_tree): the
+topological variant over every level needs it, because SimGrid 3.32's NTSB
+sends to a rank that does not exist on a one-rank communicator, and SimGrid
+broadcasts over every communicator it creates -- the cores of the full
+hierarchy are such communicators.
 
 The enhancement factor is simple time / hierarchical time, each the largest
 total over the ranks (the paper reports 12x, 5x and 6x for the topological
-variant on NTW10E5, SMP20E7 and SMP12E5).
+variant on NTW10E5, SMP20E7 and SMP12E5).  The simulation sweeps the matrix
+order (--smpi-n) at the paper's panel width of 8 doubles; above
+SMPI_CHECK_MAX the multiplies are charged at the measured rate and not
+computed (--charge-only), below it every C is checked.
 """
 
 from __future__ import annotations
@@ -40,6 +48,10 @@ SMPI_GROUPS = {"NTW10E5": "2,4,6,10", "SMP20E7": "2,4,5,10", "SMP12E5": "2,3,4,6
 # The machine of the paper's Fig. 1 (two NUMA packages, an L2 per two cores):
 # the emulated node of the oversubscribed correctness runs.
 EMULATED_NODE = "pack:2 [numa] l3:1 l2:2 core:2 pu:1"
+SMPI_CHECK_MAX = 960
+VARIANTS = "simple,hier,topo2,topo"
+# --bcast: SimGrid's algorithm and the variants it can run
+SMPI_BCAST = {"binary": ("NTSB", "simple,hier,topo2"), "binomial": ("binomial_tree", VARIANTS)}
 BINARY_BCAST = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_bcast_algorithm": "5"}
 
 
@@ -62,7 +74,7 @@ def run_json(name: str, argv: list[str], launch: Callable[[list[str]], None]) ->
         data = results.read_json(output)
     if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
         raise WeftError(f"{name}: malformed output: {data!r:.200}")
-    if not data.get("verified"):
+    if not data.get("verified") and data.get("checked", True):
         raise WeftError(f"{name}: results not verified")
     return data
 
@@ -81,6 +93,8 @@ def label(run: dict[str, Any]) -> str:
         return "simple"
     if run["variant"] == "hier":
         return f"hier {run['groups']} groups"
+    if run["variant"] == "topo2":
+        return f"topological 2 levels ({run['groups']} groups)"
     return f"topological ({run['groups']} groups)"
 
 
@@ -118,7 +132,7 @@ def command_real(args: argparse.Namespace) -> Path:
 
         data = run_json("weft_bench_summa", [program, "--n", str(args.n), "--block", str(args.block),
                                              "--groups", args.groups or default_groups(ranks),
-                                             "--rounds", str(args.rounds)], go)
+                                             "--rounds", str(args.rounds), "--variants", VARIANTS], go)
         entries.append({**data, "env": env, "oversubscribed": ranks > (os.cpu_count() or 1)})
     return results.save(BENCHMARK, {"mode": "real", "entries": entries}, transport="mpi",
                         ranks=max(args.ranks))
@@ -144,23 +158,31 @@ def command_smpi(args: argparse.Namespace) -> Path:
     program = runner.executable(BENCH_SMPI)
     # cpu-threshold 0: SimGrid drops smpi_execute calls shorter than 1 us by
     # default, which the small local multiplies of the paper's sizes are.
-    cfg = {**bench_coll.SMPI_SETUP_CFG, "smpi/bcast": "NTSB", "smpi/cpu-threshold": "0"}
+    algorithm, variants = SMPI_BCAST[args.bcast]
+    cfg = {**bench_coll.SMPI_SETUP_CFG, "smpi/bcast": algorithm, "smpi/cpu-threshold": "0"}
     entries = []
-    for plat in runner.steps(plats, lambda p: f"SMPI {p.name} ({p.cores} simulated ranks)"):
+    blocks = args.smpi_block if len(args.smpi_block) > 1 else args.smpi_block * len(args.smpi_n)
+    if len(blocks) != len(args.smpi_n):
+        raise WeftError(f"--smpi-block gives {len(blocks)} panel widths for {len(args.smpi_n)} orders (--smpi-n)")
+    points = [(plat, n, b) for plat in plats for n, b in zip(args.smpi_n, blocks)]
+    for plat, n, block in runner.steps(points, lambda pt: f"SMPI {pt[0].name} ({pt[0].cores} simulated ranks), "
+                                       f"n={pt[1]}, panels of {pt[2]}"):
         smpi.write_platform(plat)
 
         def go(argv: list[str], plat: smpi.Platform = plat) -> None:
             smpi.run(plat, program, argv[1:], {**cfg}, args.timeout)
 
         data = run_json("weft_bench_summa_smpi",
-                        [str(program), "--n", str(args.smpi_n), "--block", str(args.smpi_block),
+                        [str(program), "--n", str(n), "--block", str(block),
                          "--groups", args.groups or SMPI_GROUPS.get(plat.name, "2"), "--rounds", "1",
-                         "--flop-rate", f"{rate:.6g}"], go)
+                         "--variants", variants, "--flop-rate", f"{rate:.6g}",
+                         *(["--charge-only"] if n > SMPI_CHECK_MAX else []),
+                         *(["--by-node", str(plat.levels[0].fanout)] if args.by_node else [])], go)
         entries.append({**data, "platform": plat.name, "paper_factor": PAPER_FACTOR.get(plat.name),
                         "platform_info": smpi.describe(plat)})
     return results.save(BENCHMARK + "-smpi",
                         {"mode": "smpi", "simulated": True, "flop_rate_gflops": rate,
-                         "flop_rate_source": rate_source, "bcast": "binary (SimGrid NTSB)",
+                         "flop_rate_source": rate_source, "bcast": f"{args.bcast} (SimGrid {algorithm})",
                          "entries": entries}, transport="smpi", ranks=max(e["nranks"] for e in entries))
 
 
@@ -168,7 +190,9 @@ def command_smpi(args: argparse.Namespace) -> Path:
 
 
 def entry_title(entry: dict[str, Any], simulated: bool) -> str:
-    where = (f"{entry['platform']}, {entry['nranks']} SIMULATED ranks" if simulated else
+    where = (f"{entry['platform']}, {entry['nranks']} SIMULATED ranks"
+             + (f", simple/hier numbered by node over {entry['by_node']}" if entry.get("by_node") else "")
+             if simulated else
              f"{entry['nranks']} ranks" + (" — OVERSUBSCRIBED, emulated nodes: correctness only"
                                            if entry.get("oversubscribed") else ""))
     return (f"SUMMA {where}: grid {entry['grid'][0]}x{entry['grid'][1]}, n={entry['n']}, "
@@ -189,19 +213,30 @@ def entry_table(entry: dict[str, Any], simulated: bool) -> Any:
                       report.fmt_number(float(run["comm_s"]) * 1e6),
                       report.fmt_number(float(run["comp_s"]) * 1e6),
                       report.fmt_ratio(fac[label(run)]),
+                      Text("not computed", style="dim") if run["verified"] is None else
                       Text(f"{run['max_abs_err']:.1e}", style="green" if run["verified"] else "bold red"))
     return table
 
 
+def machine(entry: dict[str, Any]) -> str:
+    return str(entry.get("platform", f"{entry['nranks']} ranks"))
+
+
 def summary(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Per platform: the topological and the best group factor."""
+    """Per machine and matrix order: the topological factors (all levels,
+    first level only), the best user-group factor and the broadcasts' share
+    of simple's time."""
     out = {}
     for entry in document["entries"]:
         fac = factors(entry["runs"])
-        topo = [v for k, v in fac.items() if k.startswith("topological")]
+        simple = next(r for r in entry["runs"] if r["variant"] == "simple")
         hier = [v for k, v in fac.items() if k.startswith("hier")]
-        out[entry.get("platform", f"{entry['nranks']} ranks")] = {
-            "topological": topo[0] if topo else None, "best_hier": max(hier) if hier else None,
+        out[f"{machine(entry)} n={entry['n']}" + (" by node" if entry.get("by_node") else "")] = {
+            "topological": next((fac[label(r)] for r in entry["runs"] if r["variant"] == "topo"), None),
+            "topological_2": next((fac[label(r)] for r in entry["runs"] if r["variant"] == "topo2"), None),
+            "best_hier": max(hier) if hier else None,
+            "bcast_share": float(simple["comm_s"]) / (float(simple["comm_s"]) + float(simple["comp_s"]))
+            if float(simple["comm_s"]) + float(simple["comp_s"]) > 0 else None,
             "paper": entry.get("paper_factor")}
     return out
 
@@ -209,11 +244,16 @@ def summary(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def summary_table(document: dict[str, Any]) -> Any:
     table = report.table("SUMMA: enhancement factor simple / hierarchical"
                          + (" — SIMULATED (SimGrid SMPI), not measured" if document.get("simulated") else ""),
-                         [Column("machine"), Column("topological", justify="right"),
-                          Column("best user groups", justify="right"), Column("paper (topological)", justify="right")],
+                         [Column("machine"), Column("topological (all levels)", justify="right"),
+                          Column("topological (2 levels)", justify="right"),
+                          Column("best user groups", justify="right"),
+                          Column("bcast share of simple", justify="right"),
+                          Column("paper (topological)", justify="right")],
                          [])
     for name, row in summary(document).items():
-        table.add_row(name, report.fmt_ratio(row["topological"]), report.fmt_ratio(row["best_hier"]),
+        table.add_row(name, report.fmt_ratio(row["topological"]), report.fmt_ratio(row["topological_2"]),
+                      report.fmt_ratio(row["best_hier"]),
+                      f"{100 * row['bcast_share']:.0f}%" if row["bcast_share"] is not None else report.MISSING,
                       f"{row['paper']:g}×" if row["paper"] else report.MISSING)
     return table
 
@@ -222,10 +262,14 @@ def chart(path: Path, document: dict[str, Any]) -> Path:
     """Like the paper's Figs. 11-13: per machine, a bar per variant, the
     mean multiply time below the mean broadcast time."""
     entries = document["entries"]
-    figure = Figure(figsize=(5.5 * len(entries), 4.2), layout="constrained")
+    machines = list(dict.fromkeys(machine(e) for e in entries))
+    orders = sorted({int(e["n"]) for e in entries})
+    figure = Figure(figsize=(5.5 * len(machines), 4.2 * len(orders)), layout="constrained")
     FigureCanvasAgg(figure)
-    for i, entry in enumerate(entries):
-        axes = figure.add_subplot(1, len(entries), i + 1)
+    for entry in entries:
+        column = machines.index(machine(entry))
+        axes = figure.add_subplot(len(orders), len(machines),
+                                  orders.index(int(entry["n"])) * len(machines) + column + 1)
         names = [label(r) for r in entry["runs"]]
         comp = [float(r["comp_s"]) * 1e6 for r in entry["runs"]]
         comm = [float(r["comm_s"]) * 1e6 for r in entry["runs"]]
@@ -233,7 +277,7 @@ def chart(path: Path, document: dict[str, Any]) -> Path:
         axes.bar(names, comm, bottom=comp, color="tab:red", label="broadcasts (mean)")
         axes.set_ylabel("µs")
         axes.tick_params(axis="x", rotation=45, labelsize="small")
-        axes.set_title(entry.get("platform", f"{entry['nranks']} ranks")
+        axes.set_title(f"{machine(entry)}, n={entry['n']}" + (", by node" if entry.get("by_node") else "")
                        + (" (simulated)" if document.get("simulated") else
                           " (oversubscribed)" if entry.get("oversubscribed") else ""))
         axes.legend(fontsize="small")
@@ -249,7 +293,7 @@ def render(document: dict[str, Any]) -> Group:
     parts.append(summary_table(document))
     if simulated:
         parts.append(Text(f"DGEMM cost in the simulation: {document['flop_rate_gflops']:.3g} GFLOP/s per rank "
-                          f"({document['flop_rate_source']})", style="dim"))
+                          f"({document['flop_rate_source']}); broadcast: {document.get('bcast', '?')}", style="dim"))
     return Group(*parts)
 
 
@@ -278,8 +322,18 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
     parser.add_argument("--block", type=int, default=64, help="panel width, real runs (default 64)")
     parser.add_argument("--groups", help="group counts of the hierarchical variant, comma-separated")
     parser.add_argument("--rounds", type=int, default=5, help="rounds per variant, real runs (default 5)")
-    parser.add_argument("--smpi-n", type=int, default=240, help="matrix order, simulated (default 240)")
-    parser.add_argument("--smpi-block", type=int, default=8, help="panel width, simulated (default 8)")
+    parser.add_argument("--smpi-n", type=int, nargs="+", default=[240, 960, 3840],
+                        help=f"matrix orders, simulated (default 240 960 3840; above {SMPI_CHECK_MAX} the "
+                        "multiplies are charged, not computed)")
+    parser.add_argument("--smpi-block", type=int, nargs="+", default=[8, 32, 128],
+                        help="panel width of each order, or one for all (default 8 32 128: the paper's 8 at "
+                        "n=240, then the same 30 steps)")
+    parser.add_argument("--by-node", action="store_true",
+                        help="simulated: place simple and hier on the grid as a scheduler numbering the ranks "
+                        "round-robin over the platform's nodes (blades) would; topo follows the machine")
+    parser.add_argument("--bcast", choices=sorted(SMPI_BCAST), default="binomial",
+                        help="simulated broadcast algorithm: binomial (default; every variant) or the "
+                        "paper's binary (SimGrid's NTSB, which cannot run the topological variant over every level)")
     parser.add_argument("--flop-rate", type=float,
                         help="simulated GFLOP/s per rank (default: measured by the last real run)")
     parser.add_argument("--platforms", nargs="+", default=["NTW10E5", "SMP20E7", "SMP12E5"],
