@@ -92,12 +92,15 @@ void weft__ep_drop_failed(weft_ep_t ep)
     ep->fail_seen = gen;
 }
 
-unsigned weft__ep_progress(weft_ep_t ep)
+/* One progress of ep's worker, with the LLP_prog/LLP_poll point when
+ * `traced` (a constant). */
+static inline __attribute__((always_inline)) unsigned ep_progress_body(weft_ep_t ep, const int traced)
 {
     weft__ep_sync_failed(ep);
-    WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_PROG);
+    WEFT_PROF_BEGIN_IF(traced, llp, WEFT__PROF_LLP_PROG);
     unsigned n = ucp_worker_progress(ep->worker);
 
+    (void)traced;  /* unused when the points are compiled out */
     WEFT_PROF_END(llp, n ? WEFT__PROF_LLP_PROG : WEFT__PROF_LLP_POLL);
     /* Pool endpoints serve the home worker every few calls only: its flag
      * is shared by all the threads, and a line written by every call of
@@ -105,6 +108,11 @@ unsigned weft__ep_progress(weft_ep_t ep)
     if (ep->serves_home && (++ep->home_tick & WEFT__HOME_EVERY_MASK) == 0)
         weft__ctx_progress_home(ep->ctx);
     return n;
+}
+
+unsigned weft__ep_progress(weft_ep_t ep)
+{
+    return ep_progress_body(ep, 1);
 }
 
 weft_status_t weft__ep_wait_req(weft_ep_t ep, ucs_status_ptr_t req, int rank, const char *fn,
@@ -251,10 +259,15 @@ weft_status_t weft_flush(weft_ep_t ep)
     return weft__ep_flush(ep, __func__);
 }
 
-weft_status_t weft_progress(weft_ep_t ep, unsigned *count)
+/* weft_progress's body, with the HLP_prog and LLP_prog points when
+ * `traced` (a constant): as weft_put_nbi, the call that an injection loop
+ * makes between puts has a traced and an untraced instance, and pays one
+ * test of the selection for both points. */
+static inline __attribute__((always_inline)) weft_status_t
+progress_body(weft_ep_t ep, unsigned *count, const int traced)
 {
-    WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_PROG);
-    weft_status_t st = weft__ep_check_caller(ep, __func__);
+    WEFT_PROF_BEGIN_IF(traced, hlp, WEFT__PROF_HLP_PROG);
+    weft_status_t st = weft__ep_check_caller(ep, "weft_progress");
     unsigned n;
 
     if (st != WEFT_OK)
@@ -264,10 +277,22 @@ weft_status_t weft_progress(weft_ep_t ep, unsigned *count)
     if (WEFT__UNLIKELY((++ep->poll_tick & 63u) == 0))
         weft__peer_poll(ep->ctx);
     WEFT_PROF_END(hlp, WEFT__PROF_HLP_PROG);
-    n = weft__ep_progress(ep);
+    n = ep_progress_body(ep, traced);
     if (count)
         *count = n;
     return WEFT_OK;
+}
+
+static __attribute__((noinline)) weft_status_t progress_traced(weft_ep_t ep, unsigned *count)
+{
+    return progress_body(ep, count, 1);
+}
+
+weft_status_t weft_progress(weft_ep_t ep, unsigned *count)
+{
+    if (WEFT_PROF_ANY())
+        return progress_traced(ep, count);
+    return progress_body(ep, count, 0);
 }
 
 static weft_status_t quiesce(weft_ctx_t ctx)
