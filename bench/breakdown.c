@@ -38,11 +38,6 @@
 #define AM_ID 1
 #define RAW_AM_ID (WEFT_AM_MAX_ID + 1)   /* beyond weft's ids: the probe's own */
 
-struct opts {
-    const char *json;
-    long iters, lat_iters, batch, rounds;
-};
-
 static int rank, nranks;
 static weft_ctx_t ctx;
 static volatile int got;           /* set by the AM handlers */
@@ -302,7 +297,8 @@ struct injection {
     struct series chunk[I_KINDS];
 };
 
-static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct opts *o, struct injection *r)
+static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct bench_breakdown_opts *o,
+                            struct injection *r)
 {
     double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0};
 
@@ -525,7 +521,8 @@ struct latency {
     struct series raw, raw_post, raw_prog;
 };
 
-static void latency_round(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, const struct opts *o,
+static void latency_round(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer,
+                          const struct bench_breakdown_opts *o,
                           struct latency *r)
 {
     double obs, raw;
@@ -552,7 +549,7 @@ static const char *const point_names[NPOINTS] = {"HLP_post", "LLP_post", "LLP_pr
                                                  "HLP_tx_prog", "busy_post", "HLP_post_tail",
                                                  "HLP_prog"};
 
-static void collect_points(weft_ep_t ep, weft_seg_t seg, const struct opts *o,
+static void collect_points(weft_ep_t ep, weft_seg_t seg, const struct bench_breakdown_opts *o,
                            weft_prof_stat_t *s)
 {
     double fig[I_KINDS], chunk_ns[I_KINDS];
@@ -603,7 +600,7 @@ static void parts_json(FILE *f, const struct series *entry, const struct series 
     put_series(f, "tail", tail, r, "}");
 }
 
-static void write_json(FILE *f, const struct opts *o, const char *transport,
+static void write_json(FILE *f, const struct bench_breakdown_opts *o, const char *transport,
                        const struct injection *in, const struct latency *la,
                        const weft_prof_stat_t *points)
 {
@@ -684,30 +681,16 @@ static void usage(void)
                     "[--lat-iters N] [--batch Q] [--rounds R]\n");
 }
 
-static int parse(int argc, char **argv, struct opts *o)
+static int parse(int argc, char **argv, struct bench_breakdown_opts *o)
 {
-    o->json = NULL;
-    o->iters = 200000;
-    o->lat_iters = 20000;
-    o->batch = 16;
-    o->rounds = 5;
-    for (int i = 1; i < argc; i++) {
-        long *dst = NULL;
-        if (!strcmp(argv[i], "--json") && i + 1 < argc) o->json = argv[++i];
-        else if (!strcmp(argv[i], "--iters")) dst = &o->iters;
-        else if (!strcmp(argv[i], "--lat-iters")) dst = &o->lat_iters;
-        else if (!strcmp(argv[i], "--batch")) dst = &o->batch;
-        else if (!strcmp(argv[i], "--rounds")) dst = &o->rounds;
-        else return -1;
-        if (dst && bench_arg_positive(argc, argv, &i, dst) != 0)
-            return -1;
-    }
+    if (bench_breakdown_parse(argc, argv, o) != 0)
+        return -1;
     return o->rounds <= MAX_ROUNDS && o->batch <= o->iters && o->lat_iters <= MAX_SAMPLES ? 0 : -1;
 }
 
 int main(int argc, char **argv)
 {
-    struct opts o;
+    struct bench_breakdown_opts o;
     weft_ep_t ep;
     weft_seg_t seg;
     void *local;

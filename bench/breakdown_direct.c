@@ -50,11 +50,6 @@
 #define PAYLOAD_OFF 2056        /* ... and its payload, in the same cache line */
 #define PROBE_OFF 4096          /* the probe's signal and payload, laid out alike */
 
-struct opts {
-    const char *json;
-    long iters, lat_iters, batch, rounds;
-};
-
 static int rank, nranks;
 static weft_ctx_t ctx;
 static weft_ep_t ep;
@@ -423,7 +418,7 @@ static void median_ticks(struct samples *s, double *median, double *count)
     *median = s->n ? bench_median(s->v, (int)s->n) / timer_ghz - timer_ovh : 0;
 }
 
-static void latency_round(const struct opts *o, struct latency *r)
+static void latency_round(const struct bench_breakdown_opts *o, struct latency *r)
 {
     static const char *const point[F_N] = {"HLP_post", "direct_copy", "signal_add", "signal_poll",
                                            "LLP_poll"};
@@ -455,7 +450,7 @@ struct injection {
     struct series fig[I_KINDS], chunk[I_KINDS];
 };
 
-static void injection_round(const struct opts *o, struct injection *r)
+static void injection_round(const struct bench_breakdown_opts *o, struct injection *r)
 {
     double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0};
 
@@ -493,7 +488,7 @@ static const char *const point_names[NPOINTS] = {"HLP_post", "direct_copy", "LLP
  * round were interleaved, so they saw the same machine, while the medians
  * over rounds may come from different rounds when the machine's speed
  * changes between them. */
-static void model_rounds(const struct opts *o, const struct injection *in,
+static void model_rounds(const struct bench_breakdown_opts *o, const struct injection *in,
                          const struct latency *la, struct series *inj, struct series *lat)
 {
     const struct series *i = in->fig, *l = la->fig;
@@ -509,7 +504,7 @@ static void model_rounds(const struct opts *o, const struct injection *in,
     }
 }
 
-static void write_json(FILE *f, const struct opts *o, const struct injection *in,
+static void write_json(FILE *f, const struct bench_breakdown_opts *o, const struct injection *in,
                        const struct latency *la, const weft_prof_stat_t *points)
 {
     struct series inj_model = {.n = 0}, lat_model = {.n = 0};
@@ -608,24 +603,10 @@ static void usage(void)
                     "  (two ranks of one node, WEFT_SHM on: the direct path)\n");
 }
 
-static int parse(int argc, char **argv, struct opts *o)
+static int parse(int argc, char **argv, struct bench_breakdown_opts *o)
 {
-    o->json = NULL;
-    o->iters = 200000;
-    o->lat_iters = 20000;
-    o->batch = 16;
-    o->rounds = 5;
-    for (int i = 1; i < argc; i++) {
-        long *dst = NULL;
-        if (!strcmp(argv[i], "--json") && i + 1 < argc) o->json = argv[++i];
-        else if (!strcmp(argv[i], "--iters")) dst = &o->iters;
-        else if (!strcmp(argv[i], "--lat-iters")) dst = &o->lat_iters;
-        else if (!strcmp(argv[i], "--batch")) dst = &o->batch;
-        else if (!strcmp(argv[i], "--rounds")) dst = &o->rounds;
-        else return -1;
-        if (dst && bench_arg_positive(argc, argv, &i, dst) != 0)
-            return -1;
-    }
+    if (bench_breakdown_parse(argc, argv, o) != 0)
+        return -1;
     return o->rounds <= MAX_ROUNDS && o->batch <= o->iters &&
            o->lat_iters <= (long)MAX_CHUNKS * LAT_BLOCK ? 0 : -1;
 }
@@ -634,7 +615,7 @@ static int parse(int argc, char **argv, struct opts *o)
  * chunk or block selects its own point alone): the injection's points
  * from one more injection pass, the signal points from one more latency
  * pass; rank 0's. */
-static void collect_points(const struct opts *o, weft_prof_stat_t *s)
+static void collect_points(const struct bench_breakdown_opts *o, weft_prof_stat_t *s)
 {
     double fig[I_KINDS], chunk_ns[I_KINDS], obs, probe;
 
@@ -650,7 +631,7 @@ static void collect_points(const struct opts *o, weft_prof_stat_t *s)
 
 int main(int argc, char **argv)
 {
-    struct opts o;
+    struct bench_breakdown_opts o;
     void *peer, *local;
     weft_event_t ev;
     uint64_t zero = 0;

@@ -41,6 +41,27 @@ int bench_arg_positive(int argc, char **argv, int *i, long *dst)
     return *end != '\0' || *dst <= 0 ? -1 : 0;
 }
 
+int bench_breakdown_parse(int argc, char **argv, struct bench_breakdown_opts *o)
+{
+    o->json = NULL;
+    o->iters = 200000;
+    o->lat_iters = 20000;
+    o->batch = 16;
+    o->rounds = 5;
+    for (int i = 1; i < argc; i++) {
+        long *dst = NULL;
+        if (!strcmp(argv[i], "--json") && i + 1 < argc) o->json = argv[++i];
+        else if (!strcmp(argv[i], "--iters")) dst = &o->iters;
+        else if (!strcmp(argv[i], "--lat-iters")) dst = &o->lat_iters;
+        else if (!strcmp(argv[i], "--batch")) dst = &o->batch;
+        else if (!strcmp(argv[i], "--rounds")) dst = &o->rounds;
+        else return -1;
+        if (dst && bench_arg_positive(argc, argv, &i, dst) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int bench_parse_positive_list(const char *text, long *out, int max)
 {
     int k = 0;

@@ -21,6 +21,18 @@ int bench_need_two(const char *name, int args_ok, int rank, int nranks, void (*u
  * or not such an integer. */
 int bench_arg_positive(int argc, char **argv, int *i, long *dst);
 
+/* The options of the two breakdown benchmarks (weft_bench_breakdown,
+ * weft_bench_breakdown_direct): --json FILE, --iters N, --lat-iters N,
+ * --batch Q, --rounds R, with their defaults (200000, 20000, 16, 5). */
+struct bench_breakdown_opts {
+    const char *json;
+    long iters, lat_iters, batch, rounds;
+};
+
+/* Parse them into *o: 0, or -1 for an unknown option or a value that is
+ * not a positive integer (each benchmark checks its own upper bounds). */
+int bench_breakdown_parse(int argc, char **argv, struct bench_breakdown_opts *o);
+
 /* A comma-separated list of positive integers ("2,4,8") into out[0..max):
  * how many, or -1 for anything else (empty item, 0, trailing text, more
  * than max). */

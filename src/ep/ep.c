@@ -94,7 +94,8 @@ void weft__ep_drop_failed(weft_ep_t ep)
 
 /* One progress of ep's worker, with the LLP_prog/LLP_poll point when
  * `traced` (a constant). */
-static inline __attribute__((always_inline)) unsigned ep_progress_body(weft_ep_t ep, const int traced)
+static inline __attribute__((always_inline)) unsigned
+ep_progress_body(weft_ep_t ep, const int traced)
 {
     weft__ep_sync_failed(ep);
     WEFT_PROF_BEGIN_IF(traced, llp, WEFT__PROF_LLP_PROG);
