@@ -204,12 +204,23 @@ static double median(double *each, int n)
     return n % 2 ? each[n / 2] : (each[n / 2 - 1] + each[n / 2]) / 2;
 }
 
+/* The median of this rank's times each[0..n), which it frees: the largest
+ * over the ranks. */
+static double worst_median(double *each, int n)
+{
+    double mid = median(each, n), worst;
+
+    free(each);
+    MPI_Allreduce(&mid, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return worst;
+}
+
 /* One application of MPI_SUM to size/8 doubles (MPI_Reduce_local): median
  * over the iterations, maximum over the ranks. */
 static double opcost(const struct opts *o, char *buf, double *out, long size)
 {
     int     count = (int)(size / 8);
-    double  mid, worst, t;
+    double  t;
     double *each = malloc(sizeof(double) * (size_t)o->iters);
 
     for (long i = 0; i < count; i++)
@@ -221,17 +232,14 @@ static double opcost(const struct opts *o, char *buf, double *out, long size)
         if (it >= 0)
             each[it] = t;
     }
-    mid = median(each, o->iters);
-    free(each);
-    MPI_Allreduce(&mid, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return worst;
+    return worst_median(each, o->iters);
 }
 
 /* Median time of one operation on this rank, maximum over the ranks. */
 static double timed(int hier, const struct opts *o, MPI_Op sum, char *buf, double *out, long size)
 {
     int     count = (int)(size / 8);
-    double  t, worst, mid;
+    double  t;
     double *each = malloc(sizeof(double) * (size_t)o->iters);
 
     for (int it = -WARMUP; it < o->iters; it++) {
@@ -252,10 +260,7 @@ static double timed(int hier, const struct opts *o, MPI_Op sum, char *buf, doubl
         if (it >= 0)
             each[it] = t;
     }
-    mid = median(each, o->iters);
-    free(each);
-    MPI_Allreduce(&mid, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return worst;
+    return worst_median(each, o->iters);
 }
 
 /* The data of the last operation is what it should be (every rank

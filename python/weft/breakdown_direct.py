@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from weft import WeftError, results, runner
-from weft.breakdown_model import Breakdown, Model, _number, _section, leaf
+from weft.breakdown_model import Breakdown, Model, _number, _section, document_of, leaf
 
 BENCH = "bench/weft_bench_breakdown_direct"
 PATH = "direct"
@@ -90,14 +90,7 @@ def measure(
         data = results.read_json(output)
     if progress is not None:
         progress(step, 1, 1)
-    if not isinstance(data, dict):
-        raise WeftError("weft_bench_breakdown_direct output is not a JSON object")
-    document = {
-        "benchmark": "breakdown",
-        "metadata": results.metadata(transport=str(data.get("transport", "direct")), ranks=np),
-        "path": PATH,
-        **{key: value for key, value in data.items() if key != "benchmark"},
-    }
+    document = document_of(data, "weft_bench_breakdown_direct", PATH, np, "direct")
     from_measurement(document)
     return document
 

@@ -54,7 +54,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from weft import WeftError
+from weft import WeftError, results
 
 # Levels of the stack and the Fig. 15 category each belongs to. "misc" is
 # CPU time outside both protocols' critical path (busy posts, the
@@ -575,3 +575,16 @@ def from_measurement(document: Any) -> Breakdown:
         notes.append(f"timer: TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer.get('overhead_ns', '?')} ns subtracted")
     return Breakdown(name=f"weft-{path}", source="measured", scenarios={"weft": {"injection": injection, "latency": latency}},
                      overall="weft", notes=tuple(notes), metadata=dict(metadata), points=stats)
+
+
+def document_of(data: Any, program: str, path: str, np: int, transport: str) -> dict[str, Any]:
+    """The breakdown document of a benchmark's JSON output `data` over
+    `path` (transport: the default when the output names none)."""
+    if not isinstance(data, dict):
+        raise WeftError(f"{program} output is not a JSON object")
+    return {
+        "benchmark": "breakdown",
+        "metadata": results.metadata(transport=str(data.get("transport", transport)), ranks=np),
+        "path": path,
+        **{key: value for key, value in data.items() if key != "benchmark"},
+    }

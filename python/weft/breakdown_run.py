@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from weft import WeftError, breakdown_direct, results, runner
+from weft import WeftError, breakdown_direct, breakdown_model, results, runner
 
 BENCH = "bench/weft_bench_breakdown"
 
@@ -121,14 +121,7 @@ def measure(
         data = results.read_json(output)
     if progress is not None:
         progress(step, 1, 1)
-    if not isinstance(data, dict):
-        raise WeftError("weft_bench_breakdown output is not a JSON object")
-    document = {
-        "benchmark": "breakdown",
-        "metadata": results.metadata(transport=str(data.get("transport", "unknown")), ranks=np),
-        "path": path,
-        **{key: value for key, value in data.items() if key != "benchmark"},
-    }
+    document = breakdown_model.document_of(data, "weft_bench_breakdown", path, np, "unknown")
     if path in PATH_NOTES:
         document["note"] = PATH_NOTES[path]
     return validate(document)
