@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ROUNDS 32
+#define MAX_ROUNDS BENCH_BREAKDOWN_MAX_ROUNDS
 #define MAX_SAMPLES 65536                /* timed chunks or round trips per pass */
 #define AM_ID 1
 #define RAW_AM_ID (WEFT_AM_MAX_ID + 1)   /* beyond weft's ids: the probe's own */
@@ -62,11 +62,6 @@ static void die(const char *what, weft_status_t st)
  * injection figures are medians over chunks of a value per put, latency
  * figures medians of round trips or of samples, so that the moments the
  * scheduler takes a rank away count in none. */
-struct series {
-    double v[MAX_ROUNDS];
-    int n;
-};
-
 static double samples[MAX_SAMPLES];
 
 static int cmp_double(const void *a, const void *b)
@@ -77,7 +72,7 @@ static int cmp_double(const void *a, const void *b)
 
 /* The median round of s: the round whose value is the median (the lower
  * middle one of an even count). */
-static int median_round(const struct series *s)
+static int median_round(const struct bench_series *s)
 {
     int below, equal;
 
@@ -94,7 +89,7 @@ static int median_round(const struct series *s)
 }
 
 /* The figure of round r (0 if it was not measured). */
-static double at(const struct series *s, int r)
+static double at(const struct bench_series *s, int r)
 {
     return r < s->n ? s->v[r] : 0;
 }
@@ -106,12 +101,6 @@ static double median_of(long n)
         return 0;
     qsort(samples, (size_t)n, sizeof(double), cmp_double);
     return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
-}
-
-static void push(struct series *s, double v)
-{
-    if (s->n < MAX_ROUNDS)
-        s->v[s->n++] = v;
 }
 
 /* A time per sample over both ranks (rank 0 gets it) from each rank's
@@ -292,9 +281,9 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
 }
 
 struct injection {
-    struct series observed, post_call, prog_call, hlp_post, hlp_tail, llp_post, llp_prog, tx_prog,
-        hlp_prog, busy, misc;
-    struct series chunk[I_KINDS];
+    struct bench_series observed, post_call, prog_call, hlp_post, hlp_tail, llp_post, llp_prog,
+        tx_prog, hlp_prog, busy, misc;
+    struct bench_series chunk[I_KINDS];
 };
 
 static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct bench_breakdown_opts *o,
@@ -307,18 +296,18 @@ static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct bench_bre
     OK(weft_prof_reset());
     inject(ep, seg, o->iters, o->batch, I_OBSERVED, I_KINDS, fig, chunk_ns);
     for (int kind = 0; kind < I_KINDS; kind++)
-        push(&r->chunk[kind], chunk_ns[kind]);
-    push(&r->observed, fig[I_OBSERVED]);
-    push(&r->misc, fig[I_MISC]);
-    push(&r->hlp_post, fig[I_HLP_POST]);
-    push(&r->hlp_tail, fig[I_HLP_TAIL]);
-    push(&r->llp_post, fig[I_LLP_POST]);
-    push(&r->llp_prog, fig[I_LLP_PROG]);
-    push(&r->tx_prog, fig[I_TX_PROG]);
-    push(&r->hlp_prog, fig[I_HLP_PROG]);
-    push(&r->busy, fig[I_BUSY]);
-    push(&r->post_call, fig[I_POST_CALL]);
-    push(&r->prog_call, fig[I_PROG_CALL]);
+        bench_series_push(&r->chunk[kind], chunk_ns[kind]);
+    bench_series_push(&r->observed, fig[I_OBSERVED]);
+    bench_series_push(&r->misc, fig[I_MISC]);
+    bench_series_push(&r->hlp_post, fig[I_HLP_POST]);
+    bench_series_push(&r->hlp_tail, fig[I_HLP_TAIL]);
+    bench_series_push(&r->llp_post, fig[I_LLP_POST]);
+    bench_series_push(&r->llp_prog, fig[I_LLP_PROG]);
+    bench_series_push(&r->tx_prog, fig[I_TX_PROG]);
+    bench_series_push(&r->hlp_prog, fig[I_HLP_PROG]);
+    bench_series_push(&r->busy, fig[I_BUSY]);
+    bench_series_push(&r->post_call, fig[I_POST_CALL]);
+    bench_series_push(&r->prog_call, fig[I_PROG_CALL]);
 }
 
 /* ---- latency: weft AM ping-pong --------------------------------------- */
@@ -517,8 +506,8 @@ static void latency_pass(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, long n, do
 }
 
 struct latency {
-    struct series observed, hlp_post, hlp_tail, llp_post, llp_prog, rx_prog;
-    struct series raw, raw_post, raw_prog;
+    struct bench_series observed, hlp_post, hlp_tail, llp_post, llp_prog, rx_prog;
+    struct bench_series raw, raw_post, raw_prog;
 };
 
 static void latency_round(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer,
@@ -531,15 +520,15 @@ static void latency_round(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer,
     probe_post.n = probe_prog.n = 0;
     probe_post.count = probe_prog.count = 0;
     latency_pass(ep, w, peer, o->lat_iters, &obs, &raw);
-    push(&r->observed, obs);
-    push(&r->raw, raw);
-    push(&r->hlp_post, per_sample("HLP_post"));
-    push(&r->hlp_tail, per_sample("HLP_post_tail"));
-    push(&r->llp_post, per_sample("LLP_post"));
-    push(&r->rx_prog, per_sample("HLP_rx_prog"));
-    push(&r->llp_prog, per_sample("LLP_prog"));
-    push(&r->raw_post, probe_per_sample(&probe_post));
-    push(&r->raw_prog, probe_per_sample(&probe_prog));
+    bench_series_push(&r->observed, obs);
+    bench_series_push(&r->raw, raw);
+    bench_series_push(&r->hlp_post, per_sample("HLP_post"));
+    bench_series_push(&r->hlp_tail, per_sample("HLP_post_tail"));
+    bench_series_push(&r->llp_post, per_sample("LLP_post"));
+    bench_series_push(&r->rx_prog, per_sample("HLP_rx_prog"));
+    bench_series_push(&r->llp_prog, per_sample("LLP_prog"));
+    bench_series_push(&r->raw_post, probe_per_sample(&probe_post));
+    bench_series_push(&r->raw_prog, probe_per_sample(&probe_prog));
 }
 
 /* The points of the injection benchmark, each from a pass with only it
@@ -573,27 +562,15 @@ static void points_json(FILE *f, const weft_prof_stat_t *s)
 
 /* ---- output ------------------------------------------------------------ */
 
-static void put_series(FILE *f, const char *name, const struct series *s, int r, const char *sep)
+static void put_series(FILE *f, const char *name, const struct bench_series *s, int r,
+                       const char *sep)
 {
     fprintf(f, "\"%s\": %.3f%s", name, at(s, r), sep);
 }
 
-/* A figure derived from others, from their values in the JSON. */
-static void put_value(FILE *f, const char *name, double v, const char *sep)
-{
-    fprintf(f, "\"%s\": %.3f%s", name, v, sep);
-}
-
-static void put_rounds(FILE *f, const char *name, const struct series *s)
-{
-    fprintf(f, "\"%s\": [", name);
-    for (int i = 0; i < s->n; i++)
-        fprintf(f, "%s%.3f", i ? ", " : "", s->v[i]);
-    fprintf(f, "]");
-}
-
 /* HLP_post's two regions: to the UCX call, and after it returns. */
-static void parts_json(FILE *f, const struct series *entry, const struct series *tail, int r)
+static void parts_json(FILE *f, const struct bench_series *entry, const struct bench_series *tail,
+                       int r)
 {
     fprintf(f, ",\n    \"HLP_post_parts_ns\": {");
     put_series(f, "entry", entry, r, ", ");
@@ -624,15 +601,15 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const char
     fprintf(f, "  \"injection\": {");
     put_series(f, "observed_ns", &in->observed, ri, ", ");
     fprintf(f, "\"batch\": %ld, \"round\": %d, ", o->batch, ri);
-    put_rounds(f, "observed_rounds_ns", &in->observed);
+    bench_put_rounds(f, "observed_rounds_ns", &in->observed);
     fprintf(f, ",\n    \"components_ns\": {");
     /* HLP_post: weft's code before the UCX call and after it; the
      * callbacks inside the progress calls are HLP_tx_prog, with
      * weft_progress's own code */
-    put_value(f, "HLP_post", at(&in->hlp_post, ri) + at(&in->hlp_tail, ri), ", ");
+    bench_put_value(f, "HLP_post", at(&in->hlp_post, ri) + at(&in->hlp_tail, ri), ", ");
     put_series(f, "LLP_post", &in->llp_post, ri, ", ");
-    put_value(f, "LLP_prog", at(&in->llp_prog, ri) - at(&in->tx_prog, ri), ", ");
-    put_value(f, "HLP_tx_prog", at(&in->tx_prog, ri) + at(&in->hlp_prog, ri), ", ");
+    bench_put_value(f, "LLP_prog", at(&in->llp_prog, ri) - at(&in->tx_prog, ri), ", ");
+    bench_put_value(f, "HLP_tx_prog", at(&in->tx_prog, ri) + at(&in->hlp_prog, ri), ", ");
     put_series(f, "busy_post", &in->busy, ri, ", ");
     put_series(f, "misc", &in->misc, ri, "}");
     parts_json(f, &in->hlp_post, &in->hlp_tail, ri);
@@ -642,10 +619,10 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const char
     fprintf(f, ",\n    \"calls_ns\": {");
     put_series(f, "weft_put_nbi", &in->post_call, ri, ", ");
     put_series(f, "weft_progress", &in->prog_call, ri, ", ");
-    put_value(f, "HLP_post_by_subtraction", at(&in->post_call, ri) - at(&in->llp_post, ri) - at(&in->busy, ri),
-              ", ");
-    put_value(f, "HLP_tx_prog_by_subtraction",
-              at(&in->prog_call, ri) - at(&in->llp_prog, ri) + at(&in->tx_prog, ri), "}");
+    bench_put_value(f, "HLP_post_by_subtraction",
+                    at(&in->post_call, ri) - at(&in->llp_post, ri) - at(&in->busy, ri), ", ");
+    bench_put_value(f, "HLP_tx_prog_by_subtraction",
+                    at(&in->prog_call, ri) - at(&in->llp_prog, ri) + at(&in->tx_prog, ri), "}");
     fprintf(f, ",\n    \"chunk_ns\": {");
     for (int kind = 0; kind < I_KINDS; kind++)
         put_series(f, kind_name[kind], &in->chunk[kind], ri, kind + 1 < I_KINDS ? ", " : "}");
@@ -653,23 +630,23 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const char
     fprintf(f, ",\n  \"latency\": {");
     put_series(f, "observed_ns", &la->observed, rl, ", ");
     fprintf(f, "\"round\": %d, ", rl);
-    put_rounds(f, "observed_rounds_ns", &la->observed);
+    bench_put_rounds(f, "observed_rounds_ns", &la->observed);
     fprintf(f, ",\n    \"components_ns\": {");
-    put_value(f, "HLP_post", at(&la->hlp_post, rl) + at(&la->hlp_tail, rl), ", ");
-    put_value(f, "LLP_post", at(&la->llp_post, rl) - overlap, ", ");
-    put_value(f, "transfer", transfer, ", ");
+    bench_put_value(f, "HLP_post", at(&la->hlp_post, rl) + at(&la->hlp_tail, rl), ", ");
+    bench_put_value(f, "LLP_post", at(&la->llp_post, rl) - overlap, ", ");
+    bench_put_value(f, "transfer", transfer, ", ");
     /* the AM delivery inside the progress call is HLP_rx_prog */
-    put_value(f, "LLP_prog", at(&la->llp_prog, rl) - at(&la->rx_prog, rl), ", ");
+    bench_put_value(f, "LLP_prog", at(&la->llp_prog, rl) - at(&la->rx_prog, rl), ", ");
     put_series(f, "HLP_rx_prog", &la->rx_prog, rl, "}");
     parts_json(f, &la->hlp_post, &la->hlp_tail, rl);
     fprintf(f, ",\n    \"probe\": {");
     put_series(f, "raw_observed_ns", &la->raw, rl, ", ");
     put_series(f, "raw_LLP_post_ns", &la->raw_post, rl, ", ");
     put_series(f, "raw_LLP_prog_ns", &la->raw_prog, rl, ", ");
-    put_value(f, "residual_ns", residual, ", ");
-    put_value(f, "overlap_ns", overlap, ", ");
+    bench_put_value(f, "residual_ns", residual, ", ");
+    bench_put_value(f, "overlap_ns", overlap, ", ");
     put_series(f, "LLP_post_ns", &la->llp_post, rl, ", ");
-    put_value(f, "transfer_ns", transfer, "}");
+    bench_put_value(f, "transfer_ns", transfer, "}");
     fprintf(f, "}");
     points_json(f, points);
     fprintf(f, "\n}\n");

@@ -41,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ROUNDS 32
+#define MAX_ROUNDS BENCH_BREAKDOWN_MAX_ROUNDS
 #define MAX_CHUNKS 65536
 #define LAT_BLOCK 16            /* round trips per timed block */
 #define SEG_BYTES (1 << 16)
@@ -85,18 +85,7 @@ static double ticks_ns(uint64_t ticks, long calls)
 }
 
 /* Each figure once per round; the median over rounds goes to the JSON. */
-struct series {
-    double v[MAX_ROUNDS];
-    int n;
-};
-
-static void push(struct series *s, double v)
-{
-    if (s->n < MAX_ROUNDS)
-        s->v[s->n++] = v;
-}
-
-static double mid(const struct series *s)
+static double mid(const struct bench_series *s)
 {
     double t[MAX_ROUNDS];
 
@@ -409,7 +398,7 @@ static void both_ranks(const double *median, const double *count, double *out)
 }
 
 struct latency {
-    struct series observed, probe, fig[F_N];
+    struct bench_series observed, probe, fig[F_N];
 };
 
 static void median_ticks(struct samples *s, double *median, double *count)
@@ -440,14 +429,14 @@ static void latency_round(const struct bench_breakdown_opts *o, struct latency *
     median_ticks(&pload_ticks, &median[F_PROBE_LOAD], &count[F_PROBE_LOAD]);
     median_ticks(&pread_ticks, &median[F_PROBE_READ], &count[F_PROBE_READ]);
     both_ranks(median, count, fig);
-    push(&r->observed, obs);
-    push(&r->probe, probe);
+    bench_series_push(&r->observed, obs);
+    bench_series_push(&r->probe, probe);
     for (int i = 0; i < F_N; i++)
-        push(&r->fig[i], fig[i]);
+        bench_series_push(&r->fig[i], fig[i]);
 }
 
 struct injection {
-    struct series fig[I_KINDS], chunk[I_KINDS];
+    struct bench_series fig[I_KINDS], chunk[I_KINDS];
 };
 
 static void injection_round(const struct bench_breakdown_opts *o, struct injection *r)
@@ -457,25 +446,12 @@ static void injection_round(const struct bench_breakdown_opts *o, struct injecti
     OK(weft_prof_reset());
     inject(o->iters, o->batch, fig, chunk_ns);
     for (int kind = 0; kind < I_KINDS; kind++) {
-        push(&r->fig[kind], fig[kind]);
-        push(&r->chunk[kind], chunk_ns[kind]);
+        bench_series_push(&r->fig[kind], fig[kind]);
+        bench_series_push(&r->chunk[kind], chunk_ns[kind]);
     }
 }
 
 /* ---- output ------------------------------------------------------------ */
-
-static void put_value(FILE *f, const char *name, double v, const char *sep)
-{
-    fprintf(f, "\"%s\": %.3f%s", name, v, sep);
-}
-
-static void put_rounds(FILE *f, const char *name, const struct series *s)
-{
-    fprintf(f, "\"%s\": [", name);
-    for (int i = 0; i < s->n; i++)
-        fprintf(f, "%s%.3f", i ? ", " : "", s->v[i]);
-    fprintf(f, "]");
-}
 
 /* The points of the table: the injection's, then the latency's signal
  * points, each from one more pass (see collect_points). */
@@ -489,26 +465,28 @@ static const char *const point_names[NPOINTS] = {"HLP_post", "direct_copy", "LLP
  * over rounds may come from different rounds when the machine's speed
  * changes between them. */
 static void model_rounds(const struct bench_breakdown_opts *o, const struct injection *in,
-                         const struct latency *la, struct series *inj, struct series *lat)
+                         const struct latency *la, struct bench_series *inj, struct bench_series *lat)
 {
-    const struct series *i = in->fig, *l = la->fig;
+    const struct bench_series *i = in->fig, *l = la->fig;
 
     for (int r = 0; r < i[I_OBSERVED].n && r < la->observed.n; r++) {
         double raw_ops = l[F_PROBE_STORE].v[r] + l[F_PROBE_ADD].v[r] + l[F_PROBE_LOAD].v[r] +
                          l[F_PROBE_READ].v[r];
 
-        push(inj, i[I_HLP_POST].v[r] + i[I_COPY].v[r] + i[I_PROG_CALL].v[r] + i[I_MISC].v[r]);
-        push(lat, l[F_HLP_POST].v[r] + l[F_COPY].v[r] + l[F_SIG_ADD].v[r] + l[F_SIG_POLL].v[r] +
-                      l[F_READ].v[r] + 0.5 * (double)o->batch * i[I_PROG_CALL].v[r] +
-                      la->probe.v[r] - raw_ops);
+        bench_series_push(inj, i[I_HLP_POST].v[r] + i[I_COPY].v[r] + i[I_PROG_CALL].v[r] +
+                                   i[I_MISC].v[r]);
+        bench_series_push(lat, l[F_HLP_POST].v[r] + l[F_COPY].v[r] + l[F_SIG_ADD].v[r] +
+                                   l[F_SIG_POLL].v[r] + l[F_READ].v[r] +
+                                   0.5 * (double)o->batch * i[I_PROG_CALL].v[r] + la->probe.v[r] -
+                                   raw_ops);
     }
 }
 
 static void write_json(FILE *f, const struct bench_breakdown_opts *o, const struct injection *in,
                        const struct latency *la, const weft_prof_stat_t *points)
 {
-    struct series inj_model = {.n = 0}, lat_model = {.n = 0};
-    const struct series *ifig = in->fig, *lfig = la->fig;
+    struct bench_series inj_model = {.n = 0}, lat_model = {.n = 0};
+    const struct bench_series *ifig = in->fig, *lfig = la->fig;
     double llp_prog = mid(&ifig[I_LLP_PROG]);
     /* The probe's one-way time that its own operations (the same as
      * weft's: store, add, successful load, read) do not account for.  When
@@ -530,61 +508,61 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const stru
             nranks, getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", o->iters, o->lat_iters,
             o->rounds, timer_ghz, timer_ovh);
     fprintf(f, "  \"injection\": {");
-    put_value(f, "observed_ns", mid(&ifig[I_OBSERVED]), ", ");
+    bench_put_value(f, "observed_ns", mid(&ifig[I_OBSERVED]), ", ");
     fprintf(f, "\"batch\": %ld, ", o->batch);
-    put_rounds(f, "observed_rounds_ns", &ifig[I_OBSERVED]);
+    bench_put_rounds(f, "observed_rounds_ns", &ifig[I_OBSERVED]);
     fprintf(f, ", ");
-    put_rounds(f, "model_rounds_ns", &inj_model);
+    bench_put_rounds(f, "model_rounds_ns", &inj_model);
     fprintf(f, ",\n    \"components_ns\": {");
-    put_value(f, "HLP_post", mid(&ifig[I_HLP_POST]), ", ");
-    put_value(f, "direct_copy", mid(&ifig[I_COPY]), ", ");
-    put_value(f, "LLP_prog", llp_prog, ", ");
+    bench_put_value(f, "HLP_post", mid(&ifig[I_HLP_POST]), ", ");
+    bench_put_value(f, "direct_copy", mid(&ifig[I_COPY]), ", ");
+    bench_put_value(f, "LLP_prog", llp_prog, ", ");
     /* weft_progress less the UCX progress inside it: weft's share */
-    put_value(f, "HLP_prog", mid(&ifig[I_PROG_CALL]) - llp_prog, ", ");
-    put_value(f, "misc", mid(&ifig[I_MISC]), "}");
+    bench_put_value(f, "HLP_prog", mid(&ifig[I_PROG_CALL]) - llp_prog, ", ");
+    bench_put_value(f, "misc", mid(&ifig[I_MISC]), "}");
     fprintf(f, ",\n    \"calls_ns\": {");
-    put_value(f, "weft_put_nbi", mid(&ifig[I_POST_CALL]), ", ");
-    put_value(f, "weft_progress", mid(&ifig[I_PROG_CALL]), ", ");
+    bench_put_value(f, "weft_put_nbi", mid(&ifig[I_POST_CALL]), ", ");
+    bench_put_value(f, "weft_progress", mid(&ifig[I_PROG_CALL]), ", ");
     /* weft's share of the put as the paper finds MPICH's (§5): the call
      * less what it calls (the copy) and less the call itself, which Misc
      * counts (an empty function's call timed alike) */
-    put_value(f, "bench_nop_post", mid(&ifig[I_NOP_CALL]), ", ");
-    put_value(f, "HLP_post_by_subtraction",
-              mid(&ifig[I_POST_CALL]) - mid(&ifig[I_COPY]) - mid(&ifig[I_NOP_CALL]), "}");
+    bench_put_value(f, "bench_nop_post", mid(&ifig[I_NOP_CALL]), ", ");
+    bench_put_value(f, "HLP_post_by_subtraction",
+                    mid(&ifig[I_POST_CALL]) - mid(&ifig[I_COPY]) - mid(&ifig[I_NOP_CALL]), "}");
     fprintf(f, ",\n    ");
-    put_value(f, "timer_overhead_now_ns", mid(&ifig[I_TIMER]), "");
+    bench_put_value(f, "timer_overhead_now_ns", mid(&ifig[I_TIMER]), "");
     fprintf(f, ",\n    \"chunk_ns\": {");
     for (int kind = 0; kind < I_KINDS; kind++)
-        put_value(f, inj_name[kind], mid(&in->chunk[kind]), kind + 1 < I_KINDS ? ", " : "}");
+        bench_put_value(f, inj_name[kind], mid(&in->chunk[kind]), kind + 1 < I_KINDS ? ", " : "}");
     fprintf(f, "}");
     fprintf(f, ",\n  \"latency\": {");
-    put_value(f, "observed_ns", mid(&la->observed), ", ");
-    put_rounds(f, "observed_rounds_ns", &la->observed);
+    bench_put_value(f, "observed_ns", mid(&la->observed), ", ");
+    bench_put_rounds(f, "observed_rounds_ns", &la->observed);
     fprintf(f, ", ");
-    put_rounds(f, "model_rounds_ns", &lat_model);
+    bench_put_rounds(f, "model_rounds_ns", &lat_model);
     fprintf(f, ",\n    \"components_ns\": {");
-    put_value(f, "HLP_post", mid(&lfig[F_HLP_POST]), ", ");
-    put_value(f, "direct_copy", mid(&lfig[F_COPY]), ", ");
-    put_value(f, "signal_add", mid(&lfig[F_SIG_ADD]) - overlap, ", ");
-    put_value(f, "transfer", transfer, ", ");
+    bench_put_value(f, "HLP_post", mid(&lfig[F_HLP_POST]), ", ");
+    bench_put_value(f, "direct_copy", mid(&lfig[F_COPY]), ", ");
+    bench_put_value(f, "signal_add", mid(&lfig[F_SIG_ADD]) - overlap, ", ");
+    bench_put_value(f, "transfer", transfer, ", ");
     /* the signal becomes visible at a random point of the waiter's loop:
      * half an iteration on average before its next load (the probe's
      * loop is that load alone) */
-    put_value(f, "poll_phase", 0.5 * (double)o->batch * mid(&ifig[I_PROG_CALL]), ", ");
-    put_value(f, "signal_poll", mid(&lfig[F_SIG_POLL]), ", ");
-    put_value(f, "payload_read", mid(&lfig[F_READ]), "}");
+    bench_put_value(f, "poll_phase", 0.5 * (double)o->batch * mid(&ifig[I_PROG_CALL]), ", ");
+    bench_put_value(f, "signal_poll", mid(&lfig[F_SIG_POLL]), ", ");
+    bench_put_value(f, "payload_read", mid(&lfig[F_READ]), "}");
     fprintf(f, ",\n    \"wait_poll_ns\": %.3f", mid(&lfig[F_LLP_POLL]));
     fprintf(f, ",\n    \"probe\": {");
-    put_value(f, "raw_observed_ns", mid(&la->probe), ", ");
-    put_value(f, "raw_store_ns", mid(&lfig[F_PROBE_STORE]), ", ");
-    put_value(f, "raw_add_ns", mid(&lfig[F_PROBE_ADD]), ", ");
-    put_value(f, "raw_load_ns", mid(&lfig[F_PROBE_LOAD]), ", ");
-    put_value(f, "raw_read_ns", mid(&lfig[F_PROBE_READ]), ", ");
-    put_value(f, "residual_ns", residual, ", ");
-    put_value(f, "overlap_ns", overlap, ", ");
-    put_value(f, "signal_add_ns", mid(&lfig[F_SIG_ADD]), ", ");
-    put_value(f, "transfer_ns", transfer, ", ");
-    put_rounds(f, "raw_observed_rounds_ns", &la->probe);
+    bench_put_value(f, "raw_observed_ns", mid(&la->probe), ", ");
+    bench_put_value(f, "raw_store_ns", mid(&lfig[F_PROBE_STORE]), ", ");
+    bench_put_value(f, "raw_add_ns", mid(&lfig[F_PROBE_ADD]), ", ");
+    bench_put_value(f, "raw_load_ns", mid(&lfig[F_PROBE_LOAD]), ", ");
+    bench_put_value(f, "raw_read_ns", mid(&lfig[F_PROBE_READ]), ", ");
+    bench_put_value(f, "residual_ns", residual, ", ");
+    bench_put_value(f, "overlap_ns", overlap, ", ");
+    bench_put_value(f, "signal_add_ns", mid(&lfig[F_SIG_ADD]), ", ");
+    bench_put_value(f, "transfer_ns", transfer, ", ");
+    bench_put_rounds(f, "raw_observed_rounds_ns", &la->probe);
     fprintf(f, "}}");
     fprintf(f, ",\n  \"points\": {");
     for (int i = 0; i < NPOINTS; i++)

@@ -62,6 +62,25 @@ int bench_breakdown_parse(int argc, char **argv, struct bench_breakdown_opts *o)
     return 0;
 }
 
+void bench_series_push(struct bench_series *s, double v)
+{
+    if (s->n < BENCH_BREAKDOWN_MAX_ROUNDS)
+        s->v[s->n++] = v;
+}
+
+void bench_put_value(FILE *f, const char *name, double v, const char *sep)
+{
+    fprintf(f, "\"%s\": %.3f%s", name, v, sep);
+}
+
+void bench_put_rounds(FILE *f, const char *name, const struct bench_series *s)
+{
+    fprintf(f, "\"%s\": [", name);
+    for (int i = 0; i < s->n; i++)
+        fprintf(f, "%s%.3f", i ? ", " : "", s->v[i]);
+    fprintf(f, "]");
+}
+
 int bench_parse_positive_list(const char *text, long *out, int max)
 {
     int k = 0;

@@ -7,6 +7,7 @@
 
 #include <weft.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Start MPI (thread-multiple) and learn this rank and the number of ranks. */
 void bench_mpi_start(int *argc, char ***argv, int *rank, int *nranks);
@@ -28,6 +29,23 @@ struct bench_breakdown_opts {
     const char *json;
     long iters, lat_iters, batch, rounds;
 };
+
+/* One figure of a breakdown benchmark per round, and how both write it
+ * into their JSON. */
+#define BENCH_BREAKDOWN_MAX_ROUNDS 32
+struct bench_series {
+    double v[BENCH_BREAKDOWN_MAX_ROUNDS];
+    int n;
+};
+
+/* Append v (dropped once the series is full). */
+void bench_series_push(struct bench_series *s, double v);
+
+/* "name": v with three decimals, then sep. */
+void bench_put_value(FILE *f, const char *name, double v, const char *sep);
+
+/* "name": [v0, v1, ...], every round's value. */
+void bench_put_rounds(FILE *f, const char *name, const struct bench_series *s);
 
 /* Parse them into *o: 0, or -1 for an unknown option or a value that is
  * not a positive integer (each benchmark checks its own upper bounds). */
