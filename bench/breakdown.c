@@ -115,13 +115,20 @@ static double both_ranks(double median_ns, uint64_t count)
     return sum[1] > 0 ? sum[0] / sum[1] : 0;
 }
 
-/* A point's time per sample over both ranks. */
+/* This rank's timer overhead of the latency pass (its L_TIMER blocks),
+ * in ns: the latency's figures are corrected by it as the injection's. */
+static double lat_timer_ns;
+
+/* A point's time per sample over both ranks, each rank's sample with its
+ * own overhead of the pass taken off instead of the library's. */
 static double per_sample(const char *point)
 {
     weft_prof_stat_t s;
+    double ghz, ovh;
 
     OK(weft_prof_stat(point, &s));
-    return both_ranks(s.median_ns, s.count);
+    OK(weft_prof_timer(&ghz, &ovh));
+    return both_ranks(s.median_ns + ovh - lat_timer_ns, s.count);
 }
 
 /* ---- injection -------------------------------------------------------- */
@@ -149,12 +156,19 @@ static long chunk_of(long n, long q)
  * statistic for the observed time and every component. */
 enum {
     I_OBSERVED, I_MISC, I_HLP_POST, I_LLP_POST, I_LLP_PROG, I_TX_PROG, I_BUSY, I_HLP_TAIL,
-    I_HLP_PROG, I_POST_CALL, I_PROG_CALL, I_KINDS
+    I_HLP_PROG, I_POST_CALL, I_PROG_CALL, I_TIMER, I_TWICE, I_KINDS
 };
 
+/* I_TIMER calibrates the timer where the components are measured: an
+ * empty region's reading (weft__prof_empty_ticks) at the speed of the
+ * moment, in chunks of its own among the others; the components are
+ * corrected by it (inj_fig).  I_TWICE is the observed loop with two puts
+ * per iteration: less the observed loop, what a put adds to the running
+ * loop, against which the caller's timing of one put shows what the
+ * serialising timer reads of a call (a check, not a component). */
 static const char *const kind_name[I_KINDS] = {
     "observed", "misc", "HLP_post", "LLP_post", "LLP_prog", "HLP_tx_prog", "busy_post",
-    "HLP_post_tail", "HLP_prog", "weft_put_nbi", "weft_progress",
+    "HLP_post_tail", "HLP_prog", "weft_put_nbi", "weft_progress", "timer", "weft_put_nbi_twice",
 };
 
 /* Points a kind selects in the library; LLP_prog's region also times the
@@ -178,30 +192,43 @@ static const char *const kind_point[I_KINDS][2] = {
     [I_HLP_PROG] = {"HLP_prog"},
 };
 
-/* Total ns so far of the points a kind selects (0 for the others). */
-static double kind_total(int kind)
+/* Total ns so far of the points a kind selects (0 for the others), and
+ * in *count their samples. */
+static double kind_total(int kind, double *count)
 {
     double sum = 0;
     weft_prof_stat_t st;
 
+    *count = 0;
     for (int i = 0; i < 2; i++)
         if (kind_point[kind][i] != NULL) {
             OK(weft_prof_stat(kind_point[kind][i], &st));
             sum += st.total_ns;
+            *count += (double)st.count;
         }
     return sum;
 }
 
 /* One chunk of m puts (a multiple of q) of `kind`, a progress every q:
- * the chunk's value per put, in ns, and *ns its time per put.  *next
- * counts the puts, for their offsets. */
+ * the chunk's value per put, in ns, *ns its time per put, and *regions
+ * the timed regions per put (each with the library's overhead taken
+ * off).  *next counts the puts, for their offsets.  An I_TIMER chunk
+ * puts nothing: its value is an empty region's reading. */
 static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kind, long *next,
-                           double *ns)
+                           double *ns, double *regions)
 {
     uint64_t src = 42, c = 0, ticks = 0;
     long k = *next, calls = 0;
-    double before = kind_total(kind), t0, ghz, ovh;
+    double count0, before = kind_total(kind, &count0), count1, t0, ghz, ovh;
 
+    OK(weft_prof_timer(&ghz, &ovh));
+    *regions = 0;
+    if (kind == I_TIMER) {
+        t0 = bench_now();
+        ovh = weft__prof_empty_ticks() / ghz;
+        *ns = 1e9 * (bench_now() - t0) / (double)m;
+        return ovh;
+    }
     if (weft__prof_select(kind_mask[kind]) != 0)
         die("weft__prof_select", WEFT_ERR_UNSUPPORTED);
     t0 = bench_now();
@@ -214,6 +241,8 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
             if (kind == I_POST_CALL)
                 c = weft__prof_start();
             OK(weft_put_nbi(ep, 1, seg, (size_t)(k & 63) * 8, &src, 8));
+            if (kind == I_TWICE)
+                OK(weft_put_nbi(ep, 1, seg, (size_t)((k + 32) & 63) * 8, &src, 8));
             if (kind == I_POST_CALL)
                 ticks += weft__prof_stop() - c, calls++;
         }
@@ -234,25 +263,28 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
         die("weft__prof_select", WEFT_ERR_UNSUPPORTED);
     *next = k;
     *ns = t0;
-    if (kind == I_OBSERVED || kind == I_MISC)
+    if (kind == I_OBSERVED || kind == I_MISC || kind == I_TWICE)
         return t0;
     if (kind == I_POST_CALL || kind == I_PROG_CALL) {
-        OK(weft_prof_timer(&ghz, &ovh));
+        *regions = (double)calls / (double)m;
         return ((double)ticks / ghz - (double)calls * ovh) / (double)m;
     }
-    return (kind_total(kind) - before) / (double)m;
+    before = kind_total(kind, &count1) - before;
+    *regions = (count1 - count0) / (double)m;
+    return before / (double)m;
 }
 
 /* Rank 0: about n puts per kind in [first, last), kinds alternating chunk
  * by chunk (64 batches of q); fig[kind] is the median over the kind's
- * chunks of its value per put, and chunk_ns[kind] of their time per put
- * (what the kind's own timing costs shows beside the observed time).
- * Rank 1 serves the puts until rank 0 signals the end.  The final flush
- * is outside every chunk. */
+ * chunks of its value per put, chunk_ns[kind] of their time per put
+ * (what the kind's own timing costs shows beside the observed time) and
+ * regions[kind] of their timed regions per put.  Rank 1 serves the puts
+ * until rank 0 signals the end.  The final flush is outside every
+ * chunk. */
 static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int last, double *fig,
-                   double *chunk_ns)
+                   double *chunk_ns, double *regions)
 {
-    static double val[I_KINDS][MAX_SAMPLES], tim[I_KINDS][MAX_SAMPLES];
+    static double val[I_KINDS][MAX_SAMPLES], tim[I_KINDS][MAX_SAMPLES], reg[I_KINDS][MAX_SAMPLES];
     long m = chunk_of(n, q), chunks = n / m, next = 0;
 
     OK(weft_barrier(ctx));
@@ -265,7 +297,8 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
                 /* rotate the order, so that no kind always follows another */
                 int kind = first + (int)((j + c) % (last - first));
 
-                val[kind][c] = inject_chunk(ep, seg, m, q, kind, &next, &tim[kind][c]);
+                val[kind][c] = inject_chunk(ep, seg, m, q, kind, &next, &tim[kind][c],
+                                            &reg[kind][c]);
             }
         OK(weft_flush(ep));
         for (int kind = first; kind < last; kind++) {
@@ -273,6 +306,8 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
             fig[kind] = median_of(chunks);
             memcpy(samples, tim[kind], sizeof(double) * (size_t)chunks);
             chunk_ns[kind] = median_of(chunks);
+            memcpy(samples, reg[kind], sizeof(double) * (size_t)chunks);
+            regions[kind] = median_of(chunks);
         }
         OK(weft_put(ep, 1, seg, 1024, &done_count, 8));
     } else {
@@ -280,34 +315,59 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
     }
 }
 
+/* Per kind, per round: its figure, its chunks' time and its timed
+ * regions per put. */
 struct injection {
-    struct bench_series observed, post_call, prog_call, hlp_post, hlp_tail, llp_post, llp_prog,
-        tx_prog, hlp_prog, busy, misc;
-    struct bench_series chunk[I_KINDS];
+    struct bench_series fig[I_KINDS], chunk[I_KINDS], regions[I_KINDS];
 };
 
 static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct bench_breakdown_opts *o,
                             struct injection *r)
 {
-    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0};
+    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, regions[I_KINDS] = {0};
 
-    /* the observed figure, Misc, every point's component and the whole
-     * calls, interleaved */
+    /* the observed figure, Misc, every point's component, the whole calls
+     * and the timer's calibration, interleaved */
     OK(weft_prof_reset());
-    inject(ep, seg, o->iters, o->batch, I_OBSERVED, I_KINDS, fig, chunk_ns);
-    for (int kind = 0; kind < I_KINDS; kind++)
+    inject(ep, seg, o->iters, o->batch, I_OBSERVED, I_KINDS, fig, chunk_ns, regions);
+    for (int kind = 0; kind < I_KINDS; kind++) {
+        bench_series_push(&r->fig[kind], fig[kind]);
         bench_series_push(&r->chunk[kind], chunk_ns[kind]);
-    bench_series_push(&r->observed, fig[I_OBSERVED]);
-    bench_series_push(&r->misc, fig[I_MISC]);
-    bench_series_push(&r->hlp_post, fig[I_HLP_POST]);
-    bench_series_push(&r->hlp_tail, fig[I_HLP_TAIL]);
-    bench_series_push(&r->llp_post, fig[I_LLP_POST]);
-    bench_series_push(&r->llp_prog, fig[I_LLP_PROG]);
-    bench_series_push(&r->tx_prog, fig[I_TX_PROG]);
-    bench_series_push(&r->hlp_prog, fig[I_HLP_PROG]);
-    bench_series_push(&r->busy, fig[I_BUSY]);
-    bench_series_push(&r->post_call, fig[I_POST_CALL]);
-    bench_series_push(&r->prog_call, fig[I_PROG_CALL]);
+        bench_series_push(&r->regions[kind], regions[kind]);
+    }
+}
+
+/* The library's timer overhead in ns (what it took off every sample). */
+static double library_overhead(void)
+{
+    double ghz, ovh;
+
+    OK(weft_prof_timer(&ghz, &ovh));
+    return ovh;
+}
+
+/* A kind's figure of round r with the timer's overhead of that round in
+ * place of the library's: the library subtracts the overhead it measured
+ * at the first selection, but an empty region's reading changes with the
+ * core's speed (13.6 to 18 ns on this VM), and a region of a few ns is
+ * timed with it. */
+static double inj_fig(const struct injection *in, int kind, int r)
+{
+    return at(&in->fig[kind], r) +
+           at(&in->regions[kind], r) * (library_overhead() - at(&in->fig[I_TIMER], r));
+}
+
+/* Eq. 2's sum in round r: the components of write_json (the callbacks,
+ * HLP_tx_prog, are inside LLP_prog's region and cancel). */
+static double inj_model(const struct injection *in, int r)
+{
+    static const int parts[] = {I_HLP_POST, I_HLP_TAIL, I_LLP_POST, I_LLP_PROG, I_HLP_PROG,
+                                I_BUSY, I_MISC};
+    double sum = 0;
+
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+        sum += inj_fig(in, parts[i], r);
+    return sum;
 }
 
 /* ---- latency: weft AM ping-pong --------------------------------------- */
@@ -375,7 +435,8 @@ static void tick_sample(struct ticks *t, uint64_t ticks)
     t->count++;
 }
 
-/* The probe's call time per sample over both ranks, overhead subtracted. */
+/* The probe's call time per sample over both ranks, the overhead of the
+ * pass subtracted. */
 static double probe_per_sample(struct ticks *t)
 {
     double ghz, ovh, med = 0;
@@ -383,7 +444,7 @@ static double probe_per_sample(struct ticks *t)
     OK(weft_prof_timer(&ghz, &ovh));
     if (t->n > 0) {
         memcpy(samples, t->v, sizeof(double) * (size_t)t->n);
-        med = median_of(t->n) / ghz - ovh;
+        med = median_of(t->n) / ghz - lat_timer_ns;
     }
     return both_ranks(med, t->count);
 }
@@ -449,10 +510,11 @@ static double raw_pingpong_once(ucp_worker_h w, ucp_ep_h peer, int what)
 
 /* What a block of round trips measures: weft's observed latency, the
  * probe's, one of weft's points, or one of the probe's calls.  As for the
- * injection, kinds alternate block by block, on both ranks in step. */
+ * injection, kinds alternate block by block, on both ranks in step; in an
+ * L_TIMER block each rank calibrates the timer (no round trip). */
 enum {
     L_OBSERVED, L_RAW, L_HLP_POST, L_HLP_TAIL, L_LLP_POST, L_RX_PROG, L_LLP_PROG, L_RAW_POST,
-    L_RAW_PROG, L_KINDS
+    L_RAW_PROG, L_TIMER, L_KINDS
 };
 #define LAT_BLOCK 16
 
@@ -468,18 +530,25 @@ static const uint32_t lat_mask[L_KINDS] = {
 };
 
 /* n round trips of each kind, interleaved by blocks; obs and raw get rank
- * 0's median one-way times of weft and of the probe. */
+ * 0's median one-way times of weft and of the probe, lat_timer_ns this
+ * rank's timer overhead (the median of its L_TIMER blocks). */
 static void latency_pass(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, long n, double *obs,
                          double *raw)
 {
-    static double t[2][MAX_SAMPLES];
-    long nt[2] = {0, 0}, blocks = (n + LAT_BLOCK - 1) / LAT_BLOCK;
+    static double t[3][MAX_SAMPLES];
+    long nt[3] = {0, 0, 0}, blocks = (n + LAT_BLOCK - 1) / LAT_BLOCK;
+    double ghz, ovh;
 
+    OK(weft_prof_timer(&ghz, &ovh));
     OK(weft_barrier(ctx));
     for (long b = 0; b < blocks; b++)
         for (int j = 0; j < L_KINDS; j++) {
             int kind = (int)((j + b) % L_KINDS);
 
+            if (kind == L_TIMER) {
+                t[2][nt[2]++] = weft__prof_empty_ticks() / ghz;
+                continue;
+            }
             if (weft__prof_select(lat_mask[kind]) != 0)
                 die("weft__prof_select", WEFT_ERR_UNSUPPORTED);
             for (long i = 0; i < LAT_BLOCK; i++) {
@@ -503,11 +572,13 @@ static void latency_pass(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, long n, do
     *obs = rank == 0 ? median_of(nt[0]) : 0;
     memcpy(samples, t[1], sizeof(double) * (size_t)nt[1]);
     *raw = rank == 0 ? median_of(nt[1]) : 0;
+    memcpy(samples, t[2], sizeof(double) * (size_t)nt[2]);
+    lat_timer_ns = median_of(nt[2]);
 }
 
 struct latency {
     struct bench_series observed, hlp_post, hlp_tail, llp_post, llp_prog, rx_prog;
-    struct bench_series raw, raw_post, raw_prog;
+    struct bench_series raw, raw_post, raw_prog, timer;
 };
 
 static void latency_round(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer,
@@ -529,6 +600,22 @@ static void latency_round(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer,
     bench_series_push(&r->llp_prog, per_sample("LLP_prog"));
     bench_series_push(&r->raw_post, probe_per_sample(&probe_post));
     bench_series_push(&r->raw_prog, probe_per_sample(&probe_prog));
+    bench_series_push(&r->timer, lat_timer_ns);
+}
+
+/* The probe's latency in round r not explained by its own calls. */
+static double lat_residual(const struct latency *la, int r)
+{
+    return at(&la->raw, r) - at(&la->raw_post, r) - at(&la->raw_prog, r);
+}
+
+/* The latency equation's sum in round r (the AM delivery, HLP_rx_prog,
+ * is inside LLP_prog's region and cancels; transfer and the overlap
+ * taken off LLP_post add up to the probe's residual). */
+static double lat_model(const struct latency *la, int r)
+{
+    return at(&la->hlp_post, r) + at(&la->hlp_tail, r) + at(&la->llp_post, r) +
+           at(&la->llp_prog, r) + lat_residual(la, r);
 }
 
 /* The points of the injection benchmark, each from a pass with only it
@@ -541,10 +628,10 @@ static const char *const point_names[NPOINTS] = {"HLP_post", "LLP_post", "LLP_pr
 static void collect_points(weft_ep_t ep, weft_seg_t seg, const struct bench_breakdown_opts *o,
                            weft_prof_stat_t *s)
 {
-    double fig[I_KINDS], chunk_ns[I_KINDS];
+    double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS];
 
     OK(weft_prof_reset());
-    inject(ep, seg, o->iters, o->batch, I_HLP_POST, I_POST_CALL, fig, chunk_ns);
+    inject(ep, seg, o->iters, o->batch, I_HLP_POST, I_POST_CALL, fig, chunk_ns, regions);
     for (int i = 0; i < NPOINTS; i++)
         OK(weft_prof_stat(point_names[i], &s[i]));
 }
@@ -569,68 +656,84 @@ static void put_series(FILE *f, const char *name, const struct bench_series *s, 
 }
 
 /* HLP_post's two regions: to the UCX call, and after it returns. */
-static void parts_json(FILE *f, const struct bench_series *entry, const struct bench_series *tail,
-                       int r)
+static void parts_json(FILE *f, double entry, double tail)
 {
     fprintf(f, ",\n    \"HLP_post_parts_ns\": {");
-    put_series(f, "entry", entry, r, ", ");
-    put_series(f, "tail", tail, r, "}");
+    bench_put_value(f, "entry", entry, ", ");
+    bench_put_value(f, "tail", tail, "}");
 }
 
-static void write_json(FILE *f, const struct bench_breakdown_opts *o, const char *transport,
-                       const struct injection *in, const struct latency *la,
-                       const weft_prof_stat_t *points)
+/* Each round's model (from its own figures) as "model_rounds_ns". */
+static void model_rounds(FILE *f, const void *section, double (*model)(const void *, int), int n)
 {
-    double ghz = 0, ovh = 0;
-    const int ri = median_round(&in->observed), rl = median_round(&la->observed);
+    fprintf(f, ", \"model_rounds_ns\": [");
+    for (int r = 0; r < n; r++)
+        fprintf(f, "%s%.3f", r ? ", " : "", model(section, r));
+    fprintf(f, "]");
+}
+
+static double inj_model_of(const void *in, int r) { return inj_model(in, r); }
+static double lat_model_of(const void *la, int r) { return lat_model(la, r); }
+
+static void injection_json(FILE *f, const struct bench_breakdown_opts *o,
+                           const struct injection *in)
+{
+    const int ri = median_round(&in->fig[I_OBSERVED]);
+#define FIG(kind) inj_fig(in, kind, ri)
+
+    fprintf(f, "  \"injection\": {");
+    put_series(f, "observed_ns", &in->fig[I_OBSERVED], ri, ", ");
+    fprintf(f, "\"batch\": %ld, \"round\": %d, ", o->batch, ri);
+    put_series(f, "timer_overhead_ns", &in->fig[I_TIMER], ri, ", ");
+    bench_put_rounds(f, "observed_rounds_ns", &in->fig[I_OBSERVED]);
+    model_rounds(f, in, inj_model_of, in->fig[I_OBSERVED].n);
+    fprintf(f, ",\n    \"components_ns\": {");
+    /* HLP_post: weft's code before the UCX call and after it; the
+     * callbacks inside the progress calls are HLP_tx_prog, with
+     * weft_progress's own code */
+    bench_put_value(f, "HLP_post", FIG(I_HLP_POST) + FIG(I_HLP_TAIL), ", ");
+    bench_put_value(f, "LLP_post", FIG(I_LLP_POST), ", ");
+    bench_put_value(f, "LLP_prog", FIG(I_LLP_PROG) - FIG(I_TX_PROG), ", ");
+    bench_put_value(f, "HLP_tx_prog", FIG(I_TX_PROG) + FIG(I_HLP_PROG), ", ");
+    bench_put_value(f, "busy_post", FIG(I_BUSY), ", ");
+    bench_put_value(f, "misc", FIG(I_MISC), "}");
+    parts_json(f, FIG(I_HLP_POST), FIG(I_HLP_TAIL));
+    fprintf(f, ",\n    \"HLP_tx_prog_parts_ns\": {");
+    bench_put_value(f, "callbacks", FIG(I_TX_PROG), ", ");
+    bench_put_value(f, "call", FIG(I_HLP_PROG), "}");
+    fprintf(f, ",\n    \"calls_ns\": {");
+    bench_put_value(f, "weft_put_nbi", FIG(I_POST_CALL), ", ");
+    bench_put_value(f, "weft_progress", FIG(I_PROG_CALL), ", ");
+    bench_put_value(f, "HLP_post_by_subtraction",
+                    FIG(I_POST_CALL) - FIG(I_LLP_POST) - FIG(I_BUSY), ", ");
+    bench_put_value(f, "HLP_tx_prog_by_subtraction",
+                    FIG(I_PROG_CALL) - FIG(I_LLP_PROG) + FIG(I_TX_PROG), ", ");
+    bench_put_value(f, "weft_put_nbi_incremental", FIG(I_TWICE) - FIG(I_OBSERVED), "}");
+
+    fprintf(f, ",\n    \"chunk_ns\": {");
+    for (int kind = 0; kind < I_KINDS; kind++)
+        put_series(f, kind_name[kind], &in->chunk[kind], ri, kind + 1 < I_KINDS ? ", " : "}");
+    fprintf(f, "}");
+#undef FIG
+}
+
+static void latency_json(FILE *f, const struct latency *la)
+{
+    const int rl = median_round(&la->observed);
     /* The probe's latency not explained by its own calls.  When its calls
      * are longer than its latency, part of the post overlaps the transfer
      * (TCP loopback delivers inside the sender's send, shared memory shows
      * the message before the post returns): that overlap is counted once,
      * taken off LLP_post, and the transfer is 0. */
-    double residual = at(&la->raw, rl) - at(&la->raw_post, rl) - at(&la->raw_prog, rl);
+    double residual = lat_residual(la, rl);
     double overlap = residual < 0 ? -residual : 0, transfer = residual < 0 ? 0 : residual;
 
-    OK(weft_prof_timer(&ghz, &ovh));
-    fprintf(f, "{\n  \"benchmark\": \"breakdown\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
-               "  \"ucx_tls\": \"%s\",\n  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n"
-               "  \"statistic\": \"median round\",\n"
-               "  \"timer\": {\"tsc_ghz\": %.6f, \"overhead_ns\": %.3f},\n",
-            nranks, transport, getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", o->iters,
-            o->lat_iters, o->rounds, ghz, ovh);
-    fprintf(f, "  \"injection\": {");
-    put_series(f, "observed_ns", &in->observed, ri, ", ");
-    fprintf(f, "\"batch\": %ld, \"round\": %d, ", o->batch, ri);
-    bench_put_rounds(f, "observed_rounds_ns", &in->observed);
-    fprintf(f, ",\n    \"components_ns\": {");
-    /* HLP_post: weft's code before the UCX call and after it; the
-     * callbacks inside the progress calls are HLP_tx_prog, with
-     * weft_progress's own code */
-    bench_put_value(f, "HLP_post", at(&in->hlp_post, ri) + at(&in->hlp_tail, ri), ", ");
-    put_series(f, "LLP_post", &in->llp_post, ri, ", ");
-    bench_put_value(f, "LLP_prog", at(&in->llp_prog, ri) - at(&in->tx_prog, ri), ", ");
-    bench_put_value(f, "HLP_tx_prog", at(&in->tx_prog, ri) + at(&in->hlp_prog, ri), ", ");
-    put_series(f, "busy_post", &in->busy, ri, ", ");
-    put_series(f, "misc", &in->misc, ri, "}");
-    parts_json(f, &in->hlp_post, &in->hlp_tail, ri);
-    fprintf(f, ",\n    \"HLP_tx_prog_parts_ns\": {");
-    put_series(f, "callbacks", &in->tx_prog, ri, ", ");
-    put_series(f, "call", &in->hlp_prog, ri, "}");
-    fprintf(f, ",\n    \"calls_ns\": {");
-    put_series(f, "weft_put_nbi", &in->post_call, ri, ", ");
-    put_series(f, "weft_progress", &in->prog_call, ri, ", ");
-    bench_put_value(f, "HLP_post_by_subtraction",
-                    at(&in->post_call, ri) - at(&in->llp_post, ri) - at(&in->busy, ri), ", ");
-    bench_put_value(f, "HLP_tx_prog_by_subtraction",
-                    at(&in->prog_call, ri) - at(&in->llp_prog, ri) + at(&in->tx_prog, ri), "}");
-    fprintf(f, ",\n    \"chunk_ns\": {");
-    for (int kind = 0; kind < I_KINDS; kind++)
-        put_series(f, kind_name[kind], &in->chunk[kind], ri, kind + 1 < I_KINDS ? ", " : "}");
-    fprintf(f, "}");
     fprintf(f, ",\n  \"latency\": {");
     put_series(f, "observed_ns", &la->observed, rl, ", ");
     fprintf(f, "\"round\": %d, ", rl);
+    put_series(f, "timer_overhead_ns", &la->timer, rl, ", ");
     bench_put_rounds(f, "observed_rounds_ns", &la->observed);
+    model_rounds(f, la, lat_model_of, la->observed.n);
     fprintf(f, ",\n    \"components_ns\": {");
     bench_put_value(f, "HLP_post", at(&la->hlp_post, rl) + at(&la->hlp_tail, rl), ", ");
     bench_put_value(f, "LLP_post", at(&la->llp_post, rl) - overlap, ", ");
@@ -638,7 +741,7 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const char
     /* the AM delivery inside the progress call is HLP_rx_prog */
     bench_put_value(f, "LLP_prog", at(&la->llp_prog, rl) - at(&la->rx_prog, rl), ", ");
     put_series(f, "HLP_rx_prog", &la->rx_prog, rl, "}");
-    parts_json(f, &la->hlp_post, &la->hlp_tail, rl);
+    parts_json(f, at(&la->hlp_post, rl), at(&la->hlp_tail, rl));
     fprintf(f, ",\n    \"probe\": {");
     put_series(f, "raw_observed_ns", &la->raw, rl, ", ");
     put_series(f, "raw_LLP_post_ns", &la->raw_post, rl, ", ");
@@ -648,6 +751,23 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const char
     put_series(f, "LLP_post_ns", &la->llp_post, rl, ", ");
     bench_put_value(f, "transfer_ns", transfer, "}");
     fprintf(f, "}");
+}
+
+static void write_json(FILE *f, const struct bench_breakdown_opts *o, const char *transport,
+                       const struct injection *in, const struct latency *la,
+                       const weft_prof_stat_t *points)
+{
+    double ghz = 0, ovh = 0;
+
+    OK(weft_prof_timer(&ghz, &ovh));
+    fprintf(f, "{\n  \"benchmark\": \"breakdown\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
+               "  \"ucx_tls\": \"%s\",\n  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n"
+               "  \"statistic\": \"median round\",\n"
+               "  \"timer\": {\"tsc_ghz\": %.6f, \"overhead_ns\": %.3f},\n",
+            nranks, transport, getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", o->iters,
+            o->lat_iters, o->rounds, ghz, ovh);
+    injection_json(f, o, in);
+    latency_json(f, la);
     points_json(f, points);
     fprintf(f, "\n}\n");
 }
@@ -706,9 +826,9 @@ int main(int argc, char **argv)
     OK(weft_prof_select("0"));
     /* warm-up: connections, keys, caches */
     {
-        double fig[I_KINDS], chunk_ns[I_KINDS];
+        double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS];
 
-        inject(ep, seg, o.iters / 4 + 1, o.batch, I_OBSERVED, I_KINDS, fig, chunk_ns);
+        inject(ep, seg, o.iters / 4 + 1, o.batch, I_OBSERVED, I_KINDS, fig, chunk_ns, regions);
     }
     {
         double obs, raw;

@@ -182,6 +182,24 @@ static double mono_ns(void)
     return 1e9 * (double)ts.tv_sec + (double)ts.tv_nsec;
 }
 
+double weft__prof_empty_ticks(void)
+{
+    static __thread uint64_t ticks[CAL_REGIONS];
+    double sum = 0;
+
+    for (int i = 0; i < CAL_REGIONS; i++) {
+        uint64_t s = weft__prof_start();
+        ticks[i] = weft__prof_stop() - s;
+    }
+    qsort(ticks, CAL_REGIONS, sizeof(ticks[0]), cmp_u64);
+    /* the middle half: the median's robustness, with a resolution finer
+     * than the counter's step (2 ticks on some machines), since samples
+     * are added up as totals */
+    for (int i = CAL_REGIONS / 4; i < CAL_REGIONS - CAL_REGIONS / 4; i++)
+        sum += (double)ticks[i];
+    return sum / (double)(CAL_REGIONS - 2 * (CAL_REGIONS / 4));
+}
+
 static void calibrate(void)
 {
     struct timespec pause = {.tv_sec = 0, .tv_nsec = CAL_CLOCK_NS};
@@ -196,18 +214,13 @@ static void calibrate(void)
     c1 = weft__prof_stop();
     tsc_ghz = (double)(c1 - c0) / (t1 - t0);
 
-    /* an empty region's cost: the median of a loop of them, minimum over
-     * loops (a loop that ran while the machine was busy is discarded) */
+    /* an empty region's cost: minimum over loops (a loop that ran while
+     * the machine was busy is discarded) */
     for (int r = 0; r < CAL_LOOPS; r++) {
-        static uint64_t ticks[CAL_REGIONS];
+        double t = weft__prof_empty_ticks();
 
-        for (int i = 0; i < CAL_REGIONS; i++) {
-            uint64_t s = weft__prof_start();
-            ticks[i] = weft__prof_stop() - s;
-        }
-        qsort(ticks, CAL_REGIONS, sizeof(ticks[0]), cmp_u64);
-        if ((double)ticks[CAL_REGIONS / 2] < best)
-            best = (double)ticks[CAL_REGIONS / 2];
+        if (t < best)
+            best = t;
     }
     overhead_ticks = best;
 }

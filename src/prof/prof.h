@@ -156,6 +156,13 @@ void weft__prof_reset(void);
 
 void weft__prof_stat(int point, struct weft__prof_stat *out);
 
+/* One empty region's reading in ticks, now: the interquartile mean (the
+ * mean of the middle half) of 1024 empty regions timed back to back.  The
+ * library's overhead is the minimum of 64 of these at the first
+ * selection; a benchmark calls it again beside its measurements, at the
+ * machine's speed of the moment. */
+double weft__prof_empty_ticks(void);
+
 /* TSC frequency in GHz and one empty region's cost in ns (0 before the
  * first selection calibrated them). */
 void weft__prof_timer(double *tsc_ghz, double *overhead_ns);
