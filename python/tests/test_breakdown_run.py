@@ -145,6 +145,16 @@ def test_measure_shm_tiny(monkeypatch: pytest.MonkeyPatch) -> None:
     assert document["injection"]["observed_ns"] > 0 and document["latency"]["observed_ns"] > 0
     # every put of the chunks that select LLP_post counted once
     assert document["points"]["LLP_post"]["count"] == 2048
+    for kind in ("injection", "latency"):
+        section = document[kind]
+        # the round's own timer calibration, and its model from the figures
+        # the document gives (one round: the median round is that round)
+        assert section["timer_overhead_ns"] > 0
+        assert len(section["model_rounds_ns"]) == len(section["observed_rounds_ns"]) == 1
+        assert section["model_rounds_ns"][0] == pytest.approx(sum(section["components_ns"].values()), abs=0.01)
+    # a put's cost in the running loop, beside the caller's timing of it (a
+    # difference of two loops' medians: its sign is not fixed on a busy machine)
+    assert isinstance(document["injection"]["calls_ns"]["weft_put_nbi_incremental"], float)
 
 
 @NEEDS_BENCH

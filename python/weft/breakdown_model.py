@@ -516,6 +516,57 @@ def _parted(document: Mapping[str, Any], kind: str, name: str, ns: float, level:
                                  for part, value in values.items()))
 
 
+def round_errors(document: Mapping[str, Any], kind: str) -> list[float]:
+    """(model − observed) / observed in percent of each round, each round's
+    model from its own figures (`model_rounds_ns`, which the benchmarks
+    write beside `observed_rounds_ns`); [] when the document has none."""
+    section = document.get(kind)
+    if not isinstance(section, Mapping) or "model_rounds_ns" not in section:
+        return []
+    model, observed = section.get("model_rounds_ns"), section.get("observed_rounds_ns")
+    if not isinstance(model, list) or not isinstance(observed, list) or len(model) != len(observed):
+        raise WeftError(f"{kind}.model_rounds_ns and {kind}.observed_rounds_ns must be lists of one value per round")
+    return [100.0 * (_number(m, f"{kind}.model_rounds_ns", signed=True)
+                     - _number(o, f"{kind}.observed_rounds_ns", positive=True)) / o
+            for m, o in zip(model, observed)]
+
+
+def round_error_notes(document: Mapping[str, Any]) -> tuple[str, ...]:
+    """A note per quantity: the median and the range of its per-round errors."""
+    notes = []
+    for kind in KINDS:
+        errors = sorted(round_errors(document, kind))
+        if errors:
+            half = len(errors) // 2
+            middle = errors[half] if len(errors) % 2 else 0.5 * (errors[half - 1] + errors[half])
+            notes.append(f"{kind}, each round's model against its own observation: median error "
+                         f"{middle:+.2f}% (rounds {errors[0]:+.1f}% to {errors[-1]:+.1f}%)")
+    return tuple(notes)
+
+
+def timer_notes(document: Mapping[str, Any]) -> tuple[str, ...]:
+    """What the document says of its timer: the overhead each round
+    measured beside its components, and how much of a put the serialising
+    timer does not see (the caller's timing of one put against what a put
+    adds to the running loop)."""
+    notes = []
+    for kind in KINDS:
+        section = document.get(kind)
+        if isinstance(section, Mapping) and "timer_overhead_ns" in section:
+            value = _number(section["timer_overhead_ns"], f"{kind}.timer_overhead_ns", positive=True)
+            notes.append(f"{kind}: timer overhead {value:.2f} ns in this round (calibrated beside the "
+                         "components, in place of the library's)")
+    calls = document.get("injection", {}).get("calls_ns") if isinstance(document.get("injection"), Mapping) else None
+    if isinstance(calls, Mapping) and "weft_put_nbi_incremental" in calls and "weft_put_nbi" in calls:
+        timed = _number(calls["weft_put_nbi"], "injection.calls_ns.weft_put_nbi", signed=True)
+        running = _number(calls["weft_put_nbi_incremental"], "injection.calls_ns.weft_put_nbi_incremental",
+                          signed=True)
+        notes.append(f"timer check: a weft_put_nbi timed by its caller reads {timed:.2f} ns; in the running "
+                     f"loop a put costs {running:.2f} ns (two puts per iteration less one): "
+                     f"{running - timed:+.2f} ns of a call that a serialising timer does not see")
+    return tuple(notes)
+
+
 def from_measurement(document: Any) -> Breakdown:
     """The models of a measured breakdown document (see the module's
     docstring); malformed documents are a WeftError naming the field."""
@@ -572,7 +623,10 @@ def from_measurement(document: Any) -> Breakdown:
                             f" (beyond the timer overhead {jitter:g} ns)")
     notes = [f"measured over {PATH_DESCRIPTION[path]}"]
     if timer:
-        notes.append(f"timer: TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer.get('overhead_ns', '?')} ns subtracted")
+        notes.append(f"timer: TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer.get('overhead_ns', '?')} ns "
+                     "(the library's, at the first selection)")
+    notes.extend(timer_notes(document))
+    notes.extend(round_error_notes(document))
     return Breakdown(name=f"weft-{path}", source="measured", scenarios={"weft": {"injection": injection, "latency": latency}},
                      overall="weft", notes=tuple(notes), metadata=dict(metadata), points=stats)
 

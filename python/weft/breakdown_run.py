@@ -22,6 +22,8 @@ from typing import Any
 from weft import WeftError, breakdown_direct, breakdown_model, results, runner
 
 BENCH = "bench/weft_bench_breakdown"
+# The benchmarks keep at most this many rounds (BENCH_BREAKDOWN_MAX_ROUNDS).
+MAX_ROUNDS = 32
 
 # Each path and the settings that select it.  "shm" is UCX's shared memory
 # (weft's intra-node direct path off); "tcp-nodes" gives the two ranks
@@ -94,6 +96,8 @@ def measure(
     round trips of the ping-pong per pass, rounds the rounds (defaults per
     path); progress, if
     given, is called as progress(step, done, total) before and after the run."""
+    if rounds is not None and not 1 <= rounds <= MAX_ROUNDS:
+        raise WeftError(f"rounds must be 1 to {MAX_ROUNDS}, got {rounds}")
     if path == "direct":
         return breakdown_direct.measure(np=np, iters=iters, lat_iters=lat_iters,
                                         rounds=rounds or breakdown_direct.DEFAULT_ROUNDS, batch=batch,

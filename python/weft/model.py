@@ -338,7 +338,7 @@ def progress_display() -> Iterator[Callable[..., None]]:
         yield update
 
 
-def measure(path: str, nranks: int, iters: int | None) -> Path:
+def measure(path: str, nranks: int, iters: int | None, rounds: int | None = None) -> Path:
     """Run weft's breakdown probes and benchmarks; returns the saved JSON."""
     try:
         breakdown_run = importlib.import_module("weft.breakdown_run")
@@ -350,6 +350,8 @@ def measure(path: str, nranks: int, iters: int | None) -> Path:
     options: dict[str, Any] = {"np": nranks}
     if iters is not None:
         options["iters"] = iters
+    if rounds is not None:
+        options["rounds"] = rounds
     with progress_display() as update:
         document = breakdown_run.measure(path, progress=update, **options)
     from_measurement(document)  # reject a malformed measurement before it is saved
@@ -371,7 +373,7 @@ def breakdown_command(args: argparse.Namespace) -> None:
         if args.source is None:
             if args.path is None:
                 raise WeftError("give --path shm|tcp|tcp-nodes|direct to measure, --from FILE.json or --preset tx2-cx4")
-            source = measure(args.path, args.np, args.iters)
+            source = measure(args.path, args.np, args.iters, args.rounds)
         else:
             source = args.source
         document = results.read_json(source)
@@ -437,6 +439,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     source.add_argument("--preset", choices=sorted(PRESETS), help="the paper's system, modelled")
     breakdown.add_argument("--np", type=int, default=2, help="ranks of the measurement (default: 2)")
     breakdown.add_argument("--iters", type=int, help="iterations of each measurement (default: the benchmark's)")
+    breakdown.add_argument("--rounds", type=int, help="rounds of the measurement, each with every figure measured "
+                           "side by side (default: 5, 15 over the direct path; the report gives the median round "
+                           "and each round's error)")
     breakdown.set_defaults(func=breakdown_command)
 
     what = commands.add_parser(
