@@ -132,7 +132,7 @@ static double per_sample(const char *point)
 
     OK(weft_prof_stat(point, &s));
     OK(weft_prof_timer(&ghz, &ovh));
-    return both_ranks(s.median_ns + ovh - lat_timer_ns, s.count);
+    return both_ranks(bench_timer_corrected(s.median_ns, 1, ovh, lat_timer_ns), s.count);
 }
 
 /* ---- injection -------------------------------------------------------- */
@@ -393,8 +393,8 @@ static double library_overhead(void)
  * timed with it. */
 static double inj_fig(const struct injection *in, int kind, int r)
 {
-    return at(&in->fig[kind], r) +
-           at(&in->regions[kind], r) * (library_overhead() - at(&in->fig[I_TIMER], r));
+    return bench_timer_corrected(at(&in->fig[kind], r), at(&in->regions[kind], r),
+                                 library_overhead(), at(&in->fig[I_TIMER], r));
 }
 
 /* Eq. 2's sum in round r: the components of write_json (the callbacks,

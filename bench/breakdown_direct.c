@@ -30,7 +30,9 @@
  * chunks (injection) or blocks of round trips (latency) that alternate
  * kind by kind inside one loop, so that all see the same machine; the JSON
  * holds the median over rounds, and each round's model beside its
- * observation.
+ * observation.  The timer's overhead is calibrated among them, in chunks
+ * and blocks of its own, and each round's timed figures subtract that
+ * round's calibration in place of the library's.
  */
 #include "common.h"
 #include "prof/prof.h"
@@ -95,20 +97,23 @@ static double mid(const struct bench_series *s)
     return bench_median(t, s->n);
 }
 
-static double total_of(const char *point)
+/* A point's total ns so far, and its samples added to *count. */
+static double total_of(const char *point, double *count)
 {
     weft_prof_stat_t st;
 
     OK(weft_prof_stat(point, &st));
+    *count += (double)st.count;
     return st.total_ns;
 }
 
 /* ---- injection -------------------------------------------------------- */
 
-/* I_TIMER times an empty region beside every put: the timer's cost in
- * the loop, against the one the library measured when profiling was first
- * selected and subtracts from every region (reported, not applied:
- * docs/breakdown.md, "Direct path"). */
+/* I_TIMER calibrates the timer where the components are measured: an
+ * empty region's reading (weft__prof_empty_ticks) at the speed of the
+ * moment, in chunks of its own among the others.  Every timed figure of a
+ * round is corrected by that round's reading in place of the overhead the
+ * library measured once and subtracted from each region (inj_fig). */
 enum {
     I_OBSERVED, I_MISC, I_HLP_POST, I_COPY, I_LLP_PROG, I_PROG_CALL, I_POST_CALL, I_TIMER,
     I_NOP_CALL, I_KINDS
@@ -127,24 +132,40 @@ static const uint32_t inj_mask[I_KINDS] = {
     [I_LLP_PROG] = 1u << WEFT__PROF_LLP_PROG,
 };
 
-static double inj_total(int kind)
+/* Total ns so far of the points a kind selects (0 for the others), and
+ * in *count their samples. */
+static double inj_total(int kind, double *count)
 {
+    *count = 0;
     switch (kind) {
-    case I_HLP_POST: return total_of("HLP_post");
-    case I_COPY: return total_of("direct_copy");
-    case I_LLP_PROG: return total_of("LLP_prog") + total_of("LLP_poll");
+    case I_HLP_POST: return total_of("HLP_post", count);
+    case I_COPY: return total_of("direct_copy", count);
+    case I_LLP_PROG: return total_of("LLP_prog", count) + total_of("LLP_poll", count);
     default: return 0;
     }
 }
 
 /* One chunk of m puts (a multiple of q) of `kind`: its value per put in ns
- * (its time, its points' growth, or the caller-timed calls). */
-static double inject_chunk(long m, long q, int kind, long *next, double *chunk_ns)
+ * (its time, its points' growth, or the caller-timed calls), and in
+ * *regions the timed regions per put (each with the library's overhead
+ * taken off).  An I_TIMER chunk puts nothing: its value is an empty
+ * region's reading. */
+static double inject_chunk(long m, long q, int kind, long *next, double *chunk_ns,
+                           double *regions)
 {
     uint64_t src = 42, c = 0, ticks = 0;
     long k = *next, calls = 0;
-    double before = inj_total(kind), t0;
+    double count0, before = inj_total(kind, &count0), count1, t0;
 
+    *regions = 0;
+    if (kind == I_TIMER) {
+        double now;
+
+        t0 = bench_now();
+        now = weft__prof_empty_ticks() / timer_ghz;
+        *chunk_ns = 1e9 * (bench_now() - t0) / (double)m;
+        return now;
+    }
     select_points(inj_mask[kind]);
     t0 = bench_now();
     for (long b = 0; b < m / q; b++) {
@@ -157,14 +178,11 @@ static double inject_chunk(long m, long q, int kind, long *next, double *chunk_n
                     ticks += weft__prof_stop() - c, calls++;
                 continue;
             }
-            if (kind == I_POST_CALL || kind == I_TIMER)
+            if (kind == I_POST_CALL)
                 c = weft__prof_start();
-            if (kind != I_TIMER)
-                OK(weft_put_nbi(ep, 1, seg, (size_t)(k & 63) * 8, &src, 8));
-            if (kind == I_POST_CALL || kind == I_TIMER)
+            OK(weft_put_nbi(ep, 1, seg, (size_t)(k & 63) * 8, &src, 8));
+            if (kind == I_POST_CALL)
                 ticks += weft__prof_stop() - c, calls++;
-            if (kind == I_TIMER)
-                OK(weft_put_nbi(ep, 1, seg, (size_t)(k & 63) * 8, &src, 8));
         }
         if (kind == I_MISC || kind == I_NOP_CALL) {
             bench_nop_progress(NULL, NULL);
@@ -182,19 +200,21 @@ static double inject_chunk(long m, long q, int kind, long *next, double *chunk_n
     *chunk_ns = t0;
     if (kind == I_OBSERVED || kind == I_MISC)
         return t0;
-    if (kind == I_TIMER)
-        return (double)ticks / timer_ghz / (double)calls;
-    if (kind == I_POST_CALL || kind == I_PROG_CALL || kind == I_NOP_CALL)
+    if (kind == I_POST_CALL || kind == I_PROG_CALL || kind == I_NOP_CALL) {
+        *regions = (double)calls / (double)m;
         return ticks_ns(ticks, calls) / (double)m;
-    return (inj_total(kind) - before) / (double)m;
+    }
+    before = inj_total(kind, &count1) - before;
+    *regions = (count1 - count0) / (double)m;
+    return before / (double)m;
 }
 
 /* Rank 0: about n puts per kind in chunks of 64 batches, the kinds
- * rotating; fig[kind] and chunk_ns[kind] are medians over the kind's
- * chunks.  Rank 1 waits for the end of the pass. */
-static void inject(long n, long q, double *fig, double *chunk_ns)
+ * rotating; fig[kind], chunk_ns[kind] and regions[kind] are medians over
+ * the kind's chunks.  Rank 1 waits for the end of the pass. */
+static void inject(long n, long q, double *fig, double *chunk_ns, double *regions)
 {
-    static double val[I_KINDS][MAX_CHUNKS], tim[I_KINDS][MAX_CHUNKS];
+    static double val[I_KINDS][MAX_CHUNKS], tim[I_KINDS][MAX_CHUNKS], reg[I_KINDS][MAX_CHUNKS];
     long m = 64 * q, chunks, next = 0;
 
     if (m > n)
@@ -207,11 +227,12 @@ static void inject(long n, long q, double *fig, double *chunk_ns)
             for (int j = 0; j < I_KINDS; j++) {
                 int kind = (int)((j + c) % I_KINDS);
 
-                val[kind][c] = inject_chunk(m, q, kind, &next, &tim[kind][c]);
+                val[kind][c] = inject_chunk(m, q, kind, &next, &tim[kind][c], &reg[kind][c]);
             }
         for (int kind = 0; kind < I_KINDS; kind++) {
             fig[kind] = bench_median(val[kind], (int)chunks);
             chunk_ns[kind] = bench_median(tim[kind], (int)chunks);
+            regions[kind] = bench_median(reg[kind], (int)chunks);
         }
         OK(weft_flush(ep));
         OK(weft_put(ep, 1, seg, DONE_OFF, &done_count, 8));
@@ -224,11 +245,17 @@ static void inject(long n, long q, double *fig, double *chunk_ns)
 
 /* What a block of round trips measures: weft's observed latency, the
  * probe's, one of weft's points, the payload's read timed by the caller,
- * or one of the probe's timed operations. */
+ * or one of the probe's timed operations.  In an L_TIMER block each rank
+ * calibrates the timer instead (no round trip). */
 enum {
     L_OBSERVED, L_PROBE, L_HLP_POST, L_COPY, L_SIG_ADD, L_SIG_POLL, L_READ, L_POLL,
-    L_PROBE_STORE, L_PROBE_ADD, L_PROBE_LOAD, L_PROBE_READ, L_KINDS
+    L_PROBE_STORE, L_PROBE_ADD, L_PROBE_LOAD, L_PROBE_READ, L_TIMER, L_KINDS
 };
+
+/* This rank's timer overhead of the last latency pass (the median of its
+ * L_TIMER blocks), in ns: every latency figure subtracts it in place of
+ * the library's. */
+static double lat_timer_ns;
 
 static const uint32_t lat_mask[L_KINDS] = {
     [L_HLP_POST] = 1u << WEFT__PROF_HLP_POST,
@@ -345,11 +372,11 @@ static void probe_round_trip(int timed)
 /* n round trips of each kind in blocks of LAT_BLOCK, kinds rotating, both
  * ranks in step; obs and probe get rank 0's median one-way time per block
  * (one clock pair per block, so the clock's cost is spread over 32
- * messages). */
+ * messages), lat_timer_ns this rank's median calibration. */
 static void latency_pass(long n, double *obs, double *probe)
 {
-    static double t[2][MAX_CHUNKS];
-    long nt[2] = {0, 0}, blocks = (n + LAT_BLOCK - 1) / LAT_BLOCK;
+    static double t[3][MAX_CHUNKS];
+    long nt[3] = {0, 0, 0}, blocks = (n + LAT_BLOCK - 1) / LAT_BLOCK;
 
     OK(weft_barrier(ctx));
     for (long b = 0; b < blocks; b++)
@@ -357,6 +384,11 @@ static void latency_pass(long n, double *obs, double *probe)
             int kind = (int)((j + b) % L_KINDS), raw = kind == L_PROBE || kind >= L_PROBE_STORE;
             double t0;
 
+            if (kind == L_TIMER) {
+                if (nt[2] < MAX_CHUNKS)
+                    t[2][nt[2]++] = weft__prof_empty_ticks() / timer_ghz;
+                continue;
+            }
             select_points(lat_mask[kind]);
             t0 = bench_now();
             for (long i = 0; i < LAT_BLOCK; i++) {
@@ -375,6 +407,7 @@ static void latency_pass(long n, double *obs, double *probe)
         }
     *obs = rank == 0 && nt[0] ? bench_median(t[0], (int)nt[0]) : 0;
     *probe = rank == 0 && nt[1] ? bench_median(t[1], (int)nt[1]) : 0;
+    lat_timer_ns = bench_median(t[2], (int)nt[2]);
 }
 
 /* Per-message figures of both ranks (rank 0 gets them): each rank's median
@@ -398,13 +431,14 @@ static void both_ranks(const double *median, const double *count, double *out)
 }
 
 struct latency {
-    struct bench_series observed, probe, fig[F_N];
+    struct bench_series observed, probe, fig[F_N], timer;
 };
 
+/* A caller-timed operation's median in ns, the pass's overhead taken off. */
 static void median_ticks(struct samples *s, double *median, double *count)
 {
     *count = (double)s->n;
-    *median = s->n ? bench_median(s->v, (int)s->n) / timer_ghz - timer_ovh : 0;
+    *median = s->n ? bench_median(s->v, (int)s->n) / timer_ghz - lat_timer_ns : 0;
 }
 
 static void latency_round(const struct bench_breakdown_opts *o, struct latency *r)
@@ -420,7 +454,7 @@ static void latency_round(const struct bench_breakdown_opts *o, struct latency *
         weft_prof_stat_t st;
 
         OK(weft_prof_stat(point[i], &st));
-        median[i] = st.median_ns;
+        median[i] = bench_timer_corrected(st.median_ns, 1, timer_ovh, lat_timer_ns);
         count[i] = (double)st.count;
     }
     median_ticks(&read_ticks, &median[F_READ], &count[F_READ]);
@@ -431,23 +465,43 @@ static void latency_round(const struct bench_breakdown_opts *o, struct latency *
     both_ranks(median, count, fig);
     bench_series_push(&r->observed, obs);
     bench_series_push(&r->probe, probe);
+    bench_series_push(&r->timer, lat_timer_ns);
     for (int i = 0; i < F_N; i++)
         bench_series_push(&r->fig[i], fig[i]);
 }
 
+/* Per kind, per round: its figure as measured (the library's overhead
+ * taken off each region), its chunks' time and its timed regions per put. */
 struct injection {
-    struct bench_series fig[I_KINDS], chunk[I_KINDS];
+    struct bench_series fig[I_KINDS], chunk[I_KINDS], regions[I_KINDS];
 };
 
 static void injection_round(const struct bench_breakdown_opts *o, struct injection *r)
 {
-    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0};
+    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, regions[I_KINDS] = {0};
 
     OK(weft_prof_reset());
-    inject(o->iters, o->batch, fig, chunk_ns);
+    inject(o->iters, o->batch, fig, chunk_ns, regions);
     for (int kind = 0; kind < I_KINDS; kind++) {
         bench_series_push(&r->fig[kind], fig[kind]);
         bench_series_push(&r->chunk[kind], chunk_ns[kind]);
+        bench_series_push(&r->regions[kind], regions[kind]);
+    }
+}
+
+/* Every kind's figures, round by round, with the round's calibration
+ * (I_TIMER) subtracted from each timed region in place of the library's
+ * overhead: an empty region's reading changes with the core's speed
+ * (13.6 to 17.6 ns on this VM), and the components of a few ns are timed
+ * with it. */
+static void inj_corrected(const struct injection *in, struct bench_series *out)
+{
+    for (int kind = 0; kind < I_KINDS; kind++) {
+        out[kind].n = 0;
+        for (int r = 0; r < in->fig[kind].n; r++)
+            bench_series_push(&out[kind],
+                              bench_timer_corrected(in->fig[kind].v[r], in->regions[kind].v[r],
+                                                    timer_ovh, in->fig[I_TIMER].v[r]));
     }
 }
 
@@ -460,14 +514,14 @@ static void injection_round(const struct bench_breakdown_opts *o, struct injecti
 static const char *const point_names[NPOINTS] = {"HLP_post", "direct_copy", "LLP_prog", "LLP_poll",
                                                  "signal_add", "signal_poll"};
 
-/* Each round's model, from that round's figures alone: the kinds of a
- * round were interleaved, so they saw the same machine, while the medians
- * over rounds may come from different rounds when the machine's speed
- * changes between them. */
-static void model_rounds(const struct bench_breakdown_opts *o, const struct injection *in,
+/* Each round's model, from that round's (corrected) figures alone: the
+ * kinds of a round were interleaved, so they saw the same machine, while
+ * the medians over rounds may come from different rounds when the
+ * machine's speed changes between them. */
+static void model_rounds(const struct bench_breakdown_opts *o, const struct bench_series *i,
                          const struct latency *la, struct bench_series *inj, struct bench_series *lat)
 {
-    const struct bench_series *i = in->fig, *l = la->fig;
+    const struct bench_series *l = la->fig;
 
     for (int r = 0; r < i[I_OBSERVED].n && r < la->observed.n; r++) {
         double raw_ops = l[F_PROBE_STORE].v[r] + l[F_PROBE_ADD].v[r] + l[F_PROBE_LOAD].v[r] +
@@ -485,9 +539,10 @@ static void model_rounds(const struct bench_breakdown_opts *o, const struct inje
 static void write_json(FILE *f, const struct bench_breakdown_opts *o, const struct injection *in,
                        const struct latency *la, const weft_prof_stat_t *points)
 {
+    static struct bench_series ifig[I_KINDS];
     struct bench_series inj_model = {.n = 0}, lat_model = {.n = 0};
-    const struct bench_series *ifig = in->fig, *lfig = la->fig;
-    double llp_prog = mid(&ifig[I_LLP_PROG]);
+    const struct bench_series *lfig = la->fig;
+    double llp_prog;
     /* The probe's one-way time that its own operations (the same as
      * weft's: store, add, successful load, read) do not account for.  When
      * they account for more -- the consumer's load waits for the line while
@@ -499,7 +554,9 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const stru
     double residual = mid(&la->probe) - raw_ops;
     double overlap = residual < 0 ? -residual : 0, transfer = residual < 0 ? 0 : residual;
 
-    model_rounds(o, in, la, &inj_model, &lat_model);
+    inj_corrected(in, ifig);
+    llp_prog = mid(&ifig[I_LLP_PROG]);
+    model_rounds(o, ifig, la, &inj_model, &lat_model);
     fprintf(f, "{\n  \"benchmark\": \"breakdown\",\n  \"nranks\": %d,\n"
                "  \"transport\": \"direct (mapped segment)\",\n  \"ucx_tls\": \"%s\",\n"
                "  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n"
@@ -510,6 +567,9 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const stru
     fprintf(f, "  \"injection\": {");
     bench_put_value(f, "observed_ns", mid(&ifig[I_OBSERVED]), ", ");
     fprintf(f, "\"batch\": %ld, ", o->batch);
+    bench_put_value(f, "timer_overhead_ns", mid(&ifig[I_TIMER]), ", ");
+    bench_put_rounds(f, "timer_overhead_rounds_ns", &ifig[I_TIMER]);
+    fprintf(f, ", ");
     bench_put_rounds(f, "observed_rounds_ns", &ifig[I_OBSERVED]);
     fprintf(f, ", ");
     bench_put_rounds(f, "model_rounds_ns", &inj_model);
@@ -529,14 +589,15 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const stru
     bench_put_value(f, "bench_nop_post", mid(&ifig[I_NOP_CALL]), ", ");
     bench_put_value(f, "HLP_post_by_subtraction",
                     mid(&ifig[I_POST_CALL]) - mid(&ifig[I_COPY]) - mid(&ifig[I_NOP_CALL]), "}");
-    fprintf(f, ",\n    ");
-    bench_put_value(f, "timer_overhead_now_ns", mid(&ifig[I_TIMER]), "");
     fprintf(f, ",\n    \"chunk_ns\": {");
     for (int kind = 0; kind < I_KINDS; kind++)
         bench_put_value(f, inj_name[kind], mid(&in->chunk[kind]), kind + 1 < I_KINDS ? ", " : "}");
     fprintf(f, "}");
     fprintf(f, ",\n  \"latency\": {");
     bench_put_value(f, "observed_ns", mid(&la->observed), ", ");
+    bench_put_value(f, "timer_overhead_ns", mid(&la->timer), ", ");
+    bench_put_rounds(f, "timer_overhead_rounds_ns", &la->timer);
+    fprintf(f, ", ");
     bench_put_rounds(f, "observed_rounds_ns", &la->observed);
     fprintf(f, ", ");
     bench_put_rounds(f, "model_rounds_ns", &lat_model);
@@ -595,10 +656,10 @@ static int parse(int argc, char **argv, struct bench_breakdown_opts *o)
  * pass; rank 0's. */
 static void collect_points(const struct bench_breakdown_opts *o, weft_prof_stat_t *s)
 {
-    double fig[I_KINDS], chunk_ns[I_KINDS], obs, probe;
+    double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], obs, probe;
 
     OK(weft_prof_reset());
-    inject(o->iters, o->batch, fig, chunk_ns);
+    inject(o->iters, o->batch, fig, chunk_ns, regions);
     for (int i = 0; i < INJ_POINTS; i++)
         OK(weft_prof_stat(point_names[i], &s[i]));
     OK(weft_prof_reset());
@@ -646,10 +707,10 @@ int main(int argc, char **argv)
     OK(weft_prof_select("0"));
     OK(weft_prof_timer(&timer_ghz, &timer_ovh));
     {
-        double fig[I_KINDS], chunk_ns[I_KINDS], obs, probe;
+        double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], obs, probe;
 
         /* warm-up: code, caches, the lines' first owners */
-        inject(o.iters / 4 + 1, o.batch, fig, chunk_ns);
+        inject(o.iters / 4 + 1, o.batch, fig, chunk_ns, regions);
         latency_pass(o.lat_iters / 8 + 1, &obs, &probe);
     }
     for (long r = 0; r < o.rounds; r++) {

@@ -81,6 +81,11 @@ void bench_put_rounds(FILE *f, const char *name, const struct bench_series *s)
     fprintf(f, "]");
 }
 
+double bench_timer_corrected(double fig, double regions, double library_ns, double now_ns)
+{
+    return fig + regions * (library_ns - now_ns);
+}
+
 int bench_parse_positive_list(const char *text, long *out, int max)
 {
     int k = 0;

@@ -47,6 +47,13 @@ void bench_put_value(FILE *f, const char *name, double v, const char *sep);
 /* "name": [v0, v1, ...], every round's value. */
 void bench_put_rounds(FILE *f, const char *name, const struct bench_series *s);
 
+/* A figure timed by `regions` timed regions (per unit of the figure),
+ * from each of which the library subtracted its overhead `library_ns`,
+ * with `now_ns` subtracted from each instead: the overhead calibrated
+ * beside the figure (weft__prof_empty_ticks), at the machine's speed of
+ * the moment.  fig + regions × (library_ns − now_ns). */
+double bench_timer_corrected(double fig, double regions, double library_ns, double now_ns);
+
 /* Parse them into *o: 0, or -1 for an unknown option or a value that is
  * not a positive integer (each benchmark checks its own upper bounds). */
 int bench_breakdown_parse(int argc, char **argv, struct bench_breakdown_opts *o);
