@@ -385,8 +385,12 @@ static void latency_pass(long n, double *obs, double *probe)
             double t0;
 
             if (kind == L_TIMER) {
+                /* the calibration takes tens of µs, not the same on both
+                 * ranks: an untimed round trip puts them back in step, or
+                 * the next block (L_OBSERVED) times the wait */
                 if (nt[2] < MAX_CHUNKS)
                     t[2][nt[2]++] = weft__prof_empty_ticks() / timer_ghz;
+                probe_round_trip(PROBE_NONE);
                 continue;
             }
             select_points(lat_mask[kind]);
