@@ -22,10 +22,12 @@ DOCUMENT: dict[str, Any] = {
     "injection": {
         "observed_ns": 10.0,
         "batch": 16,
+        "timer_overhead_ns": 15.2,
         "components_ns": {"HLP_post": 4.0, "direct_copy": 1.0, "LLP_prog": 0.5, "HLP_prog": 1.0, "misc": 2.5},
     },
     "latency": {
         "observed_ns": 150.0,
+        "timer_overhead_ns": 14.4,
         "components_ns": {"HLP_post": 10.0, "direct_copy": 2.0, "signal_add": 40.0, "transfer": 8.0,
                           "poll_phase": 12.0, "signal_poll": 70.0, "payload_read": 1.0},
         "probe": {"raw_observed_ns": 120.0, "raw_store_ns": 1.0, "raw_add_ns": 40.0, "raw_load_ns": 70.0,
@@ -94,6 +96,17 @@ def test_round_errors_pair_each_round_with_its_own_model() -> None:
         breakdown_direct.from_measurement(document)
 
 
+def test_notes_name_each_rounds_calibration_or_the_librarys() -> None:
+    notes = breakdown_direct.from_measurement(copy.deepcopy(DOCUMENT)).notes
+    assert any("overhead 13.6 ns at the first selection" in note and "15.20 ns in the injection" in note
+               and "14.40 ns in the latency" in note for note in notes)
+    # a document from before the benchmark calibrated in every round
+    document = copy.deepcopy(DOCUMENT)
+    del document["injection"]["timer_overhead_ns"], document["latency"]["timer_overhead_ns"]
+    notes = breakdown_direct.from_measurement(document).notes
+    assert "timer: TSC 2.5 GHz, overhead 13.6 ns subtracted" in notes
+
+
 def test_breakdown_model_dispatches_direct_documents() -> None:
     breakdown = breakdown_model.from_measurement(copy.deepcopy(DOCUMENT))
     assert breakdown.name == "weft-direct"
@@ -113,6 +126,8 @@ def test_breakdown_model_dispatches_direct_documents() -> None:
         (lambda d: d["injection"].update(observed_ns=0), "injection.observed_ns"),
         (lambda d: d.update(path="shm"), "not a direct-path breakdown"),
         (lambda d: d.pop("timer"), "no 'timer' object"),
+        (lambda d: d["latency"].update(timer_overhead_ns=0), "latency.timer_overhead_ns must be positive"),
+        (lambda d: d["injection"].pop("timer_overhead_ns"), "injection.timer_overhead_ns must be a finite number"),
         (lambda d: d["points"]["signal_poll"].pop("count"), "points.signal_poll.count"),
         (lambda d: d["points"]["signal_poll"].update(total_ns=-1000.0), "points.signal_poll.total_ns"),
         (lambda d: d["points"]["signal_poll"].update(median_ns=-14.0), "points.signal_poll.median_ns"),
@@ -178,6 +193,11 @@ def test_measure_direct_tiny(monkeypatch: pytest.MonkeyPatch) -> None:
     probe = document["latency"]["probe"]
     assert probe["raw_observed_ns"] > 0 and probe["raw_add_ns"] > 0 and probe["raw_load_ns"] > 0
     assert document["latency"]["observed_ns"] > 0 and document["injection"]["observed_ns"] > 0
+    # the timer calibrated in the round, by both sections
+    for kind in ("injection", "latency"):
+        assert document[kind]["timer_overhead_ns"] > 0
+        assert len(document[kind]["timer_overhead_rounds_ns"]) == 1
+    assert "timer_overhead_now_ns" not in document["injection"]
     for kind in ("injection", "latency"):
         assert len(breakdown_direct.round_errors(document, kind)) == 1
     model = breakdown_model.from_measurement(document)

@@ -24,13 +24,20 @@ breakdown` and `weft model whatif` render:
         of the waiter's loop, the delay before the load that sees the
         signal; that load, and the read of the payload)
 
+Every timed figure subtracts, from each of its timed regions, the timer's
+overhead calibrated in its own round (`injection.timer_overhead_ns`,
+`latency.timer_overhead_ns`), not the library's calibration at the first
+selection (`timer.overhead_ns`): the core of the VM of docs/breakdown.md
+runs at two speeds, and an empty region reads 13.6 ns at one, up to
+17.6 ns at the other.
+
 The document:
 
     {"benchmark": "breakdown", "metadata": {...}, "path": "direct",
      "timer": {"tsc_ghz": f, "overhead_ns": f},
-     "injection": {"observed_ns": f, "batch": q, "components_ns": {
+     "injection": {"observed_ns": f, "batch": q, "timer_overhead_ns": f, "components_ns": {
          "HLP_post", "direct_copy", "LLP_prog", "HLP_prog", "misc"}, ...},
-     "latency": {"observed_ns": f, "components_ns": {
+     "latency": {"observed_ns": f, "timer_overhead_ns": f, "components_ns": {
          "HLP_post", "direct_copy", "signal_add", "transfer", "poll_phase",
          "signal_poll", "payload_read"}, "probe": {...}, ...},
      "points": {NAME: {"count", "total_ns", "min_ns", "median_ns", "trimmed_mean_ns"}}}
@@ -144,6 +151,23 @@ def round_errors(document: Mapping[str, Any], kind: str) -> list[float]:
             for m, o in zip(model, observed)]
 
 
+def timer_note(document: Mapping[str, Any]) -> str:
+    """What the figures subtract for the timer: each round's calibration
+    (`timer_overhead_ns` of both sections, the median over rounds) in place
+    of the library's, or the library's in a document from before the
+    benchmark calibrated in every round."""
+    timer = document["timer"]
+    library = f"TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer['overhead_ns']} ns"
+    calibrated = {kind: document[kind].get("timer_overhead_ns") for kind in ("injection", "latency")}
+    if all(value is None for value in calibrated.values()):
+        return f"timer: {library} subtracted"
+    now = {kind: _number(value, f"{kind}.timer_overhead_ns", positive=True)
+           for kind, value in calibrated.items()}
+    return (f"timer: {library} at the first selection; each round subtracts its own calibration "
+            f"instead (median {now['injection']:.2f} ns in the injection, {now['latency']:.2f} ns "
+            f"in the latency)")
+
+
 def from_measurement(document: Any) -> Breakdown:
     """The models of a direct-path breakdown document; a malformed one is a
     WeftError naming the field."""
@@ -187,7 +211,7 @@ def from_measurement(document: Any) -> Breakdown:
     metadata = document.get("metadata") if isinstance(document.get("metadata"), Mapping) else {}
     notes = (
         f"measured over {DESCRIPTION}",
-        f"timer: TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer['overhead_ns']} ns subtracted",
+        timer_note(document),
         f"probe: weft's ping-pong without weft, {probe['raw_observed_ns']:.1f} ns one way; its own add "
         f"{probe['raw_add_ns']:.1f} ns and successful load {probe['raw_load_ns']:.1f} ns are what weft's "
         f"signal_add and signal_poll time, the rest ({probe['residual_ns']:.1f} ns) is the transfer",
