@@ -250,7 +250,7 @@ static void inject(long n, long q, double *fig, double *chunk_ns, double *region
  * kind mostly follows the one before it: L_TIMER is followed by a point's
  * block, whose median per sample does not feel the slower first round
  * trip after the calibration (the observed blocks, one clock pair per
- * block, did: 4 ns one way more in five runs out of five). */
+ * block, did: the model 5-9 % low in five runs out of five). */
 enum {
     L_OBSERVED, L_PROBE, L_TIMER, L_HLP_POST, L_COPY, L_SIG_ADD, L_SIG_POLL, L_READ, L_POLL,
     L_PROBE_STORE, L_PROBE_ADD, L_PROBE_LOAD, L_PROBE_READ, L_KINDS
