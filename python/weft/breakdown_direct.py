@@ -51,7 +51,8 @@ from pathlib import Path
 from typing import Any
 
 from weft import WeftError, results, runner
-from weft.breakdown_model import Breakdown, Model, _number, _section, document_of, leaf
+from weft.breakdown_model import (Breakdown, Model, _number, _section, document_of, leaf, round_error_notes,
+                                  timer_notes)
 
 BENCH = "bench/weft_bench_breakdown_direct"
 PATH = "direct"
@@ -136,38 +137,6 @@ def latency(components: Mapping[str, float], observed_ns: float) -> Model:
         observed_ns, "half the measured put-with-signal round trip")
 
 
-def round_errors(document: Mapping[str, Any], kind: str) -> list[float]:
-    """(model − observed) / observed in percent of each round, each round's
-    model from its own figures (`model_rounds_ns`, which the benchmark
-    writes beside `observed_rounds_ns`); [] when the document has none."""
-    section = document.get(kind)
-    if not isinstance(section, Mapping) or "model_rounds_ns" not in section:
-        return []
-    model, observed = section.get("model_rounds_ns"), section.get("observed_rounds_ns")
-    if not isinstance(model, list) or not isinstance(observed, list) or len(model) != len(observed):
-        raise WeftError(f"{kind}.model_rounds_ns and {kind}.observed_rounds_ns must be lists of one value per round")
-    return [100.0 * (_number(m, f"{kind}.model_rounds_ns", signed=True)
-                     - _number(o, f"{kind}.observed_rounds_ns", positive=True)) / o
-            for m, o in zip(model, observed)]
-
-
-def timer_note(document: Mapping[str, Any]) -> str:
-    """What the figures subtract for the timer: each round's calibration
-    (`timer_overhead_ns` of both sections, the median over rounds) in place
-    of the library's, or the library's in a document from before the
-    benchmark calibrated in every round."""
-    timer = document["timer"]
-    library = f"TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer['overhead_ns']} ns"
-    calibrated = {kind: document[kind].get("timer_overhead_ns") for kind in ("injection", "latency")}
-    if all(value is None for value in calibrated.values()):
-        return f"timer: {library} subtracted"
-    now = {kind: _number(value, f"{kind}.timer_overhead_ns", positive=True)
-           for kind, value in calibrated.items()}
-    return (f"timer: {library} at the first selection; each round subtracts its own calibration "
-            f"instead (median {now['injection']:.2f} ns in the injection, {now['latency']:.2f} ns "
-            f"in the latency)")
-
-
 def from_measurement(document: Any) -> Breakdown:
     """The models of a direct-path breakdown document; a malformed one is a
     WeftError naming the field."""
@@ -211,20 +180,16 @@ def from_measurement(document: Any) -> Breakdown:
     metadata = document.get("metadata") if isinstance(document.get("metadata"), Mapping) else {}
     notes = (
         f"measured over {DESCRIPTION}",
-        timer_note(document),
+        f"timer: TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer['overhead_ns']} ns (the library's, at the "
+        "first selection)",
+        *timer_notes(document),
         f"probe: weft's ping-pong without weft, {probe['raw_observed_ns']:.1f} ns one way; its own add "
         f"{probe['raw_add_ns']:.1f} ns and successful load {probe['raw_load_ns']:.1f} ns are what weft's "
         f"signal_add and signal_poll time, the rest ({probe['residual_ns']:.1f} ns) is the transfer",
         "'network' here is the cache-coherence transfer between the two cores: the signal's add, "
         "the load that sees it and the probe's residual",
+        *round_error_notes(document),
     )
-    for kind in ("injection", "latency"):
-        errors = sorted(round_errors(document, kind))
-        if errors:
-            middle = errors[len(errors) // 2] if len(errors) % 2 else 0.5 * (errors[len(errors) // 2 - 1]
-                                                                             + errors[len(errors) // 2])
-            notes += (f"{kind}, each round's model against its own observation: median error {middle:+.2f}% "
-                      f"(rounds {errors[0]:+.1f}% to {errors[-1]:+.1f}%)",)
     return Breakdown(name=f"weft-{PATH}", source="measured",
                      scenarios={"weft": {"injection": injection(inj, batch, inj_observed),
                                          "latency": latency(lat, lat_observed)}},
