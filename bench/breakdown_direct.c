@@ -113,7 +113,7 @@ static double total_of(const char *point, double *count)
  * empty region's reading (weft__prof_empty_ticks) at the speed of the
  * moment, in chunks of its own among the others.  Every timed figure of a
  * round is corrected by that round's reading in place of the overhead the
- * library measured once and subtracted from each region (inj_fig). */
+ * library measured once and subtracted from each region (inj_corrected). */
 enum {
     I_OBSERVED, I_MISC, I_HLP_POST, I_COPY, I_LLP_PROG, I_PROG_CALL, I_POST_CALL, I_TIMER,
     I_NOP_CALL, I_KINDS
@@ -391,7 +391,7 @@ static void latency_pass(long n, double *obs, double *probe)
             if (kind == L_TIMER) {
                 /* the calibration takes tens of µs, not the same on both
                  * ranks: an untimed round trip puts them back in step, or
-                 * the next block (L_OBSERVED) times the wait */
+                 * the next block times the wait */
                 if (nt[2] < MAX_CHUNKS)
                     t[2][nt[2]++] = weft__prof_empty_ticks() / timer_ghz;
                 probe_round_trip(PROBE_NONE);
