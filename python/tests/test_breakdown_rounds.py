@@ -57,7 +57,7 @@ def test_the_timer_notes_name_the_rounds_overhead_and_what_the_timer_does_not_se
                                       "calls_ns": {"weft_put_nbi": 14.7, "weft_put_nbi_incremental": 19.1}},
                            latency={"timer_overhead_ns": 17.04})
     notes = breakdown_model.from_measurement(document).notes
-    assert ("injection: timer overhead 13.80 ns in this round (calibrated beside the components, in place of "
+    assert ("injection: timer overhead 13.80 ns as the loop measured it (calibrated beside the components, in place of "
             "the library's)") in notes
     assert any(note.startswith("latency: timer overhead 17.04 ns") for note in notes)
     check = [note for note in notes if note.startswith("timer check")]

@@ -554,7 +554,7 @@ def timer_notes(document: Mapping[str, Any]) -> tuple[str, ...]:
         section = document.get(kind)
         if isinstance(section, Mapping) and "timer_overhead_ns" in section:
             value = _number(section["timer_overhead_ns"], f"{kind}.timer_overhead_ns", positive=True)
-            notes.append(f"{kind}: timer overhead {value:.2f} ns in this round (calibrated beside the "
+            notes.append(f"{kind}: timer overhead {value:.2f} ns as the loop measured it (calibrated beside the "
                          "components, in place of the library's)")
     calls = document.get("injection", {}).get("calls_ns") if isinstance(document.get("injection"), Mapping) else None
     if isinstance(calls, Mapping) and "weft_put_nbi_incremental" in calls and "weft_put_nbi" in calls:
