@@ -280,24 +280,13 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
 
 /* A cycle is one chunk of every kind, about a millisecond of the loop.
  * The figures of a pass come from the cycles whose observed chunk ran
- * within SPEED_BAND of the pass's median observed chunk: when the core's
- * speed changes during a pass (2x on this VM), the medians of the kinds
- * taken over all cycles can fall at different speeds, and their sum is
- * then no model of the observed median (one run of 2026-11-23: +45 %,
- * a tail of 14 ns in place of 2-5).  The cycles at another speed are
- * left out of every figure alike. */
+ * within SPEED_BAND of the pass's median (bench_keep_speed): when the
+ * core's speed changes during a pass (2x on this VM), the medians of the
+ * kinds taken over all cycles can fall at different speeds, and their sum
+ * is then no model of the observed median (one run of 2026-11-23: +45 %,
+ * a tail of 14 ns in place of 2-5).  The cycles at another speed are left
+ * out of every figure alike. */
 #define SPEED_BAND 0.15
-
-/* Median of v[c] over the cycles c that keep[c]. */
-static double median_kept(const double *v, const char *keep, long chunks)
-{
-    long n = 0;
-
-    for (long c = 0; c < chunks; c++)
-        if (keep[c])
-            samples[n++] = v[c];
-    return median_of(n);
-}
 
 /* Rank 0: about n puts per kind in [first, last), kinds alternating chunk
  * by chunk (64 batches of q); fig[kind] is the median over the kind's
@@ -312,8 +301,7 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
 {
     static double val[I_KINDS][MAX_SAMPLES], tim[I_KINDS][MAX_SAMPLES], reg[I_KINDS][MAX_SAMPLES];
     static char keep[MAX_SAMPLES];
-    long m = chunk_of(n, q), chunks = n / m, next = 0, nkept = 0;
-    double speed;
+    long m = chunk_of(n, q), chunks = n / m, next = 0, nkept = chunks;
 
     OK(weft_barrier(ctx));
     done_count++;
@@ -330,23 +318,18 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
             }
         OK(weft_flush(ep));
         memset(keep, 1, (size_t)chunks);
-        if (first == I_OBSERVED) {
-            /* the lower middle cycle's: a speed some cycle ran at */
-            memcpy(samples, val[I_OBSERVED], sizeof(double) * (size_t)chunks);
-            qsort(samples, (size_t)chunks, sizeof(double), cmp_double);
-            speed = samples[(chunks - 1) / 2];
-            for (long c = 0; c < chunks; c++)
-                keep[c] = val[I_OBSERVED][c] >= (1 - SPEED_BAND) * speed &&
-                          val[I_OBSERVED][c] <= (1 + SPEED_BAND) * speed;
-        }
-        for (long c = 0; c < chunks; c++)
-            nkept += keep[c];
+        if (first == I_OBSERVED)
+            nkept = bench_keep_speed(val[I_OBSERVED], chunks, SPEED_BAND, keep);
         *kept = (double)nkept / (double)chunks;
         for (int kind = first; kind < last; kind++) {
-            fig[kind] = median_kept(val[kind], keep, chunks);
-            chunk_ns[kind] = median_kept(tim[kind], keep, chunks);
-            regions[kind] = median_kept(reg[kind], keep, chunks);
+            fig[kind] = bench_median_kept(val[kind], keep, chunks);
+            chunk_ns[kind] = bench_median_kept(tim[kind], keep, chunks);
+            regions[kind] = bench_median_kept(reg[kind], keep, chunks);
         }
+        /* the timer's overhead as the library defines its own: the
+         * minimum of calibrations (over the cycles kept) */
+        if (last > I_TIMER && first <= I_TIMER)
+            fig[I_TIMER] = bench_min_kept(val[I_TIMER], keep, chunks);
         OK(weft_put(ep, 1, seg, 1024, &done_count, 8));
     } else {
         OK(weft_signal_wait_until(ep, seg, 1024, done_count, NULL));
@@ -574,7 +557,7 @@ static const uint32_t lat_mask[L_KINDS] = {
 
 /* n round trips of each kind, interleaved by blocks; obs and raw get rank
  * 0's median one-way times of weft and of the probe, lat_timer_ns this
- * rank's timer overhead (the median of its L_TIMER blocks). */
+ * rank's timer overhead (the minimum of its L_TIMER blocks). */
 static void latency_pass(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, long n, double *obs,
                          double *raw)
 {
@@ -619,8 +602,8 @@ static void latency_pass(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, long n, do
     *obs = rank == 0 ? median_of(nt[0]) : 0;
     memcpy(samples, t[1], sizeof(double) * (size_t)nt[1]);
     *raw = rank == 0 ? median_of(nt[1]) : 0;
-    memcpy(samples, t[2], sizeof(double) * (size_t)nt[2]);
-    lat_timer_ns = median_of(nt[2]);
+    /* the minimum of the calibrations, as the library's */
+    lat_timer_ns = bench_min_kept(t[2], NULL, nt[2]);
 }
 
 struct latency {

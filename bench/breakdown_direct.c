@@ -211,10 +211,15 @@ static double inject_chunk(long m, long q, int kind, long *next, double *chunk_n
 
 /* Rank 0: about n puts per kind in chunks of 64 batches, the kinds
  * rotating; fig[kind], chunk_ns[kind] and regions[kind] are medians over
- * the kind's chunks.  Rank 1 waits for the end of the pass. */
-static void inject(long n, long q, double *fig, double *chunk_ns, double *regions)
+ * the kind's chunks, of the cycles (one chunk of every kind) whose
+ * observed chunk ran within 15 % of the median (bench_keep_speed: the
+ * core changes speed within a pass), *kept the share of cycles kept; the
+ * calibration I_TIMER is the minimum over them, as the library's.
+ * Rank 1 waits for the end of the pass. */
+static void inject(long n, long q, double *fig, double *chunk_ns, double *regions, double *kept)
 {
     static double val[I_KINDS][MAX_CHUNKS], tim[I_KINDS][MAX_CHUNKS], reg[I_KINDS][MAX_CHUNKS];
+    static char keep[MAX_CHUNKS];
     long m = 64 * q, chunks, next = 0;
 
     if (m > n)
@@ -229,11 +234,13 @@ static void inject(long n, long q, double *fig, double *chunk_ns, double *region
 
                 val[kind][c] = inject_chunk(m, q, kind, &next, &tim[kind][c], &reg[kind][c]);
             }
+        *kept = (double)bench_keep_speed(val[I_OBSERVED], chunks, 0.15, keep) / (double)chunks;
         for (int kind = 0; kind < I_KINDS; kind++) {
-            fig[kind] = bench_median(val[kind], (int)chunks);
-            chunk_ns[kind] = bench_median(tim[kind], (int)chunks);
-            regions[kind] = bench_median(reg[kind], (int)chunks);
+            fig[kind] = bench_median_kept(val[kind], keep, chunks);
+            chunk_ns[kind] = bench_median_kept(tim[kind], keep, chunks);
+            regions[kind] = bench_median_kept(reg[kind], keep, chunks);
         }
+        fig[I_TIMER] = bench_min_kept(val[I_TIMER], keep, chunks);
         OK(weft_flush(ep));
         OK(weft_put(ep, 1, seg, DONE_OFF, &done_count, 8));
     } else {
@@ -376,7 +383,8 @@ static void probe_round_trip(int timed)
 /* n round trips of each kind in blocks of LAT_BLOCK, kinds rotating, both
  * ranks in step; obs and probe get rank 0's median one-way time per block
  * (one clock pair per block, so the clock's cost is spread over 32
- * messages), lat_timer_ns this rank's median calibration. */
+ * messages), lat_timer_ns this rank's calibration (the minimum of its
+ * L_TIMER blocks, as the library's). */
 static void latency_pass(long n, double *obs, double *probe)
 {
     static double t[3][MAX_CHUNKS];
@@ -415,7 +423,7 @@ static void latency_pass(long n, double *obs, double *probe)
         }
     *obs = rank == 0 && nt[0] ? bench_median(t[0], (int)nt[0]) : 0;
     *probe = rank == 0 && nt[1] ? bench_median(t[1], (int)nt[1]) : 0;
-    lat_timer_ns = bench_median(t[2], (int)nt[2]);
+    lat_timer_ns = bench_min_kept(t[2], NULL, nt[2]);
 }
 
 /* Per-message figures of both ranks (rank 0 gets them): each rank's median
@@ -482,14 +490,16 @@ static void latency_round(const struct bench_breakdown_opts *o, struct latency *
  * taken off each region), its chunks' time and its timed regions per put. */
 struct injection {
     struct bench_series fig[I_KINDS], chunk[I_KINDS], regions[I_KINDS];
+    struct bench_series kept;  /* share of the cycles at the median speed */
 };
 
 static void injection_round(const struct bench_breakdown_opts *o, struct injection *r)
 {
-    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, regions[I_KINDS] = {0};
+    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, regions[I_KINDS] = {0}, kept = 1;
 
     OK(weft_prof_reset());
-    inject(o->iters, o->batch, fig, chunk_ns, regions);
+    inject(o->iters, o->batch, fig, chunk_ns, regions, &kept);
+    bench_series_push(&r->kept, kept);
     for (int kind = 0; kind < I_KINDS; kind++) {
         bench_series_push(&r->fig[kind], fig[kind]);
         bench_series_push(&r->chunk[kind], chunk_ns[kind]);
@@ -581,6 +591,8 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const stru
     bench_put_rounds(f, "observed_rounds_ns", &ifig[I_OBSERVED]);
     fprintf(f, ", ");
     bench_put_rounds(f, "model_rounds_ns", &inj_model);
+    fprintf(f, ", ");
+    bench_put_rounds(f, "cycles_kept_rounds", &in->kept);
     fprintf(f, ",\n    \"components_ns\": {");
     bench_put_value(f, "HLP_post", mid(&ifig[I_HLP_POST]), ", ");
     bench_put_value(f, "direct_copy", mid(&ifig[I_COPY]), ", ");
@@ -664,10 +676,10 @@ static int parse(int argc, char **argv, struct bench_breakdown_opts *o)
  * pass; rank 0's. */
 static void collect_points(const struct bench_breakdown_opts *o, weft_prof_stat_t *s)
 {
-    double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], obs, probe;
+    double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, obs, probe;
 
     OK(weft_prof_reset());
-    inject(o->iters, o->batch, fig, chunk_ns, regions);
+    inject(o->iters, o->batch, fig, chunk_ns, regions, &kept);
     for (int i = 0; i < INJ_POINTS; i++)
         OK(weft_prof_stat(point_names[i], &s[i]));
     OK(weft_prof_reset());
@@ -715,10 +727,10 @@ int main(int argc, char **argv)
     OK(weft_prof_select("0"));
     OK(weft_prof_timer(&timer_ghz, &timer_ovh));
     {
-        double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], obs, probe;
+        double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, obs, probe;
 
         /* warm-up: code, caches, the lines' first owners */
-        inject(o.iters / 4 + 1, o.batch, fig, chunk_ns, regions);
+        inject(o.iters / 4 + 1, o.batch, fig, chunk_ns, regions, &kept);
         latency_pass(o.lat_iters / 8 + 1, &obs, &probe);
     }
     for (long r = 0; r < o.rounds; r++) {

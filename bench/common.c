@@ -115,6 +115,64 @@ double bench_median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The values v[c] of the cycles kept (all when keep is NULL), in a new
+ * array of *count. */
+static double *kept_values(const double *v, const char *keep, long n, long *count)
+{
+    double *out = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    long k = 0;
+
+    if (out == NULL) {
+        fprintf(stderr, "weft bench: out of memory for %ld values\n", n);
+        exit(2);
+    }
+    for (long c = 0; c < n; c++)
+        if (keep == NULL || keep[c])
+            out[k++] = v[c];
+    *count = k;
+    return out;
+}
+
+long bench_keep_speed(const double *observed, long n, double band, char *keep)
+{
+    long count, kept = 0;
+    double *sorted = kept_values(observed, NULL, n, &count), speed;
+
+    if (n == 0) {
+        free(sorted);
+        return 0;
+    }
+    qsort(sorted, (size_t)n, sizeof(double), cmp_double);
+    speed = sorted[(n - 1) / 2];
+    free(sorted);
+    for (long c = 0; c < n; c++) {
+        keep[c] = observed[c] >= (1 - band) * speed && observed[c] <= (1 + band) * speed;
+        kept += keep[c];
+    }
+    return kept;
+}
+
+double bench_median_kept(const double *v, const char *keep, long n)
+{
+    long count;
+    double *values = kept_values(v, keep, n, &count),
+           m = count > 0 ? bench_median(values, (int)count) : 0;
+
+    free(values);
+    return m;
+}
+
+double bench_min_kept(const double *v, const char *keep, long n)
+{
+    double m = 0;
+    int any = 0;
+
+    for (long c = 0; c < n; c++)
+        if ((keep == NULL || keep[c]) && (!any || v[c] < m))
+            m = v[c], any = 1;
+    return m;
+}
+
 void bench_mpi_library(char *out, int len)
 {
     char name[MPI_MAX_LIBRARY_VERSION_STRING];

@@ -54,6 +54,20 @@ void bench_put_rounds(FILE *f, const char *name, const struct bench_series *s);
  * the moment.  fig + regions × (library_ns − now_ns). */
 double bench_timer_corrected(double fig, double regions, double library_ns, double now_ns);
 
+/* The cycles at one speed: a cycle is one chunk of every kind of a
+ * breakdown pass, and keep[c] is set for the cycles whose observed value
+ * lies within `band` (a fraction) of the lower middle cycle's, a speed
+ * some cycle ran at.  Returns how many (at least 1 when n > 0).  When the
+ * core's speed changes during a pass, medians over all cycles taken kind
+ * by kind can fall at different speeds; over the cycles kept they do
+ * not. */
+long bench_keep_speed(const double *observed, long n, double band, char *keep);
+
+/* The median and the minimum of v[c] over the cycles c kept (all when
+ * keep is NULL; 0 if none). */
+double bench_median_kept(const double *v, const char *keep, long n);
+double bench_min_kept(const double *v, const char *keep, long n);
+
 /* Parse them into *o: 0, or -1 for an unknown option or a value that is
  * not a positive integer (each benchmark checks its own upper bounds). */
 int bench_breakdown_parse(int argc, char **argv, struct bench_breakdown_opts *o);
