@@ -326,10 +326,6 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
             chunk_ns[kind] = bench_median_kept(tim[kind], keep, chunks);
             regions[kind] = bench_median_kept(reg[kind], keep, chunks);
         }
-        /* the timer's overhead as the library defines its own: the
-         * minimum of calibrations (over the cycles kept) */
-        if (last > I_TIMER && first <= I_TIMER)
-            fig[I_TIMER] = bench_min_kept(val[I_TIMER], keep, chunks);
         OK(weft_put(ep, 1, seg, 1024, &done_count, 8));
     } else {
         OK(weft_signal_wait_until(ep, seg, 1024, done_count, NULL));
@@ -557,7 +553,7 @@ static const uint32_t lat_mask[L_KINDS] = {
 
 /* n round trips of each kind, interleaved by blocks; obs and raw get rank
  * 0's median one-way times of weft and of the probe, lat_timer_ns this
- * rank's timer overhead (the minimum of its L_TIMER blocks). */
+ * rank's timer overhead (the median of its L_TIMER blocks). */
 static void latency_pass(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, long n, double *obs,
                          double *raw)
 {
@@ -603,7 +599,8 @@ static void latency_pass(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, long n, do
     memcpy(samples, t[1], sizeof(double) * (size_t)nt[1]);
     *raw = rank == 0 ? median_of(nt[1]) : 0;
     /* the minimum of the calibrations, as the library's */
-    lat_timer_ns = bench_min_kept(t[2], NULL, nt[2]);
+    memcpy(samples, t[2], sizeof(double) * (size_t)nt[2]);
+    lat_timer_ns = median_of(nt[2]);
 }
 
 struct latency {

@@ -213,8 +213,7 @@ static double inject_chunk(long m, long q, int kind, long *next, double *chunk_n
  * rotating; fig[kind], chunk_ns[kind] and regions[kind] are medians over
  * the kind's chunks, of the cycles (one chunk of every kind) whose
  * observed chunk ran within 15 % of the median (bench_keep_speed: the
- * core changes speed within a pass), *kept the share of cycles kept; the
- * calibration I_TIMER is the minimum over them, as the library's.
+ * core changes speed within a pass), *kept the share of cycles kept.
  * Rank 1 waits for the end of the pass. */
 static void inject(long n, long q, double *fig, double *chunk_ns, double *regions, double *kept)
 {
@@ -240,7 +239,6 @@ static void inject(long n, long q, double *fig, double *chunk_ns, double *region
             chunk_ns[kind] = bench_median_kept(tim[kind], keep, chunks);
             regions[kind] = bench_median_kept(reg[kind], keep, chunks);
         }
-        fig[I_TIMER] = bench_min_kept(val[I_TIMER], keep, chunks);
         OK(weft_flush(ep));
         OK(weft_put(ep, 1, seg, DONE_OFF, &done_count, 8));
     } else {
@@ -383,8 +381,8 @@ static void probe_round_trip(int timed)
 /* n round trips of each kind in blocks of LAT_BLOCK, kinds rotating, both
  * ranks in step; obs and probe get rank 0's median one-way time per block
  * (one clock pair per block, so the clock's cost is spread over 32
- * messages), lat_timer_ns this rank's calibration (the minimum of its
- * L_TIMER blocks, as the library's). */
+ * messages), lat_timer_ns this rank's calibration (the median of its
+ * L_TIMER blocks). */
 static void latency_pass(long n, double *obs, double *probe)
 {
     static double t[3][MAX_CHUNKS];
@@ -423,7 +421,7 @@ static void latency_pass(long n, double *obs, double *probe)
         }
     *obs = rank == 0 && nt[0] ? bench_median(t[0], (int)nt[0]) : 0;
     *probe = rank == 0 && nt[1] ? bench_median(t[1], (int)nt[1]) : 0;
-    lat_timer_ns = bench_min_kept(t[2], NULL, nt[2]);
+    lat_timer_ns = bench_median(t[2], (int)nt[2]);
 }
 
 /* Per-message figures of both ranks (rank 0 gets them): each rank's median

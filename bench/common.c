@@ -162,17 +162,6 @@ double bench_median_kept(const double *v, const char *keep, long n)
     return m;
 }
 
-double bench_min_kept(const double *v, const char *keep, long n)
-{
-    double m = 0;
-    int any = 0;
-
-    for (long c = 0; c < n; c++)
-        if ((keep == NULL || keep[c]) && (!any || v[c] < m))
-            m = v[c], any = 1;
-    return m;
-}
-
 void bench_mpi_library(char *out, int len)
 {
     char name[MPI_MAX_LIBRARY_VERSION_STRING];

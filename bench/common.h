@@ -63,10 +63,9 @@ double bench_timer_corrected(double fig, double regions, double library_ns, doub
  * not. */
 long bench_keep_speed(const double *observed, long n, double band, char *keep);
 
-/* The median and the minimum of v[c] over the cycles c kept (all when
- * keep is NULL; 0 if none). */
+/* The median of v[c] over the cycles c kept (all when keep is NULL; 0 if
+ * none). */
 double bench_median_kept(const double *v, const char *keep, long n);
-double bench_min_kept(const double *v, const char *keep, long n);
 
 /* Parse them into *o: 0, or -1 for an unknown option or a value that is
  * not a positive integer (each benchmark checks its own upper bounds). */
