@@ -78,3 +78,20 @@ def test_a_bad_round_overhead_is_refused() -> None:
 def test_rounds_out_of_range_are_refused_before_running(rounds: int) -> None:
     with pytest.raises(WeftError, match=f"rounds must be 1 to {breakdown_run.MAX_ROUNDS}, got {rounds}"):
         breakdown_run.measure("shm", rounds=rounds)
+
+
+def test_the_share_of_cycles_kept_is_a_note() -> None:
+    document = with_rounds(injection={"cycles_kept_rounds": [0.636, 0.95, 0.8]})
+    assert ("injection: each round's figures from its cycles at the median speed, 64–95% of them"
+            in breakdown_model.from_measurement(document).notes)
+
+
+@pytest.mark.parametrize("kept, message", [
+    ([], "one share per round"),
+    ("0.5", "one share per round"),
+    ([0.5, 0.0], "injection.cycles_kept_rounds"),
+    ([0.5, 1.5], "shares of 0 to 1, got 1.5"),
+])
+def test_bad_shares_of_cycles_are_refused(kept: Any, message: str) -> None:
+    with pytest.raises(WeftError, match=message):
+        breakdown_model.from_measurement(with_rounds(injection={"cycles_kept_rounds": kept}))

@@ -52,7 +52,7 @@ from typing import Any
 
 from weft import WeftError, results, runner
 from weft.breakdown_model import (Breakdown, Model, _number, _section, document_of, leaf, round_error_notes,
-                                  timer_notes)
+                                  speed_notes, timer_notes)
 
 BENCH = "bench/weft_bench_breakdown_direct"
 PATH = "direct"
@@ -188,6 +188,7 @@ def from_measurement(document: Any) -> Breakdown:
         f"signal_add and signal_poll time, the rest ({probe['residual_ns']:.1f} ns) is the transfer",
         "'network' here is the cache-coherence transfer between the two cores: the signal's add, "
         "the load that sees it and the probe's residual",
+        *speed_notes(document),
         *round_error_notes(document),
     )
     return Breakdown(name=f"weft-{PATH}", source="measured",

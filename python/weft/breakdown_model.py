@@ -567,6 +567,23 @@ def timer_notes(document: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(notes)
 
 
+def speed_notes(document: Mapping[str, Any]) -> tuple[str, ...]:
+    """The share of each round's cycles the injection's figures come from
+    (those whose observed chunk ran within 15 % of the median), when the
+    document gives it."""
+    section = document.get("injection")
+    kept = section.get("cycles_kept_rounds") if isinstance(section, Mapping) else None
+    if kept is None:
+        return ()
+    if not isinstance(kept, list) or not kept:
+        raise WeftError("injection.cycles_kept_rounds must be a list of one share per round")
+    shares = [_number(value, "injection.cycles_kept_rounds", positive=True) for value in kept]
+    if max(shares) > 1:
+        raise WeftError(f"injection.cycles_kept_rounds are shares of 0 to 1, got {max(shares)!r}")
+    return (f"injection: each round's figures from its cycles at the median speed, "
+            f"{100 * min(shares):.0f}–{100 * max(shares):.0f}% of them",)
+
+
 def from_measurement(document: Any) -> Breakdown:
     """The models of a measured breakdown document (see the module's
     docstring); malformed documents are a WeftError naming the field."""
@@ -626,6 +643,7 @@ def from_measurement(document: Any) -> Breakdown:
         notes.append(f"timer: TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer.get('overhead_ns', '?')} ns "
                      "(the library's, at the first selection)")
     notes.extend(timer_notes(document))
+    notes.extend(speed_notes(document))
     notes.extend(round_error_notes(document))
     return Breakdown(name=f"weft-{path}", source="measured", scenarios={"weft": {"injection": injection, "latency": latency}},
                      overall="weft", notes=tuple(notes), metadata=dict(metadata), points=stats)
