@@ -145,8 +145,15 @@ def test_a_point_minimum_below_zero_is_timer_jitter_not_an_error(measured: dict[
     # timer's overhead (10 ns in the fixture), not beyond it
     short = _set(measured, "points.LLP_post.median_ns", -1.6)
     assert from_measurement(short).points["LLP_post"]["median_ns"] == -1.6
-    with pytest.raises(WeftError, match=r"points.LLP_post.median_ns must be non-negative, got -10.5 \(beyond"):
+    with pytest.raises(WeftError, match=r"points.LLP_post.median_ns must be at least -10 \(the timer overhead "
+                                        r"10 ns per sample below 0\), got -10.5"):
         from_measurement(_set(measured, "points.LLP_post.median_ns", -10.5))
+    # and the total, by as much per sample
+    count = measured["points"]["LLP_post"]["count"]
+    below = _set(measured, "points.LLP_post.total_ns", -2.0 * count)
+    assert from_measurement(below).points["LLP_post"]["total_ns"] == -2.0 * count
+    with pytest.raises(WeftError, match=r"points.LLP_post.total_ns must be at least"):
+        from_measurement(_set(measured, "points.LLP_post.total_ns", -10.5 * count))
 
 
 def test_a_component_below_zero_within_the_timer_overhead_is_kept_as_measured(measured: dict[str, Any]) -> None:

@@ -628,16 +628,20 @@ def from_measurement(document: Any) -> Breakdown:
     if not isinstance(points, Mapping):
         raise WeftError("breakdown 'points' must be an object of trace points")
     # a point's minimum, the timer's overhead subtracted, can fall below 0
-    # by the timer's own jitter, and so can the median of a region of a few
-    # instructions (HLP_post_tail), but not by more than that overhead
+    # by the timer's own jitter, and so can the median and the total of a
+    # region of a few instructions (HLP_post_tail, whose ns are less than a
+    # change of the timer's cost between its calibration and the loop),
+    # but not by more than that overhead per sample
     stats = {str(name): {key: _number(point.get(key) if isinstance(point, Mapping) else None,
-                                      f"points.{name}.{key}", signed=key in ("min_ns", "median_ns"))
+                                      f"points.{name}.{key}", signed=key != "count")
                          for key in POINT_FIELDS}
              for name, point in points.items()}
     for name, stat in stats.items():
-        if stat["median_ns"] < -jitter:
-            raise WeftError(f"points.{name}.median_ns must be non-negative, got {stat['median_ns']!r}"
-                            f" (beyond the timer overhead {jitter:g} ns)")
+        for key in ("total_ns", "median_ns"):
+            floor = -jitter * (stat["count"] if key == "total_ns" else 1)
+            if stat[key] < floor:
+                raise WeftError(f"points.{name}.{key} must be at least {floor:g} (the timer overhead "
+                                f"{jitter:g} ns per sample below 0), got {stat[key]!r}")
     notes = [f"measured over {PATH_DESCRIPTION[path]}"]
     if timer:
         notes.append(f"timer: TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer.get('overhead_ns', '?')} ns "
