@@ -294,8 +294,9 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
  * of their time per put (what the kind's own timing costs shows beside
  * the observed time) and regions[kind] of their timed regions per put;
  * *kept the share of the cycles kept (all when the pass has no observed
- * kind; at least the one whose observed chunk is the lower middle).  Rank 1 serves the puts until rank 0 signals the end.  The
- * final flush is outside every chunk. */
+ * kind; at least the one whose observed chunk is the lower middle).
+ * Rank 1 serves the puts until rank 0 signals the end.  The final flush
+ * is outside every chunk. */
 static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int last, double *fig,
                    double *chunk_ns, double *regions, double *kept)
 {
@@ -598,7 +599,7 @@ static void latency_pass(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, long n, do
     *obs = rank == 0 ? median_of(nt[0]) : 0;
     memcpy(samples, t[1], sizeof(double) * (size_t)nt[1]);
     *raw = rank == 0 ? median_of(nt[1]) : 0;
-    /* the minimum of the calibrations, as the library's */
+    /* the median of the calibrations, the components' own statistic */
     memcpy(samples, t[2], sizeof(double) * (size_t)nt[2]);
     lat_timer_ns = median_of(nt[2]);
 }
