@@ -98,16 +98,21 @@ static weft_status_t attr_set(MPI_Comm comm, const topo_attr_t *attr, weft__topo
 
 /* ---- settings -------------------------------------------------------------- */
 
+/* The settings' slots in info_keys / env_names order. */
+enum { SET_SYNTHETIC, SET_XML, SET_BIND, SET_NODE, SET_SLURM_CONF };
+
 /* Settings from info (which wins) and the environment; *from_info tells
  * whether info named any, in which case the description is rebuilt rather
- * than inherited. */
+ * than inherited, and *from_env which came from the environment (a bit
+ * per slot). */
 static weft_status_t settings_get(MPI_Info info, weft__topo_settings_t *s, int *from_info,
-                                  weft__topo_err_t *err)
+                                  unsigned *from_env, weft__topo_err_t *err)
 {
     char **slot[NSETTINGS] = {&s->synthetic, &s->xml, &s->bind, &s->node, &s->slurm_conf};
 
     memset(s, 0, sizeof(*s));
     *from_info = 0;
+    *from_env = 0;
     for (int i = 0; i < NSETTINGS; i++) {
         int         len = 0, found = 0;
         const char *env = getenv(env_names[i]);
@@ -120,6 +125,7 @@ static weft_status_t settings_get(MPI_Info info, weft__topo_settings_t *s, int *
             *from_info = 1;
         } else if (env && *env) {
             *slot[i] = strdup(env);
+            *from_env |= 1u << i;
         } else {
             continue;
         }
@@ -251,23 +257,57 @@ weft_status_t weft__topo_node_name(const char *spec, int rank, int nranks,
     return WEFT_OK;
 }
 
+/* The index of world rank `rank` among the world ranks before it on its
+ * node, the nodes named by spec (WEFT_TOPO_NODE): no communication. */
+static weft_status_t world_index(const char *spec, int rank, int nranks,
+                                 const char node[WEFT__TOPO_NAME_MAX], int *index,
+                                 weft__topo_err_t *err)
+{
+    char          other[WEFT__TOPO_NAME_MAX];
+    weft_status_t st;
+
+    *index = 0;
+    for (int r = 0; r < rank; r++) {
+        if ((st = weft__topo_parse_node(spec, r, nranks, other, err)) != WEFT_OK)
+            return st;
+        *index += strncmp(other, node, WEFT__TOPO_NAME_MAX) == 0;
+    }
+    return WEFT_OK;
+}
+
 /* Build this rank's path over comm.  Collective; returns the rank's own
- * status (the caller agrees on it) except for errors every rank shares. */
-static weft_status_t path_build(MPI_Comm comm, const weft__topo_settings_t *s,
+ * status (the caller agrees on it) except for errors every rank shares.
+ *
+ * The per-rank settings (WEFT_TOPO_NODE, WEFT_TOPO_BIND) from the
+ * environment describe the job: their lists and rules are read at the
+ * rank's MPI_COMM_WORLD rank, whatever comm is, so that a communicator
+ * made by MPI_Comm_split sees its ranks where the job put them.  From info
+ * keys they describe comm, and are read at the rank in comm.  A binding
+ * rule's index of a rank on its node is counted over the job when the
+ * nodes are named by WEFT_TOPO_NODE, over comm otherwise (host names are
+ * not known beyond it without a collective over the job). */
+static weft_status_t path_build(MPI_Comm comm, const weft__topo_settings_t *s, unsigned from_env,
                                 weft__topo_path_t *path, uint64_t *jobsig, weft__topo_err_t *err)
 {
     weft__topo_bind_t bind;
     char              node[WEFT__TOPO_NAME_MAX] = "";
-    int               rank, size, index = 0;
+    int               rank, size, wrank, wsize, index = 0;
+    int               node_job = s->node && (from_env & (1u << SET_NODE));
+    int               bind_job = s->bind && (from_env & (1u << SET_BIND));
     uint64_t          vals[3];
     weft_status_t     st;
 
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     *jobsig = settings_hash(s);
-    st = weft__topo_node_name(s->node, rank, size, node, err);
+    st = weft__topo_node_name(s->node, node_job ? wrank : rank, node_job ? wsize : size, node, err);
     if (st == WEFT_OK)
-        st = weft__topo_parse_bind(s->bind, rank, size, &bind, err);
+        st = weft__topo_parse_bind(s->bind, bind_job ? wrank : rank, bind_job ? wsize : size,
+                                   &bind, err);
+    if (st == WEFT_OK && bind.kind == WEFT__BIND_RULE && node_job)
+        st = world_index(s->node, wrank, wsize, node, &index, err);
     /* Everyone must take the same collective path from here on. */
     vals[1] = *jobsig;
     vals[2] = ~*jobsig;
@@ -278,7 +318,8 @@ static weft_status_t path_build(MPI_Comm comm, const weft__topo_settings_t *s,
         return weft__topo_fail(err, WEFT_ERR_INVALID_ARG,
                                "the topology settings (WEFT_TOPO_* variables or weft_topo_* "
                                "info keys) differ across ranks: give every rank the same");
-    if (bind.kind == WEFT__BIND_RULE && (st = local_index(comm, node, &index, err)) != WEFT_OK)
+    if (bind.kind == WEFT__BIND_RULE && !node_job &&
+        (st = local_index(comm, node, &index, err)) != WEFT_OK)
         return st;
     st = path_from(s, &bind, node, index, path, err);
     if (st != WEFT_OK)
@@ -293,14 +334,15 @@ static weft_status_t path_of(MPI_Comm comm, MPI_Info info, weft__topo_path_t *pa
 {
     weft__topo_settings_t s;
     int                   from_info;
+    unsigned              from_env;
     topo_attr_t          *attr = attr_get(comm);
-    weft_status_t         st = settings_get(info, &s, &from_info, err);
+    weft_status_t         st = settings_get(info, &s, &from_info, &from_env, err);
 
     if (st == WEFT_OK && attr && !from_info) {
         *path = attr->path;
         *jobsig = attr->jobsig;
     } else if (st == WEFT_OK) {
-        st = path_build(comm, &s, path, jobsig, err);
+        st = path_build(comm, &s, from_env, path, jobsig, err);
     }
     weft__topo_settings_free(&s);
     return st;
