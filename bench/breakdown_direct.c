@@ -113,15 +113,18 @@ static double total_of(const char *point, double *count)
  * empty region's reading (weft__prof_empty_ticks) at the speed of the
  * moment, in chunks of its own among the others.  Every timed figure of a
  * round is corrected by that round's reading in place of the overhead the
- * library measured once and subtracted from each region (inj_corrected). */
+ * library measured once and subtracted from each region (inj_corrected).
+ * I_TWICE is the observed loop with two puts per iteration: less the
+ * observed loop, what a put adds to the running loop, beside the caller's
+ * timing of one put (the timer check of docs/breakdown.md). */
 enum {
     I_OBSERVED, I_MISC, I_HLP_POST, I_COPY, I_LLP_PROG, I_PROG_CALL, I_POST_CALL, I_TIMER,
-    I_NOP_CALL, I_KINDS
+    I_NOP_CALL, I_TWICE, I_KINDS
 };
 
 static const char *const inj_name[I_KINDS] = {
     "observed", "misc", "HLP_post", "direct_copy", "LLP_prog", "weft_progress", "weft_put_nbi",
-    "timer", "bench_nop_post",
+    "timer", "bench_nop_post", "weft_put_nbi_twice",
 };
 
 /* I_LLP_PROG's region also times the progress calls that found nothing
@@ -181,6 +184,8 @@ static double inject_chunk(long m, long q, int kind, long *next, double *chunk_n
             if (kind == I_POST_CALL)
                 c = weft__prof_start();
             OK(weft_put_nbi(ep, 1, seg, (size_t)(k & 63) * 8, &src, 8));
+            if (kind == I_TWICE)
+                OK(weft_put_nbi(ep, 1, seg, (size_t)((k + 32) & 63) * 8, &src, 8));
             if (kind == I_POST_CALL)
                 ticks += weft__prof_stop() - c, calls++;
         }
@@ -198,7 +203,7 @@ static double inject_chunk(long m, long q, int kind, long *next, double *chunk_n
     select_points(0);
     *next = k;
     *chunk_ns = t0;
-    if (kind == I_OBSERVED || kind == I_MISC)
+    if (kind == I_OBSERVED || kind == I_MISC || kind == I_TWICE)
         return t0;
     if (kind == I_POST_CALL || kind == I_PROG_CALL || kind == I_NOP_CALL) {
         *regions = (double)calls / (double)m;
@@ -606,7 +611,9 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const stru
      * counts (an empty function's call timed alike) */
     bench_put_value(f, "bench_nop_post", mid(&ifig[I_NOP_CALL]), ", ");
     bench_put_value(f, "HLP_post_by_subtraction",
-                    mid(&ifig[I_POST_CALL]) - mid(&ifig[I_COPY]) - mid(&ifig[I_NOP_CALL]), "}");
+                    mid(&ifig[I_POST_CALL]) - mid(&ifig[I_COPY]) - mid(&ifig[I_NOP_CALL]), ", ");
+    bench_put_value(f, "weft_put_nbi_incremental", mid(&ifig[I_TWICE]) - mid(&ifig[I_OBSERVED]),
+                    "}");
     fprintf(f, ",\n    \"chunk_ns\": {");
     for (int kind = 0; kind < I_KINDS; kind++)
         bench_put_value(f, inj_name[kind], mid(&in->chunk[kind]), kind + 1 < I_KINDS ? ", " : "}");
