@@ -198,6 +198,9 @@ def test_measure_direct_tiny(monkeypatch: pytest.MonkeyPatch) -> None:
         assert document[kind]["timer_overhead_ns"] > 0
         assert len(document[kind]["timer_overhead_rounds_ns"]) == 1
     assert "timer_overhead_now_ns" not in document["injection"]
+    # the timer check and the cycles at the median speed, as over UCX
+    assert isinstance(document["injection"]["calls_ns"]["weft_put_nbi_incremental"], float)
+    assert 0 < document["injection"]["cycles_kept_rounds"][0] <= 1
     for kind in ("injection", "latency"):
         assert len(breakdown_model.round_errors(document, kind)) == 1
     model = breakdown_model.from_measurement(document)
