@@ -68,12 +68,6 @@ static void die(const char *what, weft_status_t st)
  * scheduler takes a rank away count in none. */
 static double samples[MAX_SAMPLES];
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The median round of s: the round whose value is the median (the lower
  * middle one of an even count). */
 static int median_round(const struct bench_series *s)
@@ -98,13 +92,10 @@ static double at(const struct bench_series *s, int r)
     return r < s->n ? s->v[r] : 0;
 }
 
-/* Median of samples[0, n), which it sorts. */
+/* Median of samples[0, n), which it sorts (0 if n is 0). */
 static double median_of(long n)
 {
-    if (n == 0)
-        return 0;
-    qsort(samples, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+    return n > 0 ? bench_median(samples, (int)n) : 0;
 }
 
 /* A time per sample over both ranks (rank 0 gets it) from each rank's
