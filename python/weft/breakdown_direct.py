@@ -51,8 +51,8 @@ from pathlib import Path
 from typing import Any
 
 from weft import WeftError, results, runner
-from weft.breakdown_model import (Breakdown, Model, _number, _section, document_of, leaf, round_error_notes,
-                                  speed_notes, timer_notes)
+from weft.breakdown_model import (Breakdown, Model, _number, _section, document_of, leaf, point_stats,
+                                  round_error_notes, speed_notes, timer_notes)
 
 BENCH = "bench/weft_bench_breakdown_direct"
 PATH = "direct"
@@ -66,7 +66,6 @@ INJECTION_FIELDS = ("HLP_post", "direct_copy", "LLP_prog", "HLP_prog", "misc")
 LATENCY_FIELDS = ("HLP_post", "direct_copy", "signal_add", "transfer", "poll_phase", "signal_poll", "payload_read")
 PROBE_FIELDS = ("raw_observed_ns", "raw_store_ns", "raw_add_ns", "raw_load_ns", "raw_read_ns", "residual_ns",
                 "overlap_ns", "transfer_ns")
-POINT_FIELDS = ("count", "total_ns", "min_ns", "median_ns")
 DESCRIPTION = "weft's direct path: stores into the peer's mapped segment, 2 ranks on one node"
 
 
@@ -163,20 +162,9 @@ def from_measurement(document: Any) -> Breakdown:
         if name != "residual_ns" and value < -jitter:
             raise WeftError(f"latency.probe.{name} must be non-negative, got {value!r} "
                             f"(beyond the timer overhead {jitter:g} ns)")
-    points = document.get("points", {})
-    if not isinstance(points, Mapping):
-        raise WeftError("breakdown 'points' must be an object of trace points")
     # a region of a nanosecond (the copy) can read below 0 once the timer's
     # overhead is subtracted: by up to the overhead per sample
-    stats = {str(name): {key: _number(point.get(key) if isinstance(point, Mapping) else None,
-                                      f"points.{name}.{key}", signed=key != "count") for key in POINT_FIELDS}
-             for name, point in points.items()}
-    for name, stat in stats.items():
-        for key in ("total_ns", "min_ns", "median_ns"):
-            floor = -jitter * (stat["count"] if key == "total_ns" else 1)
-            if stat[key] < floor:
-                raise WeftError(f"points.{name}.{key} must be at least {floor:g} (the timer overhead "
-                                f"{jitter:g} ns per sample below 0), got {stat[key]!r}")
+    stats = point_stats(document, jitter, ("total_ns", "min_ns", "median_ns"))
     metadata = document.get("metadata") if isinstance(document.get("metadata"), Mapping) else {}
     notes = (
         f"measured over {DESCRIPTION}",

@@ -516,6 +516,27 @@ def _parted(document: Mapping[str, Any], kind: str, name: str, ns: float, level:
                                  for part, value in values.items()))
 
 
+def point_stats(document: Mapping[str, Any], jitter: float, floored: tuple[str, ...]) -> dict[str, dict[str, float]]:
+    """The document's trace points, each field a number (only `count`
+    non-negative): a region of a few ns, the timer's overhead subtracted,
+    can read below 0, but the `floored` fields not by more than that
+    overhead per sample (`jitter` ns; for `total_ns`, times the count)."""
+    points = document.get("points", {})
+    if not isinstance(points, Mapping):
+        raise WeftError("breakdown 'points' must be an object of trace points")
+    stats = {str(name): {key: _number(point.get(key) if isinstance(point, Mapping) else None,
+                                      f"points.{name}.{key}", signed=key != "count")
+                         for key in POINT_FIELDS}
+             for name, point in points.items()}
+    for name, stat in stats.items():
+        for key in floored:
+            floor = -jitter * (stat["count"] if key == "total_ns" else 1)
+            if stat[key] < floor:
+                raise WeftError(f"points.{name}.{key} must be at least {floor:g} (the timer overhead "
+                                f"{jitter:g} ns per sample below 0), got {stat[key]!r}")
+    return stats
+
+
 def round_errors(document: Mapping[str, Any], kind: str) -> list[float]:
     """(model − observed) / observed in percent of each round, each round's
     model from its own figures (`model_rounds_ns`, which the benchmarks
@@ -624,24 +645,12 @@ def from_measurement(document: Any) -> Breakdown:
         observed_ns=lat_observed,
         observed_note="half the measured ping-pong round trip",
     )
-    points = document.get("points", {})
-    if not isinstance(points, Mapping):
-        raise WeftError("breakdown 'points' must be an object of trace points")
     # a point's minimum, the timer's overhead subtracted, can fall below 0
-    # by the timer's own jitter, and so can the median and the total of a
+    # by the timer's own jitter, unbounded; the median and the total of a
     # region of a few instructions (HLP_post_tail, whose ns are less than a
-    # change of the timer's cost between its calibration and the loop),
-    # but not by more than that overhead per sample
-    stats = {str(name): {key: _number(point.get(key) if isinstance(point, Mapping) else None,
-                                      f"points.{name}.{key}", signed=key != "count")
-                         for key in POINT_FIELDS}
-             for name, point in points.items()}
-    for name, stat in stats.items():
-        for key in ("total_ns", "median_ns"):
-            floor = -jitter * (stat["count"] if key == "total_ns" else 1)
-            if stat[key] < floor:
-                raise WeftError(f"points.{name}.{key} must be at least {floor:g} (the timer overhead "
-                                f"{jitter:g} ns per sample below 0), got {stat[key]!r}")
+    # change of the timer's cost between its calibration and the loop) by
+    # no more than that overhead per sample
+    stats = point_stats(document, jitter, ("total_ns", "median_ns"))
     notes = [f"measured over {PATH_DESCRIPTION[path]}"]
     if timer:
         notes.append(f"timer: TSC {timer.get('tsc_ghz', '?')} GHz, overhead {timer.get('overhead_ns', '?')} ns "
