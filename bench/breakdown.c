@@ -271,15 +271,14 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
 
 /* A cycle is one chunk of every kind, about a millisecond of the loop.
  * The figures of a pass come from the cycles whose observed chunk ran
- * within SPEED_BAND of the pass's median (bench_keep_speed): when the
+ * within BENCH_SPEED_BAND of the pass's median (bench_keep_speed): when the
  * core's speed changes during a pass (2x on this VM), the medians of the
  * kinds taken over all cycles can fall at different speeds, and their sum
  * is then no model of the observed median (one run of 2026-11-23: +45 %,
  * a tail of 14 ns in place of 2-5).  The cycles at another speed are left
- * out of every figure alike. */
-#define SPEED_BAND 0.15
-
-/* Rank 0: about n puts per kind in [first, last), kinds alternating chunk
+ * out of every figure alike.
+ *
+ * Rank 0: about n puts per kind in [first, last), kinds alternating chunk
  * by chunk (64 batches of q); fig[kind] is the median over the kind's
  * chunks (of the cycles kept, above) of its value per put, chunk_ns[kind]
  * of their time per put (what the kind's own timing costs shows beside
@@ -311,7 +310,7 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
         OK(weft_flush(ep));
         memset(keep, 1, (size_t)chunks);
         if (first == I_OBSERVED)
-            nkept = bench_keep_speed(val[I_OBSERVED], chunks, SPEED_BAND, keep);
+            nkept = bench_keep_speed(val[I_OBSERVED], chunks, BENCH_SPEED_BAND, keep);
         *kept = (double)nkept / (double)chunks;
         for (int kind = first; kind < last; kind++) {
             fig[kind] = bench_median_kept(val[kind], keep, chunks);

@@ -238,7 +238,8 @@ static void inject(long n, long q, double *fig, double *chunk_ns, double *region
 
                 val[kind][c] = inject_chunk(m, q, kind, &next, &tim[kind][c], &reg[kind][c]);
             }
-        *kept = (double)bench_keep_speed(val[I_OBSERVED], chunks, 0.15, keep) / (double)chunks;
+        *kept = (double)bench_keep_speed(val[I_OBSERVED], chunks, BENCH_SPEED_BAND, keep) /
+                (double)chunks;
         for (int kind = 0; kind < I_KINDS; kind++) {
             fig[kind] = bench_median_kept(val[kind], keep, chunks);
             chunk_ns[kind] = bench_median_kept(tim[kind], keep, chunks);

@@ -63,6 +63,10 @@ double bench_timer_corrected(double fig, double regions, double library_ns, doub
  * not. */
 long bench_keep_speed(const double *observed, long n, double band, char *keep);
 
+/* The band both breakdown benchmarks keep their cycles within: 15 %, well
+ * inside the 2x between this VM's two core speeds. */
+#define BENCH_SPEED_BAND 0.15
+
 /* The median of v[c] over the cycles c kept (all when keep is NULL; 0 if
  * none). */
 double bench_median_kept(const double *v, const char *keep, long n);
