@@ -46,11 +46,55 @@ static void ucx_peer_error(void *arg, ucp_ep_h uep, ucs_status_t status)
     weft__peer_fail(p->ctx, p->rank);
 }
 
+/* The names of UCX_TLS that concern UCX's mm component (posix, sysv,
+ * xpmem): the component itself, aliases that include it, its transports. */
+enum { TLS_ALL = 1, TLS_SM = 2, TLS_MM = 4, TLS_POSIX = 8, TLS_SYSV = 16, TLS_XPMEM = 32 };
+
+/* Which of those names a UCX_TLS list (without its '^') has: each name is
+ * what precedes a ',' or a ':' qualifier. */
+static unsigned tls_mm_names(const char *list)
+{
+    static const struct { const char *name; unsigned bit; } names[] = {
+        {"all", TLS_ALL},     {"sm", TLS_SM},     {"shm", TLS_SM},      {"mm", TLS_MM},
+        {"posix", TLS_POSIX}, {"sysv", TLS_SYSV}, {"xpmem", TLS_XPMEM},
+    };
+    unsigned found = 0;
+
+    for (const char *p = list; *p != '\0';) {
+        size_t len = strcspn(p, ",:");
+
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            if (len == strlen(names[i].name) && strncmp(p, names[i].name, len) == 0)
+                found |= names[i].bit;
+        p += len;
+        p += strcspn(p, ",");  /* past a qualifier */
+        if (*p == ',')
+            p++;
+    }
+    return found;
+}
+
+int weft__ucx_tls_has_mm(const char *tls)
+{
+    unsigned names;
+
+    if (tls == NULL || *tls == '\0')
+        return 1;  /* UCX's default: every transport */
+    if (*tls != '^')
+        return tls_mm_names(tls) != 0;
+    /* a list of exclusions: posix or sysv stays unless the list excludes
+     * both (xpmem alone is not counted: Debian's UCX has none) */
+    names = tls_mm_names(tls + 1);
+    return !(names & (TLS_ALL | TLS_SM | TLS_MM)) &&
+           (names & (TLS_POSIX | TLS_SYSV)) != (TLS_POSIX | TLS_SYSV);
+}
+
 ucs_status_t weft__ucx_config_read(ucp_config_t **config)
 {
     ucs_status_t s = ucp_config_read(NULL, NULL, config);
 
-    if (s == UCS_OK && getenv("UCX_MM_ERROR_HANDLING") == NULL &&
+    if (s == UCS_OK && weft__ucx_tls_has_mm(getenv("UCX_TLS")) &&
+        getenv("UCX_MM_ERROR_HANDLING") == NULL &&
         getenv("UCX_POSIX_ERROR_HANDLING") == NULL && getenv("UCX_SYSV_ERROR_HANDLING") == NULL &&
         (s = ucp_config_modify(*config, "MM_ERROR_HANDLING", "y")) != UCS_OK)
         ucp_config_release(*config);

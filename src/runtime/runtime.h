@@ -141,8 +141,14 @@ void weft__ucx_params(weft_ctx_t ctx, ucp_params_t *params);
  * plus error-handling support on UCX's shared-memory transports (posix,
  * sysv) unless UCX_MM/POSIX/SYSV_ERROR_HANDLING is set.  Without it UCX
  * 1.13 refuses those transports to connections in peer error mode, and
- * ranks of one node talk over TCP loopback (about 150x slower puts). */
+ * ranks of one node talk over TCP loopback (about 150x slower puts).  When
+ * UCX_TLS leaves those transports out, the setting is not made (UCX would
+ * warn of an unused setting in every process). */
 ucs_status_t weft__ucx_config_read(ucp_config_t **config);
+
+/* Whether UCX_TLS's value tls (NULL: unset) lets UCX use a transport of
+ * its mm component (posix, sysv, xpmem). */
+int weft__ucx_tls_has_mm(const char *tls);
 
 /* Progress the home worker if no progress thread serves it and no other
  * thread is progressing it now. */

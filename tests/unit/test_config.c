@@ -159,6 +159,30 @@ static void test_config_timeout(void)
     unsetenv("WEFT_TIMEOUT_MS");
 }
 
+/* UCX_TLS: whether it lets UCX use a shared-memory transport of its mm
+ * component, on which weft turns error handling on (and only then: UCX
+ * warns of an unused setting). */
+static void test_ucx_tls(void)
+{
+    static const char *has[] = {NULL, "", "all", "sm", "shm", "mm", "posix", "sysv",
+                                "tcp,self,sm", "self,posix", "shm:aux", "tcp:aux,sysv",
+                                "^tcp", "^posix", "^sysv,cma", "^smx", "^"};
+    static const char *has_not[] = {"tcp", "tcp,self", "self", "cma", "rc,ud", "smx",
+                                    "tcp:sm", "^sm", "^shm", "^mm", "^all", "^tcp,sm",
+                                    "^posix,sysv", "^sysv,tcp,posix", "sm_", ",,", "posixx"};
+
+    for (size_t i = 0; i < sizeof(has) / sizeof(has[0]); i++)
+        if (!weft__ucx_tls_has_mm(has[i])) {
+            fprintf(stderr, "UCX_TLS=%s: expected the mm transports\n", has[i] ? has[i] : "(unset)");
+            failures++;
+        }
+    for (size_t i = 0; i < sizeof(has_not) / sizeof(has_not[0]); i++)
+        if (weft__ucx_tls_has_mm(has_not[i])) {
+            fprintf(stderr, "UCX_TLS=%s: expected no mm transport\n", has_not[i]);
+            failures++;
+        }
+}
+
 int main(void)
 {
     test_parse_bool();
@@ -169,6 +193,7 @@ int main(void)
     test_config_check();
 
     test_config_timeout();
+    test_ucx_tls();
     if (failures == 0)
         printf("config parsers: all checks passed\n");
     return failures != 0;
