@@ -17,4 +17,7 @@ void bench_chain_init(struct bench_chain *c, char *base, uint64_t size);
 /* Store 8 bytes of src at base + off: 0, or < 0 if off is out of range. */
 int bench_chain_put(struct bench_chain *c, const void *src, uint64_t off);
 
+/* The control: x after 24 dependent multiply-adds (LCG steps). */
+uint64_t bench_chain_spin(uint64_t x);
+
 #endif
