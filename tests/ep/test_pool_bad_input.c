@@ -1,10 +1,35 @@
 /* Endpoint pools: every bad argument gets its status and a message naming
  * the value; the owner check; stale handles after destroy and finalize;
- * pools refused beside the progress thread, except "single". */
+ * pools refused beside the progress thread, except "single"; memory
+ * running out for the trace points' watch list while a pool's endpoints
+ * are made (the pool is refused, nothing is lost, the next pool works). */
+#define _GNU_SOURCE
 #include "../common.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
+
+#if WEFT_TEST_INTERPOSE_REALLOC
+/* realloc as libweft sees it (its calls go through the dynamic linker, so
+ * this definition is the one it gets): with fail_weft_realloc set, a call
+ * from libweft fails as when memory runs out; every other caller (MPI,
+ * UCX) is served. */
+extern void *__libc_realloc(void *p, size_t n);
+static int fail_weft_realloc, weft_reallocs_failed;
+
+void *realloc(void *p, size_t n)
+{
+    Dl_info info;
+
+    if (fail_weft_realloc && dladdr(__builtin_return_address(0), &info) != 0 &&
+        info.dli_fname != NULL && strstr(info.dli_fname, "libweft") != NULL) {
+        weft_reallocs_failed++;
+        return NULL;
+    }
+    return __libc_realloc(p, n);
+}
+#endif
 
 #define HAS(text) CHECK(strstr(weft_last_error(), text) != NULL)
 
@@ -149,6 +174,34 @@ static void test_progress_thread(void)
     FAILS(weft_ep_pool_resources(pool, &res), WEFT_ERR_NOT_INIT);
 }
 
+/* Endpoints are watched by the trace points (their divert word, src/prof):
+ * a pool of 40 endpoints grows the watch list at least once.  With that
+ * growth refused the pool is refused with WEFT_ERR_NO_MEMORY, naming the
+ * list, and the endpoints made so far are released; then a pool is made
+ * and destroyed as usual. */
+static void test_out_of_memory(weft_ctx_t ctx)
+{
+#if WEFT_TEST_INTERPOSE_REALLOC
+    weft_ep_pool_params_t p = params(1, "process");
+    weft_ep_pool_t pool = NULL;
+    weft_ep_t ep;
+
+    p.eps_per_thread = 40;
+    fail_weft_realloc = 1;
+    FAILS(weft_ep_pool_create(ctx, &p, &pool), WEFT_ERR_NO_MEMORY);
+    fail_weft_realloc = 0;
+    CHECK(weft_reallocs_failed > 0);
+    HAS("trace point watch list");
+    CHECK(pool == NULL);
+    OK(weft_ep_pool_create(ctx, &p, &pool));
+    OK(weft_ep_get_nth(pool, 0, 39, &ep));
+    OK(weft_flush(ep));
+    OK(weft_ep_pool_destroy(pool));
+#else
+    (void)ctx;  /* trace points compiled out, or a sanitizer owns realloc */
+#endif
+}
+
 int main(void)
 {
     weft_ctx_t ctx;
@@ -160,6 +213,7 @@ int main(void)
     test_bad_params(ctx);
     test_bad_use(ctx);
     test_buffers(ctx);
+    test_out_of_memory(ctx);
     OK(weft_finalize(ctx));
     test_progress_thread();
     if (rank == 0)
