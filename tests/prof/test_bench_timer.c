@@ -3,19 +3,12 @@
  * overhead once per timed region, given the overhead calibrated beside it
  * instead; bench_keep_speed and the medians over the cycles kept.  No MPI call. */
 #include "common.h"
+#include "../check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(cond)                                                               \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                              \
-        }                                                                         \
-    } while (0)
 
 static int near(double a, double b) { return fabs(a - b) < 1e-9; }
 

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "prof/prof.h"
 #include <weft.h>
+#include "../check.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -17,14 +18,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-#define CHECK(cond)                                                               \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                              \
-        }                                                                         \
-    } while (0)
 
 #define SHORT_ITERS 40        /* a region of some 50-100 ns */
 #define LONG_ITERS 200000     /* the same loop where the timer is negligible */
