@@ -115,6 +115,16 @@ double bench_median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+double bench_iq_mean(double *v, int n)
+{
+    double sum = 0;
+
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    for (int i = n / 4; i < n - n / 4; i++)
+        sum += v[i];
+    return sum / (double)(n - 2 * (n / 4));
+}
+
 /* The values v[c] of the cycles kept (all when keep is NULL), in a new
  * array of *count. */
 static double *kept_values(const double *v, const char *keep, long n, long *count)

@@ -83,6 +83,10 @@ int bench_parse_positive_list(const char *text, long *out, int max);
 /* The median of v[0..n), n >= 1; sorts v. */
 double bench_median(double *v, int n);
 
+/* The interquartile mean of v[0..n), n >= 4 (the mean of the middle
+ * half, as weft__prof_empty_ticks takes of its regions); sorts v. */
+double bench_iq_mean(double *v, int n);
+
 /* MPI_Get_library_version on one line, fit for a JSON string. */
 void bench_mpi_library(char *out, int len);
 

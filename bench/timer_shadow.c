@@ -25,6 +25,7 @@
  * docs/breakdown.md, "What a serialising timer does not see".
  */
 #include "chain.h"
+#include "common.h"
 #include "prof/prof.h"
 
 #include <stdio.h>
@@ -32,18 +33,6 @@
 #include <string.h>
 
 #define CHUNKS 32
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void fail(int rc)
 {
@@ -69,17 +58,14 @@ static inline uint64_t fenced_start(void)
  * of 1024, as weft__prof_empty_ticks does for weft's timer. */
 static double fenced_empty_ticks(void)
 {
-    double t[1024], sum = 0;
+    double t[1024];
 
     for (int i = 0; i < 1024; i++) {
         uint64_t s = fenced_start();
 
         t[i] = (double)(weft__prof_stop() - s);
     }
-    qsort(t, 1024, sizeof(double), cmp_double);
-    for (int i = 256; i < 768; i++)
-        sum += t[i];
-    return sum / 512;
+    return bench_iq_mean(t, 1024);
 }
 
 enum { PUT, SPIN, CALLS };
@@ -138,7 +124,7 @@ int main(int argc, char **argv)
     static char base[1024];
     struct bench_chain c;
     long rounds = 5, calls = 4096;
-    double ghz, ovh_ns, cal[CHUNKS];
+    double ghz, ovh_ns;
 
     for (int i = 1; i < argc; i++) {
         long *dst = strcmp(argv[i], "--rounds") == 0 ? &rounds
@@ -161,7 +147,7 @@ int main(int argc, char **argv)
            "overhead ns  fenced overhead ns\n");
     for (long r = 0; r < rounds; r++) {
         double one[CALLS][CHUNKS], two[CALLS][CHUNKS], timed[CALLS][CHUNKS];
-        double fenced[CALLS][CHUNKS], fcal[CHUNKS];
+        double fenced[CALLS][CHUNKS], cal[CHUNKS], fcal[CHUNKS];
 
         for (int k = 0; k < CHUNKS; k++) {
             cal[k] = weft__prof_empty_ticks();
@@ -174,12 +160,13 @@ int main(int argc, char **argv)
             }
         }
         for (int w = 0; w < CALLS; w++) {
-            double run = (median(two[w], CHUNKS) - median(one[w], CHUNKS)) / ghz;
-            double read = median(timed[w], CHUNKS) / ghz, fread = median(fenced[w], CHUNKS) / ghz;
+            double run = (bench_median(two[w], CHUNKS) - bench_median(one[w], CHUNKS)) / ghz;
+            double read = bench_median(timed[w], CHUNKS) / ghz;
+            double fread = bench_median(fenced[w], CHUNKS) / ghz;
 
             printf("%5ld  %4s  %10.2f  %8.2f  %9.2f  %9.2f  %9.2f  %11.2f  %18.2f\n", r,
                    call_name[w], run, read, run - read, fread, run - fread,
-                   median(cal, CHUNKS) / ghz, median(fcal, CHUNKS) / ghz);
+                   bench_median(cal, CHUNKS) / ghz, bench_median(fcal, CHUNKS) / ghz);
         }
     }
     return 0;
