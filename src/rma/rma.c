@@ -75,9 +75,6 @@ check_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const v
     return WEFT_OK;
 }
 
-/* Validate an access of n bytes at (rank, seg, off) and find its target:
- * the slow, complete form, which reports what is wrong and fills the
- * connection and key tables on first use. */
 static inline void target_of(const struct weft__tgt *tg, size_t off, struct target *t)
 {
     t->ep = tg->ep;
@@ -86,6 +83,9 @@ static inline void target_of(const struct weft__tgt *tg, size_t off, struct targ
     t->local = tg->local ? tg->local + off : NULL;
 }
 
+/* Validate an access of n bytes at (rank, seg, off) and find its target:
+ * the slow, complete form, which reports what is wrong and fills the
+ * connection and key tables on first use. */
 static __attribute__((noinline)) weft_status_t
 resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void *buf,
         const char *fn, struct target *t)
@@ -266,101 +266,96 @@ weft_status_t weft_get_nbi(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, si
                           __func__, "ucp_get_nbx");
 }
 
-weft_status_t weft_put_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
-                          const void *src, size_t n, weft_event_t *ev)
+/* The body of weft_put_nb and weft_get_nb.  `put` (a constant) gives the
+ * direction: buf is a put's source, which is only read, or a get's
+ * destination. */
+static inline __attribute__((always_inline)) weft_status_t
+rma_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, void *buf, size_t n,
+       weft_event_t *ev, const int put, const char *fn)
 {
     struct target t;
     weft_status_t st;
     ucs_status_ptr_t sp;
     WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_POST);
 
-    CHECK_EV(ev, __func__);
-    if (WEFT__UNLIKELY((st = get_target(ep, rank, seg, off, n, src, __func__, &t)) != WEFT_OK))
+    CHECK_EV(ev, fn);
+    if (WEFT__UNLIKELY((st = get_target(ep, rank, seg, off, n, buf, fn, &t)) != WEFT_OK))
         return st;
     WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     if (t.local) {
         WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
-        direct_copy(t.local, src, n);
+        if (put)
+            direct_copy(t.local, buf, n);
+        else
+            direct_copy(buf, t.local, n);
         WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
         *ev = WEFT_EVENT_NULL;
         return WEFT_OK;
     }
     WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
-    sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nb);
+    sp = put ? ucp_put_nbx(t.ep, buf, n, t.addr, t.rkey, &ep->prm_nb)
+             : ucp_get_nbx(t.ep, buf, n, t.addr, t.rkey, &ep->prm_nb);
     WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
     WEFT_PROF_BEGIN(tail, WEFT__PROF_HLP_POST_TAIL);
-    st = to_event(ep, sp, ev, __func__, "ucp_put_nbx");
+    st = to_event(ep, sp, ev, fn, put ? "ucp_put_nbx" : "ucp_get_nbx");
     WEFT_PROF_END(tail, WEFT__PROF_HLP_POST_TAIL);
     return st;
+}
+
+weft_status_t weft_put_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                          const void *src, size_t n, weft_event_t *ev)
+{
+    return rma_nb(ep, rank, seg, off, (void *)src, n, ev, 1, __func__);
 }
 
 weft_status_t weft_get_nb(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off,
                           size_t n, weft_event_t *ev)
 {
+    return rma_nb(ep, rank, seg, off, dst, n, ev, 0, __func__);
+}
+
+/* The body of weft_put and weft_get, `put` and buf as for rma_nb. */
+static inline __attribute__((always_inline)) weft_status_t
+rma_blocking(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, void *buf, size_t n,
+             const int put, const char *fn)
+{
     struct target t;
     weft_status_t st;
-    ucs_status_ptr_t sp;
-    WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_POST);
 
-    CHECK_EV(ev, __func__);
-    if (WEFT__UNLIKELY((st = get_target(ep, rank, seg, off, n, dst, __func__, &t)) != WEFT_OK))
+    if ((st = get_target(ep, rank, seg, off, n, buf, fn, &t)) != WEFT_OK)
         return st;
-    WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     if (t.local) {
         WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
-        direct_copy(dst, t.local, n);
+        if (put)
+            direct_copy(t.local, buf, n);
+        else
+            direct_copy(buf, t.local, n);
         WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
-        *ev = WEFT_EVENT_NULL;
+        if (put)
+            atomic_thread_fence(memory_order_release);
         return WEFT_OK;
     }
-    WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
-    sp = ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nb);
-    WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
-    WEFT_PROF_BEGIN(tail, WEFT__PROF_HLP_POST_TAIL);
-    st = to_event(ep, sp, ev, __func__, "ucp_get_nbx");
-    WEFT_PROF_END(tail, WEFT__PROF_HLP_POST_TAIL);
-    return st;
+    if (!put)
+        return weft__ep_wait_req(ep, ucp_get_nbx(t.ep, buf, n, t.addr, t.rkey, &ep->prm_nb),
+                                 rank, fn, "ucp_get_nbx");
+    st = weft__ep_wait_req(ep, ucp_put_nbx(t.ep, buf, n, t.addr, t.rkey, &ep->prm_nb), rank, fn,
+                           "ucp_put_nbx");
+    if (st != WEFT_OK)
+        return st;
+    /* Local completion only frees buf; visibility needs a flush to rank. */
+    return weft__ep_wait_req(ep, ucp_ep_flush_nbx(t.ep, &ep->prm_nb), rank, fn,
+                             "ucp_ep_flush_nbx");
 }
 
 weft_status_t weft_put(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src,
                        size_t n)
 {
-    struct target t;
-    weft_status_t st;
-
-    if ((st = get_target(ep, rank, seg, off, n, src, __func__, &t)) != WEFT_OK)
-        return st;
-    if (t.local) {
-        WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
-        direct_copy(t.local, src, n);
-        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
-        atomic_thread_fence(memory_order_release);
-        return WEFT_OK;
-    }
-    st = weft__ep_wait_req(ep, ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nb), rank,
-                           __func__, "ucp_put_nbx");
-    if (st != WEFT_OK)
-        return st;
-    /* Local completion only frees src; visibility needs a flush to rank. */
-    return weft__ep_wait_req(ep, ucp_ep_flush_nbx(t.ep, &ep->prm_nb), rank, __func__,
-                             "ucp_ep_flush_nbx");
+    return rma_blocking(ep, rank, seg, off, (void *)src, n, 1, __func__);
 }
 
 weft_status_t weft_get(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off, size_t n)
 {
-    struct target t;
-    weft_status_t st;
-
-    if ((st = get_target(ep, rank, seg, off, n, dst, __func__, &t)) != WEFT_OK)
-        return st;
-    if (t.local) {
-        WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
-        direct_copy(dst, t.local, n);
-        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
-        return WEFT_OK;
-    }
-    return weft__ep_wait_req(ep, ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nb), rank,
-                             __func__, "ucp_get_nbx");
+    return rma_blocking(ep, rank, seg, off, dst, n, 0, __func__);
 }
 
 /* Atomics: 8-byte words at 8-aligned offsets. */
