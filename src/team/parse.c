@@ -304,7 +304,7 @@ static int is_name_char(char c)
 /* "FMT:K" of block:/cyclic: rules; FMT has exactly one %d. */
 static weft_status_t parse_node_rule(const char *rule, const char *body, unsigned long value,
                                      int by_block, char name[WEFT__TOPO_NAME_MAX],
-                                     weft__topo_err_t *err)
+                                     unsigned long *count, weft__topo_err_t *err)
 {
     const char   *colon = strrchr(body, ':');
     const char   *p;
@@ -338,6 +338,7 @@ static weft_status_t parse_node_rule(const char *rule, const char *body, unsigne
         return weft__topo_fail(err, WEFT_ERR_CONFIG,
                                "WEFT_TOPO_NODE '%.60s': the format needs exactly one %%d", rule);
     unsigned long index = by_block ? value / k : value % k;
+    *count = k;
     const char   *hole = strstr(body, "%d");
     int n = snprintf(name, WEFT__TOPO_NAME_MAX, "%.*s%lu%.*s", (int)(hole - body), body, index,
                      (int)(colon - hole - 2), hole + 2);
@@ -361,26 +362,58 @@ static weft_status_t check_node_item(const char *item, size_t len, long offset,
     return WEFT_OK;
 }
 
-weft_status_t weft__topo_parse_node(const char *spec, int rank, int nranks,
-                                    char name[WEFT__TOPO_NAME_MAX], weft__topo_err_t *err)
+weft_status_t weft__topo_parse_node_index(const char *spec, int rank, int nranks,
+                                          char name[WEFT__TOPO_NAME_MAX], int *index,
+                                          weft__topo_err_t *err)
 {
     const char   *mine;
     size_t        mine_len;
+    unsigned long k;
+    long          seen = 0;
     weft_status_t st;
 
+    *index = 0;
     if (rank < 0 || rank >= nranks)
         return weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "rank %d outside [0, %d)", rank, nranks);
     if (!spec || !*spec)
         return weft__topo_fail(err, WEFT_ERR_CONFIG, "WEFT_TOPO_NODE is empty");
-    if (strncmp(spec, "block:", 6) == 0)
-        return parse_node_rule(spec, spec + 6, (unsigned long)rank, 1, name, err);
-    if (strncmp(spec, "cyclic:", 7) == 0)
-        return parse_node_rule(spec, spec + 7, (unsigned long)rank, 0, name, err);
+    /* A rule's names differ for different node numbers (one %d, decimal):
+     * a node holds the ranks of one block, or those equal modulo k. */
+    if (strncmp(spec, "block:", 6) == 0) {
+        if ((st = parse_node_rule(spec, spec + 6, (unsigned long)rank, 1, name, &k, err)) == WEFT_OK)
+            *index = (int)((unsigned long)rank % k);
+        return st;
+    }
+    if (strncmp(spec, "cyclic:", 7) == 0) {
+        if ((st = parse_node_rule(spec, spec + 7, (unsigned long)rank, 0, name, &k, err)) == WEFT_OK)
+            *index = (int)((unsigned long)rank / k);
+        return st;
+    }
     st = walk_rank_list("WEFT_TOPO_NODE", spec, rank, nranks, check_node_item, "node name",
                         "give one per rank, 'NAME*N' repeats, or block:FMT:K / cyclic:FMT:N",
                         &mine, &mine_len, err);
     if (st != WEFT_OK)
         return st;
     snprintf(name, WEFT__TOPO_NAME_MAX, "%.*s", (int)mine_len, mine);
+    /* the list is valid: count the ranks before this one that its entries
+     * put on the same node */
+    for (const char *s = spec; seen < rank; s++) {
+        size_t        len = entry_len(s), item_len;
+        unsigned long count;
+
+        split_repeat(s, len, &item_len, &count);
+        if (item_len == mine_len && memcmp(s, mine, mine_len) == 0)
+            *index += (int)((long)count < rank - seen ? (long)count : rank - seen);
+        seen += (long)count;
+        s += len;
+    }
     return WEFT_OK;
+}
+
+weft_status_t weft__topo_parse_node(const char *spec, int rank, int nranks,
+                                    char name[WEFT__TOPO_NAME_MAX], weft__topo_err_t *err)
+{
+    int index;
+
+    return weft__topo_parse_node_index(spec, rank, nranks, name, &index, err);
 }

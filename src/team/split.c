@@ -257,24 +257,6 @@ weft_status_t weft__topo_node_name(const char *spec, int rank, int nranks,
     return WEFT_OK;
 }
 
-/* The index of world rank `rank` among the world ranks before it on its
- * node, the nodes named by spec (WEFT_TOPO_NODE): no communication. */
-static weft_status_t world_index(const char *spec, int rank, int nranks,
-                                 const char node[WEFT__TOPO_NAME_MAX], int *index,
-                                 weft__topo_err_t *err)
-{
-    char          other[WEFT__TOPO_NAME_MAX];
-    weft_status_t st;
-
-    *index = 0;
-    for (int r = 0; r < rank; r++) {
-        if ((st = weft__topo_parse_node(spec, r, nranks, other, err)) != WEFT_OK)
-            return st;
-        *index += strncmp(other, node, WEFT__TOPO_NAME_MAX) == 0;
-    }
-    return WEFT_OK;
-}
-
 /* Build this rank's path over comm.  Collective; returns the rank's own
  * status (the caller agrees on it) except for errors every rank shares.
  *
@@ -307,7 +289,7 @@ static weft_status_t path_build(MPI_Comm comm, const weft__topo_settings_t *s, u
         st = weft__topo_parse_bind(s->bind, bind_job ? wrank : rank, bind_job ? wsize : size,
                                    &bind, err);
     if (st == WEFT_OK && bind.kind == WEFT__BIND_RULE && node_job)
-        st = world_index(s->node, wrank, wsize, node, &index, err);
+        st = weft__topo_parse_node_index(s->node, wrank, wsize, node, &index, err);
     /* Everyone must take the same collective path from here on. */
     vals[1] = *jobsig;
     vals[2] = ~*jobsig;

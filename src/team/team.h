@@ -95,6 +95,12 @@ weft_status_t weft__topo_parse_bind(const char *spec, int rank, int nranks,
 weft_status_t weft__topo_parse_node(const char *spec, int rank, int nranks,
                                     char name[WEFT__TOPO_NAME_MAX], weft__topo_err_t *err);
 
+/* The same, and the rank's index on its node: how many ranks below it the
+ * spec puts there.  One pass over the spec (a rule: constant time). */
+weft_status_t weft__topo_parse_node_index(const char *spec, int rank, int nranks,
+                                          char name[WEFT__TOPO_NAME_MAX], int *index,
+                                          weft__topo_err_t *err);
+
 /* The node of `rank` of `nranks`: from a WEFT_TOPO_NODE spec, or this
  * host's MPI_Get_processor_name when spec is NULL.  The one answer to
  * "which ranks share a node", for the Machine level of the tree and for

@@ -1,7 +1,9 @@
 /* WEFT_TOPO_NODE (src/team/parse.c): per-rank node-name lists
  * ("a*4,b*4") and rules ("block:node%d:8", "cyclic:n%d:4").  The first byte
- * gives nranks (1..64).  Property: an accepted name is a non-empty node
- * name of the allowed characters that fits its buffer. */
+ * gives nranks (1..64).  Properties: an accepted name is a non-empty node
+ * name of the allowed characters that fits its buffer; a rank's index on
+ * its node (weft__topo_parse_node_index) is the number of lower ranks
+ * given the same name. */
 #include "fuzz.h"
 #include "team/team.h"
 
@@ -10,8 +12,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     weft__topo_err_t err;
-    char             name[WEFT__TOPO_NAME_MAX];
-    int              nranks;
+    char             name[WEFT__TOPO_NAME_MAX], other[WEFT__TOPO_NAME_MAX];
+    int              nranks, index, count;
     char            *spec;
 
     if (size < 1)
@@ -29,6 +31,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(len > 0 && len < sizeof(name));
         for (size_t i = 0; i < len; i++)
             FUZZ_ASSERT(isalnum((unsigned char)name[i]) || strchr("-_.", name[i]));
+        FUZZ_ASSERT(weft__topo_parse_node_index(spec, rank, nranks, other, &index, &err) ==
+                    WEFT_OK);
+        FUZZ_ASSERT(strcmp(other, name) == 0);
+        count = 0;
+        for (int q = 0; q < rank; q++) {
+            FUZZ_ASSERT(weft__topo_parse_node(spec, q, nranks, other, &err) == WEFT_OK);
+            count += strcmp(other, name) == 0;
+        }
+        FUZZ_ASSERT(index == count);
     }
     free(spec);
     return 0;

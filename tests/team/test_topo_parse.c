@@ -101,6 +101,42 @@ static void test_parse_node(void)
     }
 }
 
+/* A rank's index on its node, against a count over every lower rank. */
+static void test_parse_node_index(void)
+{
+    static const struct { const char *spec; int nranks; } specs[] = {
+        {"a*2,b,a,c.d*3,b*2", 9}, {"x", 1}, {"n1*3,n11*2,n1", 6},
+        {"block:node%d:3", 10}, {"cyclic:n%d-x:4", 11}, {"block:n%d1:1", 12},
+    };
+    char name[WEFT__TOPO_NAME_MAX], other[WEFT__TOPO_NAME_MAX];
+    int  index;
+
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+        for (int r = 0; r < specs[i].nranks; r++) {
+            int count = 0;
+
+            CHECK(weft__topo_parse_node_index(specs[i].spec, r, specs[i].nranks, name, &index,
+                                              &err) == WEFT_OK, "%s", err.msg);
+            for (int q = 0; q < r; q++) {
+                CHECK(weft__topo_parse_node(specs[i].spec, q, specs[i].nranks, other, &err) ==
+                      WEFT_OK, "%s", err.msg);
+                count += strcmp(other, name) == 0;
+            }
+            CHECK(index == count, "'%s' rank %d: index %d, %d lower ranks on %s",
+                  specs[i].spec, r, index, count, name);
+        }
+    }
+    CHECK(weft__topo_parse_node_index("a*2,b,a", 3, 4, name, &index, &err) == WEFT_OK, "%s",
+          err.msg);
+    CHECK(index == 2 && strcmp(name, "a") == 0, "a*2,b,a rank 3: %s index %d", name, index);
+    CHECK(weft__topo_parse_node_index("block:n%d:4", 6, 8, name, &index, &err) == WEFT_OK, "%s",
+          err.msg);
+    CHECK(index == 2 && strcmp(name, "n1") == 0, "block rank 6: %s index %d", name, index);
+    CHECK(weft__topo_parse_node_index("a,b", 1, 3, name, &index, &err) == WEFT_ERR_CONFIG,
+          "short list accepted");
+    CHECK(index == 0, "index %d after an error", index);
+}
+
 static void expect_hosts(const char *list, const char *joined)
 {
     char **names;
@@ -325,6 +361,7 @@ int main(void)
     test_parse_bind_lists();
     test_parse_bind_errors();
     test_parse_node();
+    test_parse_node_index();
     test_hostlist();
     test_slurm_conf();
     test_paths();
