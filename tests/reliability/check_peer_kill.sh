@@ -9,14 +9,15 @@
 #
 # usage: check_peer_kill.sh RUNS SEED0 NP EXE MPIEXEC [MPIEXEC FLAGS...]
 # The transport comes from the environment (UCX_TLS, WEFT_SHM,
-# WEFT_TIMEOUT_MS), passed on to every rank.
+# WEFT_TIMEOUT_MS), passed on to every rank, and so does PEER_KILL_QUIESCE
+# (test_peer_kill.c).
 set -uo pipefail
 runs=$1 seed0=$2 np=$3 exe=$4
 shift 4
 mpiexec=("$@")
 hang_s=${PEER_KILL_HANG_S:-60}
 envflags=()
-for v in UCX_TLS WEFT_SHM WEFT_TIMEOUT_MS WEFT_PROGRESS_THREAD; do
+for v in UCX_TLS WEFT_SHM WEFT_TIMEOUT_MS WEFT_PROGRESS_THREAD PEER_KILL_QUIESCE; do
   [ -n "${!v+x}" ] && envflags+=(-x "$v")
 done
 
