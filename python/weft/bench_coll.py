@@ -18,7 +18,6 @@ the median over iterations of one rank, maximum over the ranks (the paper's
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -442,29 +441,24 @@ def validate(cal: smpi.Calibration, args: argparse.Namespace) -> list[dict[str, 
     return rows
 
 
-def command(args: argparse.Namespace) -> None:
-    name = BENCHMARK + "-smpi" if args.smpi else BENCHMARK
-    if args.last:
-        document = results.load_latest(name)
-        path = None
+def chart(document: dict[str, Any], path: Path) -> Path:
+    """factor_chart of a real run (a panel per op) or of a projection (a
+    panel per platform and op)."""
+    if document["mode"] == "smpi":
+        groups = {f"{p['name']} {op}": [r for r in document["runs"] if r["platform"] == p["name"] and r["op"] == op]
+                  for p in document["platforms"] for op in OPS}
+        title = "Projected enhancement factor (SimGrid SMPI), hierarchical vs native"
     else:
-        path = command_smpi(args) if args.smpi else command_real(args)
-        document = results.load(path)
-    if args.json_only:
-        print(json.dumps(document, indent=2))
-        return
-    report.console.print(smpi_report(document) if args.smpi else real_report(document))
-    if path is not None:
-        if args.smpi:
-            groups = {f"{p['name']} {op}": [r for r in document["runs"] if r["platform"] == p["name"] and r["op"] == op]
-                      for p in document["platforms"] for op in OPS}
-            title = "Projected enhancement factor (SimGrid SMPI), hierarchical vs native"
-        else:
-            groups = {op: [r for r in document["runs"] if r["op"] == op] for op in OPS}
-            title = (f"Measured enhancement factor, {document['ranks']} ranks"
-                     + (" (oversubscribed: not performance)" if document["oversubscribed"] else ""))
-        png = factor_chart(path.with_suffix(".png"), {k: v for k, v in groups.items() if v}, title)
-        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+        groups = {op: [r for r in document["runs"] if r["op"] == op] for op in OPS}
+        title = (f"Measured enhancement factor, {document['ranks']} ranks"
+                 + (" (oversubscribed: not performance)" if document["oversubscribed"] else ""))
+    return factor_chart(path, {k: v for k, v in groups.items() if v}, title)
+
+
+def command(args: argparse.Namespace) -> None:
+    results.measure_or_load(BENCHMARK + "-smpi" if args.smpi else BENCHMARK,
+                            None if args.last else lambda: (command_smpi if args.smpi else command_real)(args),
+                            smpi_report if args.smpi else real_report, {".png": chart}, json_only=args.json_only)
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> None:

@@ -16,7 +16,6 @@ machine whatever the numbering.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,6 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
-from rich.text import Text
 
 from weft import WeftError, bench_coll, bench_summa, report, results, runner, smpi
 
@@ -153,7 +151,7 @@ def speedup_table(document: dict[str, Any]) -> Any:
     return table
 
 
-def chart(path: Path, document: dict[str, Any]) -> Path:
+def chart(document: dict[str, Any], path: Path) -> Path:
     """Like the paper's Fig. 14: time against vector size, log-log, a line
     per hierarchy."""
     entries = document["entries"]
@@ -182,21 +180,15 @@ def chart(path: Path, document: dict[str, Any]) -> Path:
     return path
 
 
-def command(args: argparse.Namespace) -> None:
-    name = BENCHMARK + "-smpi" if args.smpi else BENCHMARK
-    if args.last:
-        document, path = results.load_latest(name), None
-    else:
-        path = command_smpi(args) if args.smpi else command_real(args)
-        document = results.load(path)
-    if args.json_only:
-        print(json.dumps(document, indent=2))
-        return
+def render(document: dict[str, Any]) -> Group:
     simulated = bool(document.get("simulated"))
-    report.console.print(Group(*(entry_table(e, simulated) for e in document["entries"]), speedup_table(document)))
-    if path is not None:
-        png = chart(path.with_suffix(".png"), document)
-        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+    return Group(*(entry_table(e, simulated) for e in document["entries"]), speedup_table(document))
+
+
+def command(args: argparse.Namespace) -> None:
+    results.measure_or_load(BENCHMARK + "-smpi" if args.smpi else BENCHMARK,
+                            None if args.last else lambda: (command_smpi if args.smpi else command_real)(args),
+                            render, {".png": chart}, json_only=args.json_only)
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> None:

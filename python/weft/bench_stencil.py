@@ -28,8 +28,8 @@ from rich.table import Column
 from rich.text import Text
 
 from weft import WeftError, report, runner
-from weft.bench_endpoints import (add_run_options, fmt_mib, fmt_mlx5, fmt_objects, measure_or_load,
-                                  run_pool_bench)
+from weft.bench_endpoints import (add_run_options, fmt_mib, fmt_mlx5, fmt_objects, pool_command, run_pool_bench,
+                                  with_ratios)
 
 BENCH = "bench/weft_bench_stencil"
 BENCHMARK = "stencil"
@@ -46,15 +46,10 @@ def splits(cores: int) -> list[tuple[int, int]]:
 
 def rows_of(run: dict[str, Any]) -> list[dict[str, Any]]:
     try:
-        split = f"{int(run['ranks'])}×{int(run['threads'])}"
-        entries = [dict(e) for e in run["results"]]
-        ref = next((float(e["msgs_per_s_median"]) for e in entries if e["policy"] == REFERENCE), None)
-        for e in entries:
-            e["split"] = split
-            e["ratio"] = float(e["msgs_per_s_median"]) / ref if ref else None
+        return with_ratios(run["results"], "msgs_per_s_median", REFERENCE,
+                           split=f"{int(run['ranks'])}×{int(run['threads'])}")
     except (KeyError, TypeError, ValueError):
         raise WeftError("weft_bench_stencil output is malformed (ranks/threads/results)") from None
-    return entries
 
 
 def measure(program: Path, ranks: int, threads: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -123,9 +118,8 @@ def command(args: argparse.Namespace) -> None:
         runs = [measure(program, r, t, args) for r, t in runner.steps(todo, lambda s: f"stencil {s[0]}×{s[1]}")]
         return {"runs": runs}, max(r for r, _ in todo)
 
-    document = measure_or_load(args, BENCHMARK, measure_all, run_report, chart)
-    if document is not None and not all(r.get("verified") for run in document["runs"] for r in rows_of(run)):
-        raise WeftError("a stencil result did not match the serial run")
+    pool_command(args, BENCHMARK, measure_all, run_report, chart, rows_of,
+                 "a stencil result did not match the serial run")
 
 
 def register(bench_subparsers: argparse._SubParsersAction) -> None:

@@ -25,7 +25,6 @@ computed (--charge-only), below it every C is checked.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 from collections.abc import Callable
@@ -258,7 +257,7 @@ def summary_table(document: dict[str, Any]) -> Any:
     return table
 
 
-def chart(path: Path, document: dict[str, Any]) -> Path:
+def chart(document: dict[str, Any], path: Path) -> Path:
     """Like the paper's Figs. 11-13: per machine, a bar per variant, the
     mean multiply time below the mean broadcast time."""
     entries = document["entries"]
@@ -298,19 +297,9 @@ def render(document: dict[str, Any]) -> Group:
 
 
 def command(args: argparse.Namespace) -> None:
-    name = BENCHMARK + "-smpi" if args.smpi else BENCHMARK
-    if args.last:
-        document, path = results.load_latest(name), None
-    else:
-        path = command_smpi(args) if args.smpi else command_real(args)
-        document = results.load(path)
-    if args.json_only:
-        print(json.dumps(document, indent=2))
-        return
-    report.console.print(render(document))
-    if path is not None:
-        png = chart(path.with_suffix(".png"), document)
-        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+    results.measure_or_load(BENCHMARK + "-smpi" if args.smpi else BENCHMARK,
+                            None if args.last else lambda: (command_smpi if args.smpi else command_real)(args),
+                            render, {".png": chart}, json_only=args.json_only)
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +138,7 @@ def calibration_report(document: dict[str, Any]) -> Group:
     return Group(table, derived)
 
 
-def calibration_chart(path: Path, document: dict[str, Any]) -> Path:
+def calibration_chart(document: dict[str, Any], path: Path) -> Path:
     figure = Figure(figsize=(7, 4.2), layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
@@ -263,7 +264,7 @@ def validation_report(document: dict[str, Any]) -> Group:
     return Group(*parts)
 
 
-def validation_chart(path: Path, document: dict[str, Any]) -> Path:
+def validation_chart(document: dict[str, Any], path: Path) -> Path:
     """Simulated vs real time of every 2-rank point, log-log, with the diagonal."""
     rows = [r for r in document["rows"] if not r.get("oversubscribed")]
     figure = Figure(figsize=(11, 4.5), layout="constrained")
@@ -319,7 +320,7 @@ def opcost_report(document: dict[str, Any]) -> Group:
                              "the time of its size, linear between these sizes"))
 
 
-def opcost_chart(path: Path, document: dict[str, Any]) -> Path:
+def opcost_chart(document: dict[str, Any], path: Path) -> Path:
     figure = Figure(figsize=(7, 4.2), layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
@@ -338,13 +339,9 @@ def opcost_chart(path: Path, document: dict[str, Any]) -> Path:
 # ---- command line -----------------------------------------------------------------------
 
 
-def _show(args: argparse.Namespace, name: str, make, render, chart) -> None:
-    path = None if args.last else make(args)
-    document = results.load_latest(name) if path is None else results.load(path)
-    report.console.print(render(document))
-    if path is not None:
-        png = chart(path.with_suffix(".png"), document)
-        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+def _show(args: argparse.Namespace, name: str, make: Callable[[argparse.Namespace], Path],
+          render: Callable[[dict[str, Any]], Any], chart: results.Chart) -> None:
+    results.measure_or_load(name, None if args.last else lambda: make(args), render, {".png": chart})
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
