@@ -486,9 +486,15 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
                         help="combine saved projection results (e.g. one run per platform) into one")
     parser.add_argument("--no-mpich", dest="mpich", action="store_false", help="skip MPICH's default")
     parser.add_argument("--timeout", type=float, default=1800, metavar="S", help="seconds per run (default 1800)")
+    add_show_arguments(parser)
+    parser.set_defaults(func=command)
+
+
+def add_show_arguments(parser: argparse.ArgumentParser) -> None:
+    """--json-only and --last of the benchmarks measured here or simulated
+    (coll, summa, hvec: results.measure_or_load)."""
     parser.add_argument("--json-only", action="store_true", help="print the results as JSON only")
     parser.add_argument("--last", action="store_true", help="show the last saved results instead of running")
-    parser.set_defaults(func=command)
 
 
 def register(bench_subparsers: argparse._SubParsersAction) -> None:

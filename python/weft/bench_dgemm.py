@@ -41,11 +41,9 @@ def rows_of(run: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def measure(program: Path, threads: int, args: argparse.Namespace) -> dict[str, Any]:
-    run = run_pool_bench(program, BENCHMARK, threads + 1, threads,
-                         ["--policies", args.policies, "--n", str(args.n), "--tile", str(args.tile),
-                          "--rounds", str(args.rounds)], args.timeout)
-    rows_of(run)
-    return run
+    return run_pool_bench(program, BENCHMARK, threads + 1, threads,
+                          ["--policies", args.policies, "--n", str(args.n), "--tile", str(args.tile),
+                           "--rounds", str(args.rounds)], args.timeout, rows_of)
 
 
 def run_report(document: dict[str, Any]) -> Group:

@@ -114,10 +114,11 @@ def goal(rows: list[Row]) -> dict[int, bool | None]:
 
 
 def run_pool_bench(program: Path, name: str, ranks: int, threads: int, options: list[str],
-                   timeout: float) -> dict[str, Any]:
+                   timeout: float, rows_of: Callable[[dict[str, Any]], list[Any]]) -> dict[str, Any]:
     """One run of a pool benchmark program (bench/weft_bench_<name>: endpoints,
     ga_dgemm, stencil) on `ranks` ranks of `threads` threads, given its options
-    but --threads and --json; its JSON object, with the mlx5 model added."""
+    but --threads and --json; its JSON object, with the mlx5 model added,
+    once rows_of(it) has found it well-formed (before it is saved)."""
     with tempfile.TemporaryDirectory(prefix=f"weft-{name}-") as tmp:
         output = Path(tmp) / f"{name}.json"
         argv = [str(program), "--threads", str(threads), *options, "--json", str(output)]
@@ -127,17 +128,16 @@ def run_pool_bench(program: Path, name: str, ranks: int, threads: int, options: 
         raise WeftError(f"{Path(program).name} output is not a JSON object")
     for entry in run.get("results", []):
         entry["mlx5"] = mlx5_resources(str(entry.get("policy")), threads)
+    rows_of(run)
     return run
 
 
 def measure(program: Path, threads: int, args: argparse.Namespace) -> dict[str, Any]:
     """One weft_bench_endpoints run at T threads, with the mlx5 model added."""
-    run = run_pool_bench(program, BENCHMARK, threads + 1, threads,
-                         ["--policies", args.policies, "--variants", args.variants, "--batch", str(args.batch),
-                          "--every", str(args.every), "--secs", str(args.secs), "--rounds", str(args.rounds)],
-                         args.timeout)
-    rows_of(run)  # reject malformed output before it is saved
-    return run
+    return run_pool_bench(program, BENCHMARK, threads + 1, threads,
+                          ["--policies", args.policies, "--variants", args.variants, "--batch", str(args.batch),
+                           "--every", str(args.every), "--secs", str(args.secs), "--rounds", str(args.rounds)],
+                          args.timeout, rows_of)
 
 
 def fmt_mib(nbytes: Any) -> str:

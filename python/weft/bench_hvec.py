@@ -204,8 +204,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
     parser.add_argument("--smpi-iters", type=int, default=2, help="iterations per simulated point (default 2)")
     parser.add_argument("--platforms", nargs="+", default=["NTW24E5"], help="simulated platforms (default NTW24E5)")
     parser.add_argument("--timeout", type=float, default=3600, metavar="S", help="seconds per run (default 3600)")
-    parser.add_argument("--json-only", action="store_true", help="print the results as JSON only")
-    parser.add_argument("--last", action="store_true", help="show the last saved results instead of running")
+    bench_coll.add_show_arguments(parser)
     parser.set_defaults(func=command)
 
 

@@ -53,11 +53,9 @@ def rows_of(run: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def measure(program: Path, ranks: int, threads: int, args: argparse.Namespace) -> dict[str, Any]:
-    run = run_pool_bench(program, BENCHMARK, ranks, threads,
-                         ["--policies", args.policies, "--rows", str(args.rows), "--cols", str(args.cols),
-                          "--iters", str(args.iters), "--rounds", str(args.rounds)], args.timeout)
-    rows_of(run)
-    return run
+    return run_pool_bench(program, BENCHMARK, ranks, threads,
+                          ["--policies", args.policies, "--rows", str(args.rows), "--cols", str(args.cols),
+                           "--iters", str(args.iters), "--rounds", str(args.rounds)], args.timeout, rows_of)
 
 
 def run_report(document: dict[str, Any]) -> Group:

@@ -328,8 +328,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
     parser.add_argument("--platforms", nargs="+", default=["NTW10E5", "SMP20E7", "SMP12E5"],
                         help="simulated platforms (default: the paper's three SUMMA machines)")
     parser.add_argument("--timeout", type=float, default=1800, metavar="S", help="seconds per run (default 1800)")
-    parser.add_argument("--json-only", action="store_true", help="print the results as JSON only")
-    parser.add_argument("--last", action="store_true", help="show the last saved results instead of running")
+    bench_coll.add_show_arguments(parser)
     parser.set_defaults(func=command)
 
 
