@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -456,9 +457,7 @@ def chart(document: dict[str, Any], path: Path) -> Path:
 
 
 def command(args: argparse.Namespace) -> None:
-    results.measure_or_load(BENCHMARK + "-smpi" if args.smpi else BENCHMARK,
-                            None if args.last else lambda: (command_smpi if args.smpi else command_real)(args),
-                            smpi_report if args.smpi else real_report, {".png": chart}, json_only=args.json_only)
+    measure_or_simulate(args, BENCHMARK, command_real, command_smpi, smpi_report if args.smpi else real_report, chart)
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> None:
@@ -486,15 +485,25 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
                         help="combine saved projection results (e.g. one run per platform) into one")
     parser.add_argument("--no-mpich", dest="mpich", action="store_false", help="skip MPICH's default")
     parser.add_argument("--timeout", type=float, default=1800, metavar="S", help="seconds per run (default 1800)")
-    add_show_arguments(parser)
+    add_show_arguments(parser, command)
+
+
+def add_show_arguments(parser: argparse.ArgumentParser, command: Callable[[argparse.Namespace], None]) -> None:
+    """--json-only and --last (measure_or_simulate) and the command of a
+    benchmark measured here or simulated (coll, summa, hvec)."""
+    parser.add_argument("--json-only", action="store_true", help="print the results as JSON only")
+    parser.add_argument("--last", action="store_true", help="show the last saved results instead of running")
     parser.set_defaults(func=command)
 
 
-def add_show_arguments(parser: argparse.ArgumentParser) -> None:
-    """--json-only and --last of the benchmarks measured here or simulated
-    (coll, summa, hvec: results.measure_or_load)."""
-    parser.add_argument("--json-only", action="store_true", help="print the results as JSON only")
-    parser.add_argument("--last", action="store_true", help="show the last saved results instead of running")
+def measure_or_simulate(args: argparse.Namespace, benchmark: str, measure: Callable[[argparse.Namespace], Path],
+                        simulate: Callable[[argparse.Namespace], Path],
+                        render: Callable[[dict[str, Any]], Any], chart: results.Chart) -> None:
+    """results.measure_or_load of a benchmark measured here (results
+    <benchmark>-*.json) or, with --smpi, simulated (<benchmark>-smpi-*.json)."""
+    results.measure_or_load(benchmark + "-smpi" if args.smpi else benchmark,
+                            None if args.last else lambda: (simulate if args.smpi else measure)(args),
+                            render, {".png": chart}, json_only=args.json_only)
 
 
 def register(bench_subparsers: argparse._SubParsersAction) -> None:

@@ -186,9 +186,7 @@ def render(document: dict[str, Any]) -> Group:
 
 
 def command(args: argparse.Namespace) -> None:
-    results.measure_or_load(BENCHMARK + "-smpi" if args.smpi else BENCHMARK,
-                            None if args.last else lambda: (command_smpi if args.smpi else command_real)(args),
-                            render, {".png": chart}, json_only=args.json_only)
+    bench_coll.measure_or_simulate(args, BENCHMARK, command_real, command_smpi, render, chart)
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> None:
@@ -204,8 +202,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
     parser.add_argument("--smpi-iters", type=int, default=2, help="iterations per simulated point (default 2)")
     parser.add_argument("--platforms", nargs="+", default=["NTW24E5"], help="simulated platforms (default NTW24E5)")
     parser.add_argument("--timeout", type=float, default=3600, metavar="S", help="seconds per run (default 3600)")
-    bench_coll.add_show_arguments(parser)
-    parser.set_defaults(func=command)
+    bench_coll.add_show_arguments(parser, command)
 
 
 def register(bench_subparsers: argparse._SubParsersAction) -> None:

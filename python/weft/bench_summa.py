@@ -297,9 +297,7 @@ def render(document: dict[str, Any]) -> Group:
 
 
 def command(args: argparse.Namespace) -> None:
-    results.measure_or_load(BENCHMARK + "-smpi" if args.smpi else BENCHMARK,
-                            None if args.last else lambda: (command_smpi if args.smpi else command_real)(args),
-                            render, {".png": chart}, json_only=args.json_only)
+    bench_coll.measure_or_simulate(args, BENCHMARK, command_real, command_smpi, render, chart)
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> None:
@@ -328,8 +326,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
     parser.add_argument("--platforms", nargs="+", default=["NTW10E5", "SMP20E7", "SMP12E5"],
                         help="simulated platforms (default: the paper's three SUMMA machines)")
     parser.add_argument("--timeout", type=float, default=1800, metavar="S", help="seconds per run (default 1800)")
-    bench_coll.add_show_arguments(parser)
-    parser.set_defaults(func=command)
+    bench_coll.add_show_arguments(parser, command)
 
 
 def register(bench_subparsers: argparse._SubParsersAction) -> None:
