@@ -24,8 +24,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
 from rich.text import Text
@@ -240,8 +238,7 @@ def factor_chart(path: Path, groups: dict[str, list[dict[str, Any]]], title: str
     panels = list(groups.items())
     columns = 2
     rows = (len(panels) + columns - 1) // columns
-    figure = Figure(figsize=(12, 3.6 * rows), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(12, 3.6 * rows)
     for index, (name, runs) in enumerate(panels):
         axes = figure.add_subplot(rows, columns, index + 1)
         sizes = sorted({int(p["size"]) for run in runs for p in run["points"]})

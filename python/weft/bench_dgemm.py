@@ -17,8 +17,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
 from rich.text import Text
@@ -74,8 +72,7 @@ def run_report(document: dict[str, Any]) -> Group:
 
 def chart(document: dict[str, Any], path: Path) -> Path:
     rows = [row for run in document["runs"] for row in rows_of(run)]
-    figure = Figure(figsize=(8, 4.8), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(8, 4.8)
     axes = figure.add_subplot()
     for policy in dict.fromkeys(r["policy"] for r in rows):
         mine = [r for r in rows if r["policy"] == policy]

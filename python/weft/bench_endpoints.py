@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
 from rich.text import Text
@@ -209,8 +207,7 @@ def chart(document: dict[str, Any], path: Path) -> Path:
     against the mlx5 model's uUARs (or RSS when the model is absent)."""
     rows = [r for run in document["runs"] for r in rows_of(run) if r.variant == "default"]
     have_model = any(r.mlx5 and r.mlx5.get("uuars") is not None for r in rows)
-    figure = Figure(figsize=(11, 4.8), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(11, 4.8)
     left, right = figure.subplots(1, 2)
     policies = list(dict.fromkeys(r.policy for r in rows))
     markers = "osD^v<>p*hX"

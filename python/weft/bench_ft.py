@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
 from rich.text import Text
@@ -133,8 +131,7 @@ def stacked_chart(document: dict[str, Any], path: Path) -> Path:
     labels = [r["algorithm"] for r in runs]
     comm = np.array([exposed(r) for r in runs])
     compute = np.array([r["time_s"] for r in runs]) - comm
-    figure = Figure(figsize=(8, 1.5 + 0.5 * len(runs)), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(8, 1.5 + 0.5 * len(runs))
     axes = figure.add_subplot()
     positions = np.arange(len(runs))
     axes.barh(positions, compute, label="compute")

@@ -20,8 +20,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
 
@@ -155,8 +153,7 @@ def chart(document: dict[str, Any], path: Path) -> Path:
     """Like the paper's Fig. 14: time against vector size, log-log, a line
     per hierarchy."""
     entries = document["entries"]
-    figure = Figure(figsize=(5.5 * len(entries), 4.2), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(5.5 * len(entries), 4.2)
     for i, entry in enumerate(entries):
         axes = figure.add_subplot(1, len(entries), i + 1)
         for run in entry["runs"]:

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
@@ -166,8 +165,7 @@ def run_report(run: dict[str, Any]) -> Group:
 
 
 def _figure(title: str) -> tuple[Figure, Any]:
-    figure = Figure(figsize=(8, 5), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(8, 5)
     axes = figure.add_subplot()
     axes.set_title(title)
     axes.set_xscale("log", base=2)

@@ -31,8 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column, Table
 from rich.text import Text
@@ -535,8 +533,7 @@ def peers_chart(run: dict[str, Any], meta: dict[str, Any], path: Path) -> Path:
     """Message rate and bandwidth of puts by size, one line per system;
     memcpy is the limit of a copy made by one core."""
     rows = [r for r in parse_rows(run["results"]) if r.op == "put_bw"]
-    figure = Figure(figsize=(11, 4.5), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(11, 4.5)
     rate_axes, bw_axes = figure.subplots(1, 2)
     for impl, label in {**PEER_IMPLS, "memcpy-seg": BLOCK_PEERS["memcpy-seg"]}.items():
         points = sorted((r.size, r.values[impl]) for r in rows if impl in r.values)

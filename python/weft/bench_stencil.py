@@ -21,8 +21,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
 from rich.text import Text
@@ -90,8 +88,7 @@ def chart(document: dict[str, Any], path: Path) -> Path:
     rows = [row for run in document["runs"] for row in rows_of(run)]
     split_names = list(dict.fromkeys(r["split"] for r in rows))
     policies = list(dict.fromkeys(r["policy"] for r in rows))
-    figure = Figure(figsize=(8, 4.8), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(8, 4.8)
     axes = figure.add_subplot()
     width = 0.8 / max(len(policies), 1)
     for i, policy in enumerate(policies):

@@ -31,8 +31,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
 from rich.text import Text
@@ -263,8 +261,7 @@ def chart(document: dict[str, Any], path: Path) -> Path:
     entries = document["entries"]
     machines = list(dict.fromkeys(machine(e) for e in entries))
     orders = sorted({int(e["n"]) for e in entries})
-    figure = Figure(figsize=(5.5 * len(machines), 4.2 * len(orders)), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(5.5 * len(machines), 4.2 * len(orders))
     for entry in entries:
         column = machines.index(machine(entry))
         axes = figure.add_subplot(len(orders), len(machines),

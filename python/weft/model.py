@@ -151,8 +151,7 @@ def _stacked_chart(path: Path, bars: Sequence[tuple[str, Sequence[tuple[str, flo
                    *, title: str, size: tuple[float, float]) -> Path:
     """Horizontal 100 % bars, one per label, segments labelled with their
     share, and a legend of the colours; written as a PNG at path."""
-    figure = Figure(figsize=size, layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(*size)
     axes = figure.add_subplot()
     for row, (_, segments) in enumerate(bars):
         total = sum(ns for _, ns in segments)

@@ -26,8 +26,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
 from rich.text import Text
@@ -139,8 +137,7 @@ def calibration_report(document: dict[str, Any]) -> Group:
 
 
 def calibration_chart(document: dict[str, Any], path: Path) -> Path:
-    figure = Figure(figsize=(7, 4.2), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(7, 4.2)
     axes = figure.add_subplot()
     for key, label, points in (("pingpong_s", "ping-pong, measured", document["points"]),
                                ("pingpong_s", "ping-pong, simulated", document.get("simulated", [])),
@@ -267,8 +264,7 @@ def validation_report(document: dict[str, Any]) -> Group:
 def validation_chart(document: dict[str, Any], path: Path) -> Path:
     """Simulated vs real time of every 2-rank point, log-log, with the diagonal."""
     rows = [r for r in document["rows"] if not r.get("oversubscribed")]
-    figure = Figure(figsize=(11, 4.5), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(11, 4.5)
     for index, op in enumerate(bench_coll.OPS):
         axes = figure.add_subplot(1, 2, index + 1)
         mine = [r for r in rows if r["op"] == op]
@@ -321,8 +317,7 @@ def opcost_report(document: dict[str, Any]) -> Group:
 
 
 def opcost_chart(document: dict[str, Any], path: Path) -> Path:
-    figure = Figure(figsize=(7, 4.2), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(7, 4.2)
     axes = figure.add_subplot()
     sizes = [int(p["size"]) for p in document["points"]]
     axes.plot(sizes, [p["native_s"] * 1e6 for p in document["points"]], marker="o")
