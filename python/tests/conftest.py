@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import stat
 import sys
 from collections.abc import Callable
@@ -17,6 +18,15 @@ from rich.console import Console, RenderableType
 # The build the test run was started with (make check sets it), read before
 # any test changes the environment.
 REAL_BUILD_DIR = os.environ.get("WEFT_BUILD_DIR")
+
+
+def real_program(relative: str, *, smpi: bool = False) -> Path | None:
+    """A program of that build (relative: its path in the build), None
+    without the build, the program or, with smpi, smpirun."""
+    if not REAL_BUILD_DIR or (smpi and shutil.which("smpirun") is None):
+        return None
+    path = Path(REAL_BUILD_DIR) / relative
+    return path if path.is_file() and os.access(path, os.X_OK) else None
 
 SYSINFO: dict[str, Any] = {
     "weft_version": "0.1.0",
@@ -60,6 +70,15 @@ RMA_RESULTS: list[dict[str, Any]] = [
     {"impl": "weft", "op": "msg_rate", "size": 8, "value": 10.0, "unit": "Mmsg/s"},
     {"impl": "mpi-2sided", "op": "msg_rate", "size": 8, "value": 8.0, "unit": "Mmsg/s"},
 ]
+
+
+def breakdown_document(path: str, injection: dict[str, Any], latency: dict[str, Any],
+                       points: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A breakdown document (docs/breakdown.md) of node1 over `path`, with
+    these injection and latency measurements and trace points."""
+    return {"benchmark": "breakdown", "metadata": {"hostname": "node1"}, "path": path,
+            "timer": {"tsc_ghz": 2.5, "overhead_ns": 13.6}, "injection": injection, "latency": latency,
+            "points": points or {}}
 
 
 @pytest.fixture

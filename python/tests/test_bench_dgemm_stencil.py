@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from weft import WeftError, bench_dgemm, bench_stencil, cli, report
+from weft import WeftError, bench_dgemm, bench_stencil, cli, report, results
 
 RES = {"ucx_contexts": 1, "workers": 3, "endpoints": 2, "locks_per_put": 0, "rss_bytes": 2**21}
 
@@ -55,3 +56,15 @@ def test_cli_lists_dgemm_and_stencil(capsys: pytest.CaptureFixture[str]) -> None
         cli.main(["bench", "--help"])
     out = capsys.readouterr().out
     assert "dgemm" in out and "stencil" in out
+
+
+def test_a_saved_dgemm_not_verified_fails_the_command_but_not_its_json(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(results, "RESULTS_DIR", tmp_path)
+    results.latest_path("dgemm").write_text(json.dumps(dgemm_doc(verified=False)))
+    assert cli.main(["bench", "dgemm", "--last"]) == 1
+    assert "a DGEMM result did not match the serial dgemm" in capsys.readouterr().err
+    assert cli.main(["bench", "dgemm", "--last", "--json-only"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"][0]["results"][1]["verified"] is False
+    results.latest_path("dgemm").write_text(json.dumps(dgemm_doc()))
+    assert cli.main(["bench", "dgemm", "--last"]) == 0

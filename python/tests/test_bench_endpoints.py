@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REAL_BUILD_DIR
+from conftest import REAL_BUILD_DIR, real_program
 from weft import WeftError, bench_endpoints, cli, report
 
 
@@ -81,14 +81,8 @@ def test_thread_list_parsing() -> None:
             bench_endpoints.parse_threads(bad)
 
 
-def real_binary() -> Path | None:
-    if REAL_BUILD_DIR is None:
-        return None
-    path = Path(REAL_BUILD_DIR) / "bench" / "weft_bench_endpoints"
-    return path if path.exists() else None
-
-
-@pytest.mark.skipif(real_binary() is None, reason="no $WEFT_BUILD_DIR/bench/weft_bench_endpoints")
+@pytest.mark.skipif(real_program("bench/weft_bench_endpoints") is None,
+                    reason="no $WEFT_BUILD_DIR/bench/weft_bench_endpoints")
 def test_real_binary_short_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
     monkeypatch.setattr(bench_endpoints.results, "RESULTS_DIR", tmp_path)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from conftest import REAL_BUILD_DIR
+from conftest import REAL_BUILD_DIR, real_program
 from weft import bench_ft, cli, results, runner
 
 REPO = Path(__file__).resolve().parents[2]
@@ -189,14 +189,7 @@ def test_embedded_checksums_are_the_published_ones() -> None:
         assert embedded[name] == cls["ref"], name
 
 
-def real_ft() -> Path | None:
-    if REAL_BUILD_DIR is None:
-        return None
-    path = Path(REAL_BUILD_DIR) / "apps" / "ft" / "ft"
-    return path if path.is_file() else None
-
-
-@pytest.mark.skipif(real_ft() is None, reason="no $WEFT_BUILD_DIR/apps/ft/ft (build weft with `make`)")
+@pytest.mark.skipif(real_program("apps/ft/ft") is None, reason="no $WEFT_BUILD_DIR/apps/ft/ft (build weft with `make`)")
 def test_real_ft_class_s(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
     monkeypatch.setattr(results, "RESULTS_DIR", tmp_path)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from rich.console import RenderableType
 
-from conftest import REAL_BUILD_DIR
+from conftest import REAL_BUILD_DIR, real_program
 from weft import WeftError, bench_latbw, cli, results, runner
 
 
@@ -94,18 +94,12 @@ def test_charts_are_written(run: dict[str, Any], tmp_path: Path) -> None:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def real_latbw() -> Path | None:
-    if REAL_BUILD_DIR is None:
-        return None
-    path = Path(REAL_BUILD_DIR) / "bench" / "weft_bench_latbw"
-    return path if path.is_file() else None
-
-
-@pytest.mark.skipif(real_latbw() is None, reason="no $WEFT_BUILD_DIR/bench/weft_bench_latbw (build weft with `make`)")
+@pytest.mark.skipif(real_program("bench/weft_bench_latbw") is None,
+                    reason="no $WEFT_BUILD_DIR/bench/weft_bench_latbw (build weft with `make`)")
 def test_real_binary_tiny_sizes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
     output = tmp_path / "latbw.json"
-    program = real_latbw()
+    program = real_program("bench/weft_bench_latbw")
     assert program is not None
     runner.run_mpi(2, [str(program), "--json", str(output), "--max-lat", "64", "--max-bw", "4096", "--iters", "50"],
                    timeout=120)
@@ -120,10 +114,11 @@ def test_real_binary_tiny_sizes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     assert all(set(values) == set(bench_latbw.BANDWIDTH_IMPLS) for values in shares.values())
 
 
-@pytest.mark.skipif(real_latbw() is None, reason="no $WEFT_BUILD_DIR/bench/weft_bench_latbw (build weft with `make`)")
+@pytest.mark.skipif(real_program("bench/weft_bench_latbw") is None,
+                    reason="no $WEFT_BUILD_DIR/bench/weft_bench_latbw (build weft with `make`)")
 def test_real_binary_rejects_bad_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
-    program = real_latbw()
+    program = real_program("bench/weft_bench_latbw")
     assert program is not None
     mpi = runner.launcher()
     proc = subprocess.run(mpi.command(2, [str(program), "--json", "x", "--max-bw", "4"], {}),

@@ -13,7 +13,7 @@ from rich.console import RenderableType
 
 from weft import WeftError, bench_hvec, bench_summa, cli
 
-from conftest import REAL_BUILD_DIR
+from conftest import REAL_BUILD_DIR, real_program
 
 
 def summa_run(variant: str, groups: int, total: float, comm: float = 1e-6, comp: float = 2e-6) -> dict[str, Any]:
@@ -157,12 +157,8 @@ def test_hvec_speedups_need_h_topo() -> None:
         bench_hvec.speedups([hvec_run("H_conf1", {1: 1e-6})])
 
 
-def real_binaries() -> bool:
-    return REAL_BUILD_DIR is not None and all(
-        (Path(REAL_BUILD_DIR) / "bench" / name).exists() for name in ("weft_bench_summa", "weft_bench_hvec"))
-
-
-@pytest.mark.skipif(not real_binaries(), reason="no $WEFT_BUILD_DIR/bench/weft_bench_summa or weft_bench_hvec")
+@pytest.mark.skipif(not all(real_program(f"bench/{name}") for name in ("weft_bench_summa", "weft_bench_hvec")),
+                    reason="no $WEFT_BUILD_DIR/bench/weft_bench_summa or weft_bench_hvec")
 def test_real_tiny_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                         render_text: Callable[[RenderableType], str]) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))

@@ -11,31 +11,21 @@ from typing import Any
 
 import pytest
 
-from conftest import REAL_BUILD_DIR
+from conftest import REAL_BUILD_DIR, breakdown_document, real_program
 from weft import WeftError, breakdown_direct, breakdown_model, breakdown_run, cli, results, whatif
 
-DOCUMENT: dict[str, Any] = {
-    "benchmark": "breakdown",
-    "metadata": {"hostname": "node1"},
-    "path": "direct",
-    "timer": {"tsc_ghz": 2.5, "overhead_ns": 13.6},
-    "injection": {
-        "observed_ns": 10.0,
-        "batch": 16,
-        "timer_overhead_ns": 15.2,
-        "components_ns": {"HLP_post": 4.0, "direct_copy": 1.0, "LLP_prog": 0.5, "HLP_prog": 1.0, "misc": 2.5},
-    },
-    "latency": {
-        "observed_ns": 150.0,
-        "timer_overhead_ns": 14.4,
-        "components_ns": {"HLP_post": 10.0, "direct_copy": 2.0, "signal_add": 40.0, "transfer": 8.0,
-                          "poll_phase": 12.0, "signal_poll": 70.0, "payload_read": 1.0},
-        "probe": {"raw_observed_ns": 120.0, "raw_store_ns": 1.0, "raw_add_ns": 40.0, "raw_load_ns": 70.0,
-                  "raw_read_ns": 1.0, "residual_ns": 8.0, "overlap_ns": 0.0, "transfer_ns": 8.0},
-    },
-    "points": {"signal_poll": {"count": 64, "total_ns": 4480.0, "min_ns": 50.0, "median_ns": 70.0,
-                               "trimmed_mean_ns": 69.0}},
-}
+DOCUMENT = breakdown_document(
+    "direct",
+    injection={"observed_ns": 10.0, "batch": 16, "timer_overhead_ns": 15.2,
+               "components_ns": {"HLP_post": 4.0, "direct_copy": 1.0, "LLP_prog": 0.5, "HLP_prog": 1.0,
+                                 "misc": 2.5}},
+    latency={"observed_ns": 150.0, "timer_overhead_ns": 14.4,
+             "components_ns": {"HLP_post": 10.0, "direct_copy": 2.0, "signal_add": 40.0, "transfer": 8.0,
+                               "poll_phase": 12.0, "signal_poll": 70.0, "payload_read": 1.0},
+             "probe": {"raw_observed_ns": 120.0, "raw_store_ns": 1.0, "raw_add_ns": 40.0, "raw_load_ns": 70.0,
+                       "raw_read_ns": 1.0, "residual_ns": 8.0, "overlap_ns": 0.0, "transfer_ns": 8.0}},
+    points={"signal_poll": {"count": 64, "total_ns": 4480.0, "min_ns": 50.0, "median_ns": 70.0,
+                            "trimmed_mean_ns": 69.0}})
 
 
 @pytest.fixture
@@ -168,14 +158,7 @@ def test_commands_render_a_saved_direct_breakdown(tmp_path: Path, monkeypatch: p
     assert (tmp_path / "breakdown-direct-whatif.png").stat().st_size > 0
 
 
-def real(program: str) -> Path | None:
-    if REAL_BUILD_DIR is None:
-        return None
-    path = Path(REAL_BUILD_DIR) / program
-    return path if path.is_file() else None
-
-
-@pytest.mark.skipif(real(breakdown_direct.BENCH) is None,
+@pytest.mark.skipif(real_program(breakdown_direct.BENCH) is None,
                     reason=f"no $WEFT_BUILD_DIR/{breakdown_direct.BENCH} (build weft with `make`)")
 def test_measure_direct_tiny(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))

@@ -10,29 +10,20 @@ from typing import Any
 
 import pytest
 
+from conftest import breakdown_document
 from weft import WeftError, breakdown_model, breakdown_run
 
-DOCUMENT: dict[str, Any] = {
-    "benchmark": "breakdown",
-    "metadata": {"hostname": "node1"},
-    "path": "shm",
-    "timer": {"tsc_ghz": 2.5, "overhead_ns": 13.6},
-    "injection": {
-        "observed_ns": 40.0,
-        "batch": 16,
-        "components_ns": {"HLP_post": 9.0, "LLP_post": 20.0, "LLP_prog": 2.5, "HLP_tx_prog": 1.5,
-                          "busy_post": 0.0, "misc": 5.0},
-        "HLP_post_parts_ns": {"entry": 6.5, "tail": 2.5},
-        "HLP_tx_prog_parts_ns": {"callbacks": 0.25, "call": 1.25},
-    },
-    "latency": {
-        "observed_ns": 350.0,
-        "components_ns": {"HLP_post": 25.0, "LLP_post": 110.0, "transfer": 50.0, "LLP_prog": 150.0,
-                          "HLP_rx_prog": 5.0},
-        "HLP_post_parts_ns": {"entry": 18.0, "tail": 7.0},
-    },
-    "points": {},
-}
+DOCUMENT = breakdown_document(
+    "shm",
+    injection={"observed_ns": 40.0, "batch": 16,
+               "components_ns": {"HLP_post": 9.0, "LLP_post": 20.0, "LLP_prog": 2.5, "HLP_tx_prog": 1.5,
+                                 "busy_post": 0.0, "misc": 5.0},
+               "HLP_post_parts_ns": {"entry": 6.5, "tail": 2.5},
+               "HLP_tx_prog_parts_ns": {"callbacks": 0.25, "call": 1.25}},
+    latency={"observed_ns": 350.0,
+             "components_ns": {"HLP_post": 25.0, "LLP_post": 110.0, "transfer": 50.0, "LLP_prog": 150.0,
+                               "HLP_rx_prog": 5.0},
+             "HLP_post_parts_ns": {"entry": 18.0, "tail": 7.0}})
 
 
 def test_parts_become_the_components_leaves() -> None:

@@ -6,34 +6,24 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from conftest import REAL_BUILD_DIR
+from conftest import REAL_BUILD_DIR, breakdown_document, real_program
 from weft import WeftError, bench_profcost, breakdown_run, runner
 
 POINTS = ("HLP_post", "LLP_post", "LLP_prog", "LLP_poll", "HLP_tx_prog", "HLP_rx_prog", "busy_post", "direct_copy",
           "HLP_post_tail", "HLP_prog", "signal_add", "signal_poll")
 
-DOCUMENT: dict[str, Any] = {
-    "benchmark": "breakdown",
-    "metadata": {"hostname": "node1"},
-    "path": "shm",
-    "timer": {"tsc_ghz": 2.5, "overhead_ns": 13.6},
-    "injection": {
-        "observed_ns": 100.0,
-        "batch": 16,
-        "components_ns": {"HLP_post": 10.0, "LLP_post": 50.0, "LLP_prog": 20.0, "HLP_tx_prog": 5.0,
-                          "busy_post": 0.0, "misc": 5.0},
-    },
-    "latency": {
-        "observed_ns": 400.0,
-        "components_ns": {"HLP_post": 20.0, "LLP_post": 80.0, "transfer": 200.0, "LLP_prog": 100.0,
-                          "HLP_rx_prog": 20.0},
-    },
-    "points": {"HLP_post": {"count": 10, "total_ns": 100.0, "min_ns": 8.0, "median_ns": 10.0, "trimmed_mean_ns": 9.5}},
-}
+DOCUMENT = breakdown_document(
+    "shm",
+    injection={"observed_ns": 100.0, "batch": 16,
+               "components_ns": {"HLP_post": 10.0, "LLP_post": 50.0, "LLP_prog": 20.0, "HLP_tx_prog": 5.0,
+                                 "busy_post": 0.0, "misc": 5.0}},
+    latency={"observed_ns": 400.0,
+             "components_ns": {"HLP_post": 20.0, "LLP_post": 80.0, "transfer": 200.0, "LLP_prog": 100.0,
+                               "HLP_rx_prog": 20.0}},
+    points={"HLP_post": {"count": 10, "total_ns": 100.0, "min_ns": 8.0, "median_ns": 10.0, "trimmed_mean_ns": 9.5}})
 
 
 def test_model_error_is_sum_of_components_against_observed() -> None:
@@ -76,23 +66,16 @@ def test_measure_rejects_unknown_path_and_rank_count() -> None:
         breakdown_run.measure("shm", np=4)
 
 
-def real(program: str) -> Path | None:
-    if REAL_BUILD_DIR is None:
-        return None
-    path = Path(REAL_BUILD_DIR) / program
-    return path if path.is_file() else None
-
-
-NEEDS_COUNTS = pytest.mark.skipif(real("tests/prof/test_prof_counts") is None,
+NEEDS_COUNTS = pytest.mark.skipif(real_program("tests/prof/test_prof_counts") is None,
                                   reason="no $WEFT_BUILD_DIR/tests/prof/test_prof_counts (build weft with `make`)")
-NEEDS_BENCH = pytest.mark.skipif(real("bench/weft_bench_breakdown") is None,
+NEEDS_BENCH = pytest.mark.skipif(real_program("bench/weft_bench_breakdown") is None,
                                  reason="no $WEFT_BUILD_DIR/bench/weft_bench_breakdown (build weft with `make`)")
 
 
 @NEEDS_COUNTS
 def test_profile_written_at_finalize_counts_the_operations(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
-    program = real("tests/prof/test_prof_counts")
+    program = real_program("tests/prof/test_prof_counts")
     n = 500
     # WEFT_SHM=0: the puts go through UCX (LLP_post), not the direct path
     runner.run_mpi(2, [str(program), "--issue", str(n)], timeout=120,
@@ -120,7 +103,7 @@ def test_profile_written_at_finalize_counts_the_operations(monkeypatch: pytest.M
 @NEEDS_COUNTS
 def test_profile_with_a_subset_and_a_bad_name(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
-    program = real("tests/prof/test_prof_counts")
+    program = real_program("tests/prof/test_prof_counts")
     runner.run_mpi(2, [str(program), "--issue", "50"], timeout=120,
                    env={"WEFT_PROFILE": "LLP_post,direct_copy", "WEFT_PROFILE_FILE": str(tmp_path / "p-%r.json")})
     points = json.loads((tmp_path / "p-0.json").read_text())["points"]

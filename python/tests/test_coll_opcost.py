@@ -7,8 +7,6 @@ cost is refused."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +14,7 @@ import pytest
 
 from weft import WeftError, bench_coll, results, runner, smpi
 
-from conftest import REAL_BUILD_DIR
+from conftest import REAL_BUILD_DIR, real_program
 
 CAL = smpi.Calibration(lat_s=0.2e-6, bw_Bps=5e9, source="test calibration",
                        send_overhead=((0, 0.15e-6),), recv_overhead=((0, 0.1e-6),),
@@ -52,14 +50,7 @@ def test_projection_without_a_measured_op_cost_says_how_to_get_one(monkeypatch: 
         bench_coll.op_cost()
 
 
-def smpi_program() -> Path | None:
-    if not REAL_BUILD_DIR or shutil.which("smpirun") is None:
-        return None
-    path = Path(REAL_BUILD_DIR) / bench_coll.BENCH_SMPI
-    return path if path.is_file() and os.access(path, os.X_OK) else None
-
-
-needs_smpi = pytest.mark.skipif(smpi_program() is None,
+needs_smpi = pytest.mark.skipif(real_program(bench_coll.BENCH_SMPI, smpi=True) is None,
                                 reason=f"no smpirun or $WEFT_BUILD_DIR/{bench_coll.BENCH_SMPI}")
 
 
@@ -99,23 +90,16 @@ def test_bcast_is_never_charged(two_cores: smpi.Platform) -> None:
 @needs_smpi
 @pytest.mark.parametrize("bad", ["64:1e-6,8:1e-6", "8:0", "8", "8:1e-6,", "0:1e-6", "8:1e-6;64:2e-6"])
 def test_a_malformed_op_cost_is_refused(two_cores: smpi.Platform, tmp_path: Path, bad: str) -> None:
-    program = smpi_program()
+    program = real_program(bench_coll.BENCH_SMPI, smpi=True)
     assert program is not None
     with pytest.raises(WeftError, match="usage"):
         smpi.run(two_cores, program, ["--json", str(tmp_path / "out.json"), "--op", "reduce", "--sizes", "8",
                                       "--op-cost", bad], {}, 60)
 
 
-def real_program() -> Path | None:
-    if not REAL_BUILD_DIR:
-        return None
-    path = Path(REAL_BUILD_DIR) / bench_coll.BENCH
-    return path if path.is_file() and os.access(path, os.X_OK) else None
-
-
-@pytest.mark.skipif(real_program() is None, reason=f"no $WEFT_BUILD_DIR/{bench_coll.BENCH}")
+@pytest.mark.skipif(real_program(bench_coll.BENCH) is None, reason=f"no $WEFT_BUILD_DIR/{bench_coll.BENCH}")
 def test_the_real_build_measures_the_op_and_refuses_a_simulated_cost(tmp_path: Path) -> None:
-    program = real_program()
+    program = real_program(bench_coll.BENCH)
     assert program is not None
     output = tmp_path / "opcost.json"
     runner.run_mpi(1, [str(program), "--json", str(output), "--op", "opcost", "--sizes", "8,4096", "--iters", "5"],

@@ -1,13 +1,12 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import REAL_BUILD_DIR
+from conftest import REAL_BUILD_DIR, real_program
 from weft import WeftError, cli, info
 
 
@@ -70,14 +69,8 @@ def test_info_tables_from_the_program(fake_sysinfo, sysinfo_sample: dict[str, An
     assert "UCX 1.13.1" in capsys.readouterr().out
 
 
-def real_sysinfo() -> Path | None:
-    if REAL_BUILD_DIR is None:
-        return None
-    path = Path(REAL_BUILD_DIR) / "bench" / "weft_sysinfo"
-    return path if os.access(path, os.X_OK) else None
-
-
-@pytest.mark.skipif(real_sysinfo() is None, reason="no $WEFT_BUILD_DIR/bench/weft_sysinfo (build weft with `make`)")
+@pytest.mark.skipif(real_program("bench/weft_sysinfo") is None,
+                    reason="no $WEFT_BUILD_DIR/bench/weft_sysinfo (build weft with `make`)")
 def test_real_weft_sysinfo(monkeypatch: pytest.MonkeyPatch, render_text) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
     document = info.sysinfo()

@@ -8,8 +8,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
-from weft import WeftError, results
+from weft import WeftError, report, results
 
 NOW = datetime(2026, 11, 22, 7, 30, 15, tzinfo=timezone.utc)
 
@@ -106,3 +107,45 @@ def test_load_latest_reads_the_stable_copy_or_says_what_to_run(tmp_path):
         results.load_latest("rma", tmp_path)
     results.latest_path("rma", tmp_path).write_text('{"benchmark": "rma", "metadata": {}, "runs": []}')
     assert results.load_latest("rma", tmp_path)["benchmark"] == "rma"
+
+
+def drawn(document: dict, path: Path) -> Path:
+    path.write_text(document["benchmark"])
+    return path
+
+
+def test_measure_or_load_renders_draws_beside_a_new_file_and_names_what_it_saved(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(results, "RESULTS_DIR", tmp_path)
+    monkeypatch.setattr(report, "console", Console(width=500))
+    saved: list[Path] = []
+
+    def measure() -> Path:
+        saved.append(results.save("flood", {"count": 3}, transport="shm", ranks=2, now=NOW))
+        return saved[-1]
+
+    def render(document: dict) -> str:
+        return f"count {document['count']}"
+
+    document = results.measure_or_load("flood", measure, render, {"-a.png": drawn, "-b.png": drawn})
+    stem = saved[0].stem
+    assert document["count"] == 3 and (tmp_path / f"{stem}-a.png").read_text() == "flood"
+    assert capsys.readouterr().out == f"count 3\nsaved {saved[0]}, {stem}-a.png and {stem}-b.png\n"
+
+    results.measure_or_load("flood", measure, render, {".png": drawn})
+    assert capsys.readouterr().out == f"count 3\nsaved {saved[1]} and {saved[1].stem}.png\n"
+    results.measure_or_load("flood", measure, render)
+    assert capsys.readouterr().out == f"count 3\nsaved {saved[2]}\n"
+
+    # --last: the latest file, nothing measured, drawn or saved
+    assert results.measure_or_load("flood", None, render, {".png": drawn})["count"] == 3
+    assert capsys.readouterr().out == "count 3\n" and len(saved) == 3
+
+
+def test_measure_or_load_json_only_prints_the_document_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(results, "RESULTS_DIR", tmp_path)
+    path = results.save("flood", {"count": 3}, transport="shm", ranks=2, now=NOW)
+    document = results.measure_or_load("flood", lambda: path, lambda d: "not shown", {".png": drawn}, json_only=True)
+    assert json.loads(capsys.readouterr().out) == document == results.load(path)
+    assert not path.with_suffix(".png").exists()

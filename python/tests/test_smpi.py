@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import pytest
 
 from weft import WeftError, bench_coll, project, smpi
 
-from conftest import REAL_BUILD_DIR
+from conftest import real_program
 
 CAL = smpi.Calibration(lat_s=0.2e-6, bw_Bps=5e9, source="test calibration",
                        send_overhead=((0, 0.15e-6), (512, 1.0e-6)), recv_overhead=((0, 0.1e-6),),
@@ -299,14 +298,8 @@ def test_fastest_calibration_takes_each_figures_best_over_launches() -> None:
     assert smpi.parse_calibration(best).lat_s > 0
 
 
-def smpi_program() -> Path | None:
-    if not REAL_BUILD_DIR or shutil.which("smpirun") is None:
-        return None
-    path = Path(REAL_BUILD_DIR) / project.CALIB_SMPI
-    return path if path.is_file() and os.access(path, os.X_OK) else None
-
-
-@pytest.mark.skipif(smpi_program() is None, reason="no smpirun or $WEFT_BUILD_DIR/bench/smpi/weft_smpi_calib_smpi")
+@pytest.mark.skipif(real_program(project.CALIB_SMPI, smpi=True) is None,
+                    reason="no smpirun or $WEFT_BUILD_DIR/bench/smpi/weft_smpi_calib_smpi")
 def test_simulated_one_way_times_cross_the_nested_levels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """2 nodes x 2 sockets x 2 cores; ranks 0-1 share a socket, 0-2 share a
     node, 0-4 do not: the 8-byte one-way time is os + or + the latencies
@@ -318,7 +311,7 @@ def test_simulated_one_way_times_cross_the_nested_levels(tmp_path: Path, monkeyp
     plat = smpi.Platform("TEST8", 8, (node, socket, core), "pack:2 core:2 pu:1", 0, cfg=smpi.smpi_config(cal))
     smpi.write_platform(plat)
     hosts = [h for h, _ in smpi.hosts(plat)]
-    program = smpi_program()
+    program = real_program(project.CALIB_SMPI, smpi=True)
     assert program is not None
     expected = {1: 2 * core.lat_s, 2: 2 * core.lat_s + 2 * socket.lat_s,
                 4: 2 * core.lat_s + 2 * socket.lat_s + 2 * node.lat_s}
@@ -335,14 +328,8 @@ def test_simulated_one_way_times_cross_the_nested_levels(tmp_path: Path, monkeyp
         assert points[1048576]["pingpong_s"] == pytest.approx(wire + (1 << 20) / narrowest, rel=0.05)
 
 
-def coll_test_program() -> Path | None:
-    if not REAL_BUILD_DIR or shutil.which("smpirun") is None:
-        return None
-    path = Path(REAL_BUILD_DIR) / "bench" / "smpi" / "test_coll_smpi"
-    return path if path.is_file() and os.access(path, os.X_OK) else None
-
-
-@pytest.mark.skipif(coll_test_program() is None, reason="no smpirun or $WEFT_BUILD_DIR/bench/smpi/test_coll_smpi")
+@pytest.mark.skipif(real_program("bench/smpi/test_coll_smpi", smpi=True) is None,
+                    reason="no smpirun or $WEFT_BUILD_DIR/bench/smpi/test_coll_smpi")
 def test_collectives_are_correct_on_a_generated_nested_platform(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """The coll correctness test (smpicc build) on 2 nodes x 2 sockets x 2
@@ -352,13 +339,14 @@ def test_collectives_are_correct_on_a_generated_nested_platform(tmp_path: Path,
                                         smpi.Level("Core", 2, 0.1e-6, 8e9)),
                          "pack:2 core:2 pu:1", 0, cfg=smpi.smpi_config(CAL))
     smpi.write_platform(plat)
-    program = coll_test_program()
+    program = real_program("bench/smpi/test_coll_smpi", smpi=True)
     assert program is not None
     smpi.run(plat, program, [], {}, 300)
     assert smpi._node_list([h for h, _ in smpi.hosts(plat)]) == "n0*4,n1*4"
 
 
-@pytest.mark.skipif(smpi_program() is None, reason="no smpirun or $WEFT_BUILD_DIR/bench/smpi/weft_smpi_calib_smpi")
+@pytest.mark.skipif(real_program(project.CALIB_SMPI, smpi=True) is None,
+                    reason="no smpirun or $WEFT_BUILD_DIR/bench/smpi/weft_smpi_calib_smpi")
 def test_simulated_copy_gives_back_the_calibrated_ping_pong(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The factors and thresholds as SMPI reads them: on the simulated copy
     of a calibration, the ping-pong of every calibrated size, eager and
@@ -371,28 +359,22 @@ def test_simulated_copy_gives_back_the_calibrated_ping_pong(tmp_path: Path, monk
     plat = smpi.this_machine(smpi.parse_calibration(document), 2)
     smpi.write_platform(plat)
     output = tmp_path / "calib.json"
-    program = smpi_program()
+    program = real_program(project.CALIB_SMPI, smpi=True)
     assert program is not None
     smpi.run(plat, program, ["--json", str(output), "--sizes", ",".join(map(str, pingpong)), "--reps", "1"], {}, 120)
     simulated = {p["size"]: p["pingpong_s"] for p in json.loads(output.read_text())["points"]}
     assert simulated == {size: pytest.approx(t, rel=0.02) for size, t in pingpong.items()}
 
 
-def coll_bench_program() -> Path | None:
-    if not REAL_BUILD_DIR or shutil.which("smpirun") is None:
-        return None
-    path = Path(REAL_BUILD_DIR) / bench_coll.BENCH_SMPI
-    return path if path.is_file() and os.access(path, os.X_OK) else None
-
-
-@pytest.mark.skipif(coll_bench_program() is None, reason="no smpirun or $WEFT_BUILD_DIR/bench/smpi/weft_bench_coll_smpi")
+@pytest.mark.skipif(real_program(bench_coll.BENCH_SMPI, smpi=True) is None,
+                    reason="no smpirun or $WEFT_BUILD_DIR/bench/smpi/weft_bench_coll_smpi")
 def test_collective_entry_is_charged_on_every_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """bench/smpi/entry.c: the entry cost adds itself to a 2-rank 8-byte
     broadcast and reduction (native and hierarchical, one level here); the
     copy to oneself is not charged to a reduction, which makes none; a
     malformed value stops the run with a message naming it."""
     monkeypatch.setattr(smpi, "PLATFORM_DIR", tmp_path)
-    program = coll_bench_program()
+    program = real_program(bench_coll.BENCH_SMPI, smpi=True)
     assert program is not None
 
     def times(entry: tuple[float, float], op: str, copy: tuple[tuple[int, float], ...] = ()) -> tuple[float, float]:

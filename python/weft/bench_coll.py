@@ -18,14 +18,12 @@ the median over iterations of one rank, maximum over the ranks (the paper's
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
 from rich.text import Text
@@ -240,8 +238,7 @@ def factor_chart(path: Path, groups: dict[str, list[dict[str, Any]]], title: str
     panels = list(groups.items())
     columns = 2
     rows = (len(panels) + columns - 1) // columns
-    figure = Figure(figsize=(12, 3.6 * rows), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(12, 3.6 * rows)
     for index, (name, runs) in enumerate(panels):
         axes = figure.add_subplot(rows, columns, index + 1)
         sizes = sorted({int(p["size"]) for run in runs for p in run["points"]})
@@ -442,29 +439,22 @@ def validate(cal: smpi.Calibration, args: argparse.Namespace) -> list[dict[str, 
     return rows
 
 
-def command(args: argparse.Namespace) -> None:
-    name = BENCHMARK + "-smpi" if args.smpi else BENCHMARK
-    if args.last:
-        document = results.load_latest(name)
-        path = None
+def chart(document: dict[str, Any], path: Path) -> Path:
+    """factor_chart of a real run (a panel per op) or of a projection (a
+    panel per platform and op)."""
+    if document["mode"] == "smpi":
+        groups = {f"{p['name']} {op}": [r for r in document["runs"] if r["platform"] == p["name"] and r["op"] == op]
+                  for p in document["platforms"] for op in OPS}
+        title = "Projected enhancement factor (SimGrid SMPI), hierarchical vs native"
     else:
-        path = command_smpi(args) if args.smpi else command_real(args)
-        document = results.load(path)
-    if args.json_only:
-        print(json.dumps(document, indent=2))
-        return
-    report.console.print(smpi_report(document) if args.smpi else real_report(document))
-    if path is not None:
-        if args.smpi:
-            groups = {f"{p['name']} {op}": [r for r in document["runs"] if r["platform"] == p["name"] and r["op"] == op]
-                      for p in document["platforms"] for op in OPS}
-            title = "Projected enhancement factor (SimGrid SMPI), hierarchical vs native"
-        else:
-            groups = {op: [r for r in document["runs"] if r["op"] == op] for op in OPS}
-            title = (f"Measured enhancement factor, {document['ranks']} ranks"
-                     + (" (oversubscribed: not performance)" if document["oversubscribed"] else ""))
-        png = factor_chart(path.with_suffix(".png"), {k: v for k, v in groups.items() if v}, title)
-        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+        groups = {op: [r for r in document["runs"] if r["op"] == op] for op in OPS}
+        title = (f"Measured enhancement factor, {document['ranks']} ranks"
+                 + (" (oversubscribed: not performance)" if document["oversubscribed"] else ""))
+    return factor_chart(path, {k: v for k, v in groups.items() if v}, title)
+
+
+def command(args: argparse.Namespace) -> None:
+    measure_or_simulate(args, BENCHMARK, command_real, command_smpi, smpi_report if args.smpi else real_report, chart)
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> None:
@@ -492,9 +482,25 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
                         help="combine saved projection results (e.g. one run per platform) into one")
     parser.add_argument("--no-mpich", dest="mpich", action="store_false", help="skip MPICH's default")
     parser.add_argument("--timeout", type=float, default=1800, metavar="S", help="seconds per run (default 1800)")
+    add_show_arguments(parser, command)
+
+
+def add_show_arguments(parser: argparse.ArgumentParser, command: Callable[[argparse.Namespace], None]) -> None:
+    """--json-only and --last (measure_or_simulate) and the command of a
+    benchmark measured here or simulated (coll, summa, hvec)."""
     parser.add_argument("--json-only", action="store_true", help="print the results as JSON only")
     parser.add_argument("--last", action="store_true", help="show the last saved results instead of running")
     parser.set_defaults(func=command)
+
+
+def measure_or_simulate(args: argparse.Namespace, benchmark: str, measure: Callable[[argparse.Namespace], Path],
+                        simulate: Callable[[argparse.Namespace], Path],
+                        render: Callable[[dict[str, Any]], Any], chart: results.Chart) -> None:
+    """results.measure_or_load of a benchmark measured here (results
+    <benchmark>-*.json) or, with --smpi, simulated (<benchmark>-smpi-*.json)."""
+    results.measure_or_load(benchmark + "-smpi" if args.smpi else benchmark,
+                            None if args.last else lambda: (simulate if args.smpi else measure)(args),
+                            render, {".png": chart}, json_only=args.json_only)
 
 
 def register(bench_subparsers: argparse._SubParsersAction) -> None:

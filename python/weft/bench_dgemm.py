@@ -17,15 +17,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
 from rich.text import Text
 
 from weft import WeftError, report, runner
 from weft.bench_endpoints import (BASELINE, add_run_options, fmt_int, fmt_mib, fmt_mlx5, fmt_objects,
-                                  measure_or_load, parse_threads, run_pool_bench)
+                                  parse_threads, pool_command, run_pool_bench, with_ratios)
 
 BENCH = "bench/weft_bench_ga_dgemm"
 BENCHMARK = "dgemm"
@@ -35,23 +33,15 @@ DEFAULT_POLICIES = "procs,process,dedicated-2x,dedicated,paired,paired+caller,si
 def rows_of(run: dict[str, Any]) -> list[dict[str, Any]]:
     """One run's results with the ratio to procs measured in it."""
     try:
-        threads = int(run["threads"])
-        entries = [dict(e) for e in run["results"]]
-        base = next((float(e["gflops_median"]) for e in entries if e["policy"] == BASELINE), None)
-        for e in entries:
-            e["threads"] = threads
-            e["ratio"] = float(e["gflops_median"]) / base if base else None
+        return with_ratios(run["results"], "gflops_median", BASELINE, threads=int(run["threads"]))
     except (KeyError, TypeError, ValueError):
         raise WeftError("weft_bench_ga_dgemm output is malformed (threads/results/gflops_median)") from None
-    return entries
 
 
 def measure(program: Path, threads: int, args: argparse.Namespace) -> dict[str, Any]:
-    run = run_pool_bench(program, BENCHMARK, threads + 1, threads,
-                         ["--policies", args.policies, "--n", str(args.n), "--tile", str(args.tile),
-                          "--rounds", str(args.rounds)], args.timeout)
-    rows_of(run)
-    return run
+    return run_pool_bench(program, BENCHMARK, threads + 1, threads,
+                          ["--policies", args.policies, "--n", str(args.n), "--tile", str(args.tile),
+                           "--rounds", str(args.rounds)], args.timeout, rows_of)
 
 
 def run_report(document: dict[str, Any]) -> Group:
@@ -82,8 +72,7 @@ def run_report(document: dict[str, Any]) -> Group:
 
 def chart(document: dict[str, Any], path: Path) -> Path:
     rows = [row for run in document["runs"] for row in rows_of(run)]
-    figure = Figure(figsize=(8, 4.8), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(8, 4.8)
     axes = figure.add_subplot()
     for policy in dict.fromkeys(r["policy"] for r in rows):
         mine = [r for r in rows if r["policy"] == policy]
@@ -108,9 +97,8 @@ def command(args: argparse.Namespace) -> None:
         runs = [measure(program, t, args) for t in runner.steps(threads, lambda t: f"weft_bench_ga_dgemm T={t}")]
         return {"runs": runs}, max(threads) + 1
 
-    document = measure_or_load(args, BENCHMARK, measure_all, run_report, chart)
-    if document is not None and not all(r.get("verified") for run in document["runs"] for r in rows_of(run)):
-        raise WeftError("a DGEMM result did not match the serial dgemm")
+    pool_command(args, BENCHMARK, measure_all, run_report, chart, rows_of,
+                 "a DGEMM result did not match the serial dgemm")
 
 
 def register(bench_subparsers: argparse._SubParsersAction) -> None:

@@ -20,15 +20,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
 from rich.text import Text
@@ -115,10 +112,11 @@ def goal(rows: list[Row]) -> dict[int, bool | None]:
 
 
 def run_pool_bench(program: Path, name: str, ranks: int, threads: int, options: list[str],
-                   timeout: float) -> dict[str, Any]:
+                   timeout: float, rows_of: Callable[[dict[str, Any]], list[Any]]) -> dict[str, Any]:
     """One run of a pool benchmark program (bench/weft_bench_<name>: endpoints,
     ga_dgemm, stencil) on `ranks` ranks of `threads` threads, given its options
-    but --threads and --json; its JSON object, with the mlx5 model added."""
+    but --threads and --json; its JSON object, with the mlx5 model added,
+    once rows_of(it) has found it well-formed (before it is saved)."""
     with tempfile.TemporaryDirectory(prefix=f"weft-{name}-") as tmp:
         output = Path(tmp) / f"{name}.json"
         argv = [str(program), "--threads", str(threads), *options, "--json", str(output)]
@@ -128,17 +126,16 @@ def run_pool_bench(program: Path, name: str, ranks: int, threads: int, options: 
         raise WeftError(f"{Path(program).name} output is not a JSON object")
     for entry in run.get("results", []):
         entry["mlx5"] = mlx5_resources(str(entry.get("policy")), threads)
+    rows_of(run)
     return run
 
 
 def measure(program: Path, threads: int, args: argparse.Namespace) -> dict[str, Any]:
     """One weft_bench_endpoints run at T threads, with the mlx5 model added."""
-    run = run_pool_bench(program, BENCHMARK, threads + 1, threads,
-                         ["--policies", args.policies, "--variants", args.variants, "--batch", str(args.batch),
-                          "--every", str(args.every), "--secs", str(args.secs), "--rounds", str(args.rounds)],
-                         args.timeout)
-    rows_of(run)  # reject malformed output before it is saved
-    return run
+    return run_pool_bench(program, BENCHMARK, threads + 1, threads,
+                          ["--policies", args.policies, "--variants", args.variants, "--batch", str(args.batch),
+                           "--every", str(args.every), "--secs", str(args.secs), "--rounds", str(args.rounds)],
+                          args.timeout, rows_of)
 
 
 def fmt_mib(nbytes: Any) -> str:
@@ -210,8 +207,7 @@ def chart(document: dict[str, Any], path: Path) -> Path:
     against the mlx5 model's uUARs (or RSS when the model is absent)."""
     rows = [r for run in document["runs"] for r in rows_of(run) if r.variant == "default"]
     have_model = any(r.mlx5 and r.mlx5.get("uuars") is not None for r in rows)
-    figure = Figure(figsize=(11, 4.8), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(11, 4.8)
     left, right = figure.subplots(1, 2)
     policies = list(dict.fromkeys(r.policy for r in rows))
     markers = "osD^v<>p*hX"
@@ -246,29 +242,36 @@ def parse_threads(text: str) -> list[int]:
     return values
 
 
-def measure_or_load(args: argparse.Namespace, benchmark: str,
-                    measure_all: Callable[[], tuple[dict[str, Any], int]],
-                    run_report: Callable[[dict[str, Any]], Group],
-                    chart: Callable[[dict[str, Any], Path], Path]) -> dict[str, Any] | None:
-    """A pool benchmark command: with --last the saved document, else
-    measure_all()'s (document, ranks) saved under bench/results/ with its
-    chart; printed as JSON only or as the report.  Returns the document
-    reported, None with --json-only."""
-    path = None
-    if args.last:
-        document = results.load_latest(benchmark)
-    else:
+def pool_command(args: argparse.Namespace, benchmark: str,
+                 measure_all: Callable[[], tuple[dict[str, Any], int]],
+                 run_report: Callable[[dict[str, Any]], Group],
+                 chart: results.Chart,
+                 rows_of: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None,
+                 mismatch: str = "") -> None:
+    """A pool benchmark command (results.measure_or_load): measure_all()'s
+    (document, ranks) saved over UCX, or with --last the saved document.
+    With rows_of, a row of a run not verified is the WeftError `mismatch`
+    (not checked with --json-only)."""
+    def save() -> Path:
         measured, ranks = measure_all()
-        path = results.save(benchmark, measured, transport="ucx", ranks=ranks)
-        document = results.load(path)
-    if args.json_only:
-        print(json.dumps(document, indent=2))
-        return None
-    report.console.print(run_report(document))
-    if path is not None:
-        png = chart(document, path.with_suffix(".png"))
-        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
-    return document
+        return results.save(benchmark, measured, transport="ucx", ranks=ranks)
+
+    document = results.measure_or_load(benchmark, None if args.last else save, run_report, {".png": chart},
+                                       json_only=args.json_only)
+    if rows_of is not None and not args.json_only and \
+            not all(r.get("verified") for run in document["runs"] for r in rows_of(run)):
+        raise WeftError(mismatch)
+
+
+def with_ratios(entries: list[dict[str, Any]], metric: str, reference: str, **fields: Any) -> list[dict[str, Any]]:
+    """Copies of a pool run's result entries with `fields` added, and each
+    one's metric over the reference policy's as "ratio" (None without the
+    reference); a malformed entry raises KeyError, TypeError or ValueError."""
+    rows = [{**entry, **fields} for entry in entries]
+    base = next((float(r[metric]) for r in rows if r["policy"] == reference), None)
+    for row in rows:
+        row["ratio"] = float(row[metric]) / base if base else None
+    return rows
 
 
 def command(args: argparse.Namespace) -> None:
@@ -281,7 +284,7 @@ def command(args: argparse.Namespace) -> None:
         runs = [measure(program, t, args) for t in runner.steps(threads, lambda t: f"weft_bench_endpoints T={t}")]
         return {"runs": runs, "goal_ratio": GOAL_RATIO}, max(threads) + 1
 
-    measure_or_load(args, BENCHMARK, measure_all, run_report, chart)
+    pool_command(args, BENCHMARK, measure_all, run_report, chart)
 
 
 def add_run_options(parser: argparse.ArgumentParser, rounds: int) -> None:

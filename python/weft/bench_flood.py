@@ -11,19 +11,19 @@ how much its private memory grew while the puts were issued.  A run of
 from __future__ import annotations
 
 import argparse
-import json
 import re
+from pathlib import Path
 from typing import Any
 
+from rich.console import Group
 from rich.table import Column
 from rich.text import Text
 
 from weft import WeftError, report, results, runner
-from weft.breakdown_run import PATH_ENV
+from weft.bench_profcost import PATHS, add_path_arguments
 
 BENCHMARK = "flood"
 PROGRAM = "tests/reliability/test_flood_bounded"
-PATHS: dict[str, dict[str, str]] = {"direct": {}, **PATH_ENV}
 LINE = re.compile(
     r"rank (\d+): (\d+) implicit puts, one flush, all verified; peak RSS ([\d.]+) MiB "
     r"\(segments ([\d.]+) MiB\); private memory grew ([\d.]+) MiB while issuing")
@@ -49,7 +49,7 @@ def measure(path: str, nranks: int, count: int, timeout: float) -> dict[str, Any
             "max_private_growth_mib": max(r["private_growth_mib"] for r in ranks)}
 
 
-def show(document: dict[str, Any]) -> None:
+def render(document: dict[str, Any]) -> Group:
     table = report.table(
         f"{document['count']:,} implicit 8-byte puts per rank without a flush, over {document['path']}",
         [Column("rank", justify="right"), Column("peak RSS (MiB)", justify="right"),
@@ -60,26 +60,17 @@ def show(document: dict[str, Any]) -> None:
     for r in document["ranks"]:
         table.add_row(str(r["rank"]), f"{r['peak_rss_mib']:.1f}", f"{r['segments_mib']:.1f}",
                       f"{r['private_growth_mib']:.1f}")
-    report.console.print(table)
-    report.console.print(Text(
+    return Group(table, Text(
         "every payload verified at its target; segments = this rank's part and the neighbour's, "
         "8 bytes per put each; only the direct path maps the neighbour's here", style="dim"))
 
 
 def command(args: argparse.Namespace) -> None:
-    if args.last:
-        document = results.load_latest(BENCHMARK)
-        path = None
-    else:
+    def measure_all() -> Path:
         fields = measure(args.path, args.np, args.count, args.timeout)
-        path = results.save(BENCHMARK, fields, transport=args.path, ranks=args.np)
-        document = results.load(path)
-    if args.json_only:
-        print(json.dumps(document, indent=2))
-        return
-    show(document)
-    if path is not None:
-        report.console.print(f"[dim]saved {path}[/dim]")
+        return results.save(BENCHMARK, fields, transport=args.path, ranks=args.np)
+
+    results.measure_or_load(BENCHMARK, None if args.last else measure_all, render, json_only=args.json_only)
 
 
 def register(bench_subparsers: argparse._SubParsersAction) -> None:
@@ -89,10 +80,7 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
         description="Every rank puts COUNT 8-byte words to its neighbour with weft_put_nbi and no "
         "flush, then flushes once and verifies them; reports peak RSS and private-memory growth.",
     )
-    parser.add_argument("--np", type=int, default=2, metavar="N", help="number of ranks (default: 2)")
-    parser.add_argument("--path", choices=list(PATHS), default="direct",
-                        help="direct (weft's intra-node path), shm (UCX shared memory), tcp or tcp-nodes "
-                        "(default: direct)")
+    add_path_arguments(parser)
     parser.add_argument("--count", type=int, default=100_000_000, metavar="N",
                         help="puts per rank (default: 100000000)")
     parser.add_argument("--timeout", type=float, default=3600, metavar="S",

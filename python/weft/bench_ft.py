@@ -14,14 +14,11 @@ ft --json FILE writes, for one algorithm,
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
 from rich.text import Text
@@ -134,8 +131,7 @@ def stacked_chart(document: dict[str, Any], path: Path) -> Path:
     labels = [r["algorithm"] for r in runs]
     comm = np.array([exposed(r) for r in runs])
     compute = np.array([r["time_s"] for r in runs]) - comm
-    figure = Figure(figsize=(8, 1.5 + 0.5 * len(runs)), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(8, 1.5 + 0.5 * len(runs))
     axes = figure.add_subplot()
     positions = np.arange(len(runs))
     axes.barh(positions, compute, label="compute")
@@ -162,9 +158,7 @@ def stacked_chart(document: dict[str, Any], path: Path) -> Path:
 
 
 def command(args: argparse.Namespace) -> None:
-    if args.last:
-        document = results.load_latest(BENCHMARK)
-    else:
+    def measure_all() -> Path:
         if args.np < 1:
             raise WeftError(f"--np must be at least 1, not {args.np}")
         if args.trials < 1:
@@ -179,16 +173,11 @@ def command(args: argparse.Namespace) -> None:
             trials[alg].append(measure(program, args.cls, alg, args.np, extra, args.timeout))
         runs = [best(t) for t in trials.values()]
         fields = {"class": args.cls, "pad": args.pad, "fftw": args.fftw, "trials": args.trials, "runs": runs}
-        path = results.save(BENCHMARK, fields, transport="shm", ranks=args.np)
-        document = results.load(path)
-    if args.json_only:
-        print(json.dumps(document, indent=2))
-    else:
-        report.console.print(run_table(document))
-        report.console.print(Text(NOTES, style="dim"))
-        if not args.last:
-            png = stacked_chart(document, path.with_suffix(".png"))
-            report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+        return results.save(BENCHMARK, fields, transport="shm", ranks=args.np)
+
+    document = results.measure_or_load(BENCHMARK, None if args.last else measure_all,
+                                       lambda document: Group(run_table(document), Text(NOTES, style="dim")),
+                                       {".png": stacked_chart}, json_only=args.json_only)
     failed = [r["algorithm"] for r in document["runs"] if "error" in r or not r["verified"]]
     if failed and not args.last:
         raise WeftError(f"not verified or failed: {', '.join(failed)}")

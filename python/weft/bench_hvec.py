@@ -16,16 +16,12 @@ machine whatever the numbering.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
-from rich.text import Text
 
 from weft import WeftError, bench_coll, bench_summa, report, results, runner, smpi
 
@@ -153,12 +149,11 @@ def speedup_table(document: dict[str, Any]) -> Any:
     return table
 
 
-def chart(path: Path, document: dict[str, Any]) -> Path:
+def chart(document: dict[str, Any], path: Path) -> Path:
     """Like the paper's Fig. 14: time against vector size, log-log, a line
     per hierarchy."""
     entries = document["entries"]
-    figure = Figure(figsize=(5.5 * len(entries), 4.2), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(5.5 * len(entries), 4.2)
     for i, entry in enumerate(entries):
         axes = figure.add_subplot(1, len(entries), i + 1)
         for run in entry["runs"]:
@@ -182,21 +177,13 @@ def chart(path: Path, document: dict[str, Any]) -> Path:
     return path
 
 
-def command(args: argparse.Namespace) -> None:
-    name = BENCHMARK + "-smpi" if args.smpi else BENCHMARK
-    if args.last:
-        document, path = results.load_latest(name), None
-    else:
-        path = command_smpi(args) if args.smpi else command_real(args)
-        document = results.load(path)
-    if args.json_only:
-        print(json.dumps(document, indent=2))
-        return
+def render(document: dict[str, Any]) -> Group:
     simulated = bool(document.get("simulated"))
-    report.console.print(Group(*(entry_table(e, simulated) for e in document["entries"]), speedup_table(document)))
-    if path is not None:
-        png = chart(path.with_suffix(".png"), document)
-        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+    return Group(*(entry_table(e, simulated) for e in document["entries"]), speedup_table(document))
+
+
+def command(args: argparse.Namespace) -> None:
+    bench_coll.measure_or_simulate(args, BENCHMARK, command_real, command_smpi, render, chart)
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> None:
@@ -212,9 +199,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
     parser.add_argument("--smpi-iters", type=int, default=2, help="iterations per simulated point (default 2)")
     parser.add_argument("--platforms", nargs="+", default=["NTW24E5"], help="simulated platforms (default NTW24E5)")
     parser.add_argument("--timeout", type=float, default=3600, metavar="S", help="seconds per run (default 3600)")
-    parser.add_argument("--json-only", action="store_true", help="print the results as JSON only")
-    parser.add_argument("--last", action="store_true", help="show the last saved results instead of running")
-    parser.set_defaults(func=command)
+    bench_coll.add_show_arguments(parser, command)
 
 
 def register(bench_subparsers: argparse._SubParsersAction) -> None:

@@ -16,13 +16,11 @@ at a smaller size than two-sided.
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
@@ -167,8 +165,7 @@ def run_report(run: dict[str, Any]) -> Group:
 
 
 def _figure(title: str) -> tuple[Figure, Any]:
-    figure = Figure(figsize=(8, 5), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(8, 5)
     axes = figure.add_subplot()
     axes.set_title(title)
     axes.set_xscale("log", base=2)
@@ -213,24 +210,17 @@ def bandwidth_chart(document: dict[str, Any], path: Path) -> Path:
 
 
 def command(args: argparse.Namespace) -> None:
-    if args.last:
-        document = results.load_latest(BENCHMARK)
-    else:
+    def measure_all() -> Path:
         program = runner.executable(BENCH)
         transports = list(TRANSPORT_ENV) if args.tls == "both" else [args.tls]
         runs = [measure(program, tls, args.timeout)
                 for tls in runner.steps(transports, lambda tls: f"weft_bench_latbw over {tls}")]
-        path = results.save(BENCHMARK, {"runs": runs}, transport="+".join(transports), ranks=2)
-        document = results.load(path)
-    if args.json_only:
-        print(json.dumps(document, indent=2))
-        return
-    for run in document["runs"]:
-        report.console.print(run_report(run))
-    if not args.last:
-        lat_png = latency_chart(document, path.with_name(path.stem + "-latency.png"))
-        bw_png = bandwidth_chart(document, path.with_name(path.stem + "-bandwidth.png"))
-        report.console.print(f"[dim]saved {path}, {lat_png.name} and {bw_png.name}[/dim]")
+        return results.save(BENCHMARK, {"runs": runs}, transport="+".join(transports), ranks=2)
+
+    results.measure_or_load(BENCHMARK, None if args.last else measure_all,
+                            lambda document: Group(*map(run_report, document["runs"])),
+                            {"-latency.png": latency_chart, "-bandwidth.png": bandwidth_chart},
+                            json_only=args.json_only)
 
 
 def register(bench_subparsers: argparse._SubParsersAction) -> None:

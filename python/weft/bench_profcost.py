@@ -17,13 +17,13 @@ checks cost when off).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from rich.table import Column
+from rich.console import Group
+from rich.table import Column, Table
 from rich.text import Text
 
 from weft import WeftError, report, results, runner
@@ -102,7 +102,7 @@ def fields_of(data: Any, path: str, iters: int, *, check: bool = False,
     }
 
 
-def show(document: dict[str, Any]) -> None:
+def render(document: dict[str, Any]) -> Group:
     rates = document["rate_mmsgs"]
     table = report.table(
         f"8-byte put injection rate over {document['path']}, trace points off vs compiled out (M msg/s)",
@@ -115,23 +115,22 @@ def show(document: dict[str, Any]) -> None:
     table.add_row("median", report.fmt_number(statistics.median(rates["prof"])),
                   report.fmt_number(statistics.median(rates["noprof"])),
                   report.fmt_ratio(document["ratio"], document["goal"]), end_section=True)
-    report.console.print(table)
-    show_extra(document)
-    report.console.print(Text(
+    return Group(table, *extra_tables(document), Text(
         f"ratio = libweft's rate / libweft_noprof's, both in one process, the median over a "
         f"round's chunk groups (the libraries alternate chunk by chunk); "
         f"goal ≥ {document['goal']:.2f}. "
         "The machine is shared: compare the ratio, not the rates.", style="dim"))
 
 
-def show_extra(document: dict[str, Any]) -> None:
-    """The --check and --base columns: rates and their ratio to libweft's."""
+def extra_tables(document: dict[str, Any]) -> list[Table]:
+    """The --check and --base columns: rates and their ratio to libweft's
+    (no table without them)."""
     rates = document["rate_mmsgs"]
     columns = [(name, key, title) for name, key, title in (
         ("check", "check_ratios", "WEFT_CHECK=1 ÷ off"),
         ("base", "base_ratios", "off ÷ base build")) if key in document]
     if not columns:
-        return
+        return []
     table = report.table(
         "the same rounds: libweft with WEFT_CHECK=1, and the base build (M msg/s)",
         [Column("round", justify="right"), Column("libweft (off)", justify="right"),
@@ -147,7 +146,7 @@ def show_extra(document: dict[str, Any]) -> None:
                   *[report.fmt_number(statistics.median(rates[name])) for name, _, _ in columns],
                   *[f"{statistics.median(document[key]):.3f}" for _, key, _ in columns],
                   end_section=True)
-    report.console.print(table)
+    return [table]
 
 
 def chart(document: dict[str, Any], path: Path) -> Path:
@@ -161,21 +160,20 @@ def chart(document: dict[str, Any], path: Path) -> Path:
 
 
 def command(args: argparse.Namespace) -> None:
-    if args.last:
-        document = results.load_latest(BENCHMARK)
-        path = None
-    else:
-        fields = measure(args.path, args.np, args.rounds, args.iters, args.timeout, args.check,
-                         args.base)
-        path = results.save(BENCHMARK, fields, transport=args.path, ranks=args.np)
-        document = results.load(path)
-    if args.json_only:
-        print(json.dumps(document, indent=2))
-        return
-    show(document)
-    if path is not None:
-        png = chart(document, path.with_suffix(".png"))
-        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+    def measure_all() -> Path:
+        fields = measure(args.path, args.np, args.rounds, args.iters, args.timeout, args.check, args.base)
+        return results.save(BENCHMARK, fields, transport=args.path, ranks=args.np)
+
+    results.measure_or_load(BENCHMARK, None if args.last else measure_all, render, {".png": chart},
+                            json_only=args.json_only)
+
+
+def add_path_arguments(parser: argparse.ArgumentParser) -> None:
+    """--np and --path, of the benchmarks that run on PATHS."""
+    parser.add_argument("--np", type=int, default=2, metavar="N", help="number of ranks (default: 2)")
+    parser.add_argument("--path", choices=list(PATHS), default="direct",
+                        help="direct (weft's intra-node path), shm (UCX shared memory), tcp or tcp-nodes "
+                        "(default: direct)")
 
 
 def register(bench_subparsers: argparse._SubParsersAction) -> None:
@@ -186,10 +184,7 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
         "profiling off) with libweft_noprof (no trace points), both loaded into one process, "
         "in interleaved rounds.",
     )
-    parser.add_argument("--np", type=int, default=2, metavar="N", help="number of ranks (default: 2)")
-    parser.add_argument("--path", choices=list(PATHS), default="direct",
-                        help="direct (weft's intra-node path), shm (UCX shared memory), tcp or tcp-nodes "
-                        "(default: direct)")
+    add_path_arguments(parser)
     parser.add_argument("--rounds", type=int, default=21, metavar="R", help="rounds per library (default: 21)")
     parser.add_argument("--iters", type=int, default=1_000_000, metavar="N", help="puts per measurement (default: 1000000)")
     parser.add_argument("--timeout", type=float, default=600, metavar="S", help="seconds allowed per run (default: 600)")

@@ -18,7 +18,6 @@ where some implementations lack some operations.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -32,8 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column, Table
 from rich.text import Text
@@ -536,8 +533,7 @@ def peers_chart(run: dict[str, Any], meta: dict[str, Any], path: Path) -> Path:
     """Message rate and bandwidth of puts by size, one line per system;
     memcpy is the limit of a copy made by one core."""
     rows = [r for r in parse_rows(run["results"]) if r.op == "put_bw"]
-    figure = Figure(figsize=(11, 4.5), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(11, 4.5)
     rate_axes, bw_axes = figure.subplots(1, 2)
     for impl, label in {**PEER_IMPLS, "memcpy-seg": BLOCK_PEERS["memcpy-seg"]}.items():
         points = sorted((r.size, r.values[impl]) for r in rows if impl in r.values)
@@ -644,10 +640,16 @@ def ratio_chart(document: dict[str, Any], path: Path) -> Path:
     )
 
 
+def chart(document: dict[str, Any], path: Path) -> Path:
+    """The peers run's chart when there is one, else the ratios'."""
+    peers = [run for run in document["runs"] if run.get("kind") == "peers"]
+    if peers:
+        return peers_chart(peers[0], document["metadata"], path)
+    return ratio_chart(document, path)
+
+
 def command(args: argparse.Namespace) -> None:
-    if args.last:
-        document = results.load_latest(BENCHMARK)
-    else:
+    def measure_all() -> Path:
         program = runner.executable(BENCH)
         transports = list(TRANSPORT_ENV) if args.tls == "both" else [args.tls]
         # over shared memory the peers run measures weft too
@@ -667,21 +669,11 @@ def command(args: argparse.Namespace) -> None:
                 lambda step: "gets from a computing target, tcp" if step == "busy" else f"weft_bench_rma over {step}",
             )
         ]
-        path = results.save(BENCHMARK, {"runs": runs}, transport="+".join(transports), ranks=args.np)
-        document = results.load(path)
-    if args.json_only:
-        print(json.dumps(document, indent=2))
-        return
-    for run in document["runs"]:
-        report.console.print(run_report(run))
-    report.console.print(Text(NOTES, style="dim"))
-    if not args.last:
-        peers = [run for run in document["runs"] if run.get("kind") == "peers"]
-        if peers:
-            png = peers_chart(peers[0], document["metadata"], path.with_suffix(".png"))
-        else:
-            png = ratio_chart(document, path.with_suffix(".png"))
-        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+        return results.save(BENCHMARK, {"runs": runs}, transport="+".join(transports), ranks=args.np)
+
+    results.measure_or_load(BENCHMARK, None if args.last else measure_all,
+                            lambda document: Group(*map(run_report, document["runs"]), Text(NOTES, style="dim")),
+                            {".png": chart}, json_only=args.json_only)
 
 
 def register(bench_subparsers: argparse._SubParsersAction) -> None:

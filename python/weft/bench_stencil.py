@@ -21,15 +21,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
 from rich.text import Text
 
 from weft import WeftError, report, runner
-from weft.bench_endpoints import (add_run_options, fmt_mib, fmt_mlx5, fmt_objects, measure_or_load,
-                                  run_pool_bench)
+from weft.bench_endpoints import (add_run_options, fmt_mib, fmt_mlx5, fmt_objects, pool_command, run_pool_bench,
+                                  with_ratios)
 
 BENCH = "bench/weft_bench_stencil"
 BENCHMARK = "stencil"
@@ -46,23 +44,16 @@ def splits(cores: int) -> list[tuple[int, int]]:
 
 def rows_of(run: dict[str, Any]) -> list[dict[str, Any]]:
     try:
-        split = f"{int(run['ranks'])}×{int(run['threads'])}"
-        entries = [dict(e) for e in run["results"]]
-        ref = next((float(e["msgs_per_s_median"]) for e in entries if e["policy"] == REFERENCE), None)
-        for e in entries:
-            e["split"] = split
-            e["ratio"] = float(e["msgs_per_s_median"]) / ref if ref else None
+        return with_ratios(run["results"], "msgs_per_s_median", REFERENCE,
+                           split=f"{int(run['ranks'])}×{int(run['threads'])}")
     except (KeyError, TypeError, ValueError):
         raise WeftError("weft_bench_stencil output is malformed (ranks/threads/results)") from None
-    return entries
 
 
 def measure(program: Path, ranks: int, threads: int, args: argparse.Namespace) -> dict[str, Any]:
-    run = run_pool_bench(program, BENCHMARK, ranks, threads,
-                         ["--policies", args.policies, "--rows", str(args.rows), "--cols", str(args.cols),
-                          "--iters", str(args.iters), "--rounds", str(args.rounds)], args.timeout)
-    rows_of(run)
-    return run
+    return run_pool_bench(program, BENCHMARK, ranks, threads,
+                          ["--policies", args.policies, "--rows", str(args.rows), "--cols", str(args.cols),
+                           "--iters", str(args.iters), "--rounds", str(args.rounds)], args.timeout, rows_of)
 
 
 def run_report(document: dict[str, Any]) -> Group:
@@ -97,8 +88,7 @@ def chart(document: dict[str, Any], path: Path) -> Path:
     rows = [row for run in document["runs"] for row in rows_of(run)]
     split_names = list(dict.fromkeys(r["split"] for r in rows))
     policies = list(dict.fromkeys(r["policy"] for r in rows))
-    figure = Figure(figsize=(8, 4.8), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(8, 4.8)
     axes = figure.add_subplot()
     width = 0.8 / max(len(policies), 1)
     for i, policy in enumerate(policies):
@@ -123,9 +113,8 @@ def command(args: argparse.Namespace) -> None:
         runs = [measure(program, r, t, args) for r, t in runner.steps(todo, lambda s: f"stencil {s[0]}×{s[1]}")]
         return {"runs": runs}, max(r for r, _ in todo)
 
-    document = measure_or_load(args, BENCHMARK, measure_all, run_report, chart)
-    if document is not None and not all(r.get("verified") for run in document["runs"] for r in rows_of(run)):
-        raise WeftError("a stencil result did not match the serial run")
+    pool_command(args, BENCHMARK, measure_all, run_report, chart, rows_of,
+                 "a stencil result did not match the serial run")
 
 
 def register(bench_subparsers: argparse._SubParsersAction) -> None:

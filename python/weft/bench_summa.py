@@ -25,15 +25,12 @@ computed (--charge-only), below it every C is checked.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
 from rich.text import Text
@@ -258,14 +255,13 @@ def summary_table(document: dict[str, Any]) -> Any:
     return table
 
 
-def chart(path: Path, document: dict[str, Any]) -> Path:
+def chart(document: dict[str, Any], path: Path) -> Path:
     """Like the paper's Figs. 11-13: per machine, a bar per variant, the
     mean multiply time below the mean broadcast time."""
     entries = document["entries"]
     machines = list(dict.fromkeys(machine(e) for e in entries))
     orders = sorted({int(e["n"]) for e in entries})
-    figure = Figure(figsize=(5.5 * len(machines), 4.2 * len(orders)), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(5.5 * len(machines), 4.2 * len(orders))
     for entry in entries:
         column = machines.index(machine(entry))
         axes = figure.add_subplot(len(orders), len(machines),
@@ -298,19 +294,7 @@ def render(document: dict[str, Any]) -> Group:
 
 
 def command(args: argparse.Namespace) -> None:
-    name = BENCHMARK + "-smpi" if args.smpi else BENCHMARK
-    if args.last:
-        document, path = results.load_latest(name), None
-    else:
-        path = command_smpi(args) if args.smpi else command_real(args)
-        document = results.load(path)
-    if args.json_only:
-        print(json.dumps(document, indent=2))
-        return
-    report.console.print(render(document))
-    if path is not None:
-        png = chart(path.with_suffix(".png"), document)
-        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+    bench_coll.measure_or_simulate(args, BENCHMARK, command_real, command_smpi, render, chart)
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> None:
@@ -339,9 +323,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
     parser.add_argument("--platforms", nargs="+", default=["NTW10E5", "SMP20E7", "SMP12E5"],
                         help="simulated platforms (default: the paper's three SUMMA machines)")
     parser.add_argument("--timeout", type=float, default=1800, metavar="S", help="seconds per run (default 1800)")
-    parser.add_argument("--json-only", action="store_true", help="print the results as JSON only")
-    parser.add_argument("--last", action="store_true", help="show the last saved results instead of running")
-    parser.set_defaults(func=command)
+    bench_coll.add_show_arguments(parser, command)
 
 
 def register(bench_subparsers: argparse._SubParsersAction) -> None:

@@ -147,8 +147,12 @@ def breakdown_report(breakdown: Breakdown) -> Group:
 # ---------------------------------------------------------------------------
 # Charts.
 
-def _stacked(axes: Any, bars: Sequence[tuple[str, Sequence[tuple[str, float]]]], colours: dict[str, Any]) -> None:
-    """Horizontal 100 % bars, one per label, segments labelled with their share."""
+def _stacked_chart(path: Path, bars: Sequence[tuple[str, Sequence[tuple[str, float]]]], colours: dict[str, Any],
+                   *, title: str, size: tuple[float, float]) -> Path:
+    """Horizontal 100 % bars, one per label, segments labelled with their
+    share, and a legend of the colours; written as a PNG at path."""
+    figure = report.new_figure(*size)
+    axes = figure.add_subplot()
     for row, (_, segments) in enumerate(bars):
         total = sum(ns for _, ns in segments)
         left = 0.0
@@ -162,17 +166,17 @@ def _stacked(axes: Any, bars: Sequence[tuple[str, Sequence[tuple[str, float]]]],
     axes.invert_yaxis()
     axes.set_xlim(0, 100)
     axes.set_xlabel("% of the total")
+    axes.set_title(title)
+    handles = [Patch(color=colour, label=name) for name, colour in colours.items()]
+    figure.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 4), fontsize="small")
+    figure.savefig(path, dpi=120)
+    return path
 
 
 def _colours(names: Sequence[str]) -> dict[str, Any]:
     """A distinct colour per name, in order of first appearance."""
     palette = colormaps["tab20"].colors
     return {name: palette[index % len(palette)] for index, name in enumerate(dict.fromkeys(names))}
-
-
-def _legend(figure: Figure, colours: dict[str, Any]) -> None:
-    handles = [Patch(color=colour, label=name) for name, colour in colours.items()]
-    figure.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 4), fontsize="small")
 
 
 def segments(model: Model) -> list[tuple[str, float]]:
@@ -192,14 +196,8 @@ def stacked_bars_chart(breakdown: Breakdown, path: Path) -> Path:
     bars = [(f"{scenario}\n{kind}", segments(model))
             for scenario, models in breakdown.scenarios.items() for kind, model in models.items()]
     colours = _colours([name for _, segments in bars for name, _ in segments])
-    figure = Figure(figsize=(10, 2 + 0.8 * len(bars) + 0.25 * len(colours)), layout="constrained")
-    FigureCanvasAgg(figure)
-    axes = figure.add_subplot()
-    _stacked(axes, bars, colours)
-    axes.set_title(f"Breakdown of injection overhead and latency: {label(breakdown)}")
-    _legend(figure, colours)
-    figure.savefig(path, dpi=120)
-    return path
+    return _stacked_chart(path, bars, colours, title=f"Breakdown of injection overhead and latency: {label(breakdown)}",
+                          size=(10, 2 + 0.8 * len(bars) + 0.25 * len(colours)))
 
 
 def split_chart(breakdown: Breakdown, path: Path) -> Path:
@@ -207,14 +205,8 @@ def split_chart(breakdown: Breakdown, path: Path) -> Path:
     bars = [(f"{scenario} latency", [(c, ns) for c, ns in models["latency"].by_category().items() if ns > 0])
             for scenario, models in breakdown.scenarios.items()]
     colours = {"CPU": "tab:blue", "I/O": "tab:orange", "network": "tab:green"}
-    figure = Figure(figsize=(9, 2.2 + 0.7 * len(bars)), layout="constrained")
-    FigureCanvasAgg(figure)
-    axes = figure.add_subplot()
-    _stacked(axes, bars, colours)
-    axes.set_title(f"CPU / I/O / network split of the latency: {label(breakdown)}")
-    _legend(figure, colours)
-    figure.savefig(path, dpi=120)
-    return path
+    return _stacked_chart(path, bars, colours, title=f"CPU / I/O / network split of the latency: {label(breakdown)}",
+                          size=(9, 2.2 + 0.7 * len(bars)))
 
 
 def plot_targets(model: Model, highlights: Sequence[str] = ()) -> list[str]:

@@ -22,11 +22,10 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Group
 from rich.table import Column
 from rich.text import Text
@@ -137,9 +136,8 @@ def calibration_report(document: dict[str, Any]) -> Group:
     return Group(table, derived)
 
 
-def calibration_chart(path: Path, document: dict[str, Any]) -> Path:
-    figure = Figure(figsize=(7, 4.2), layout="constrained")
-    FigureCanvasAgg(figure)
+def calibration_chart(document: dict[str, Any], path: Path) -> Path:
+    figure = report.new_figure(7, 4.2)
     axes = figure.add_subplot()
     for key, label, points in (("pingpong_s", "ping-pong, measured", document["points"]),
                                ("pingpong_s", "ping-pong, simulated", document.get("simulated", [])),
@@ -263,11 +261,10 @@ def validation_report(document: dict[str, Any]) -> Group:
     return Group(*parts)
 
 
-def validation_chart(path: Path, document: dict[str, Any]) -> Path:
+def validation_chart(document: dict[str, Any], path: Path) -> Path:
     """Simulated vs real time of every 2-rank point, log-log, with the diagonal."""
     rows = [r for r in document["rows"] if not r.get("oversubscribed")]
-    figure = Figure(figsize=(11, 4.5), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(11, 4.5)
     for index, op in enumerate(bench_coll.OPS):
         axes = figure.add_subplot(1, 2, index + 1)
         mine = [r for r in rows if r["op"] == op]
@@ -319,9 +316,8 @@ def opcost_report(document: dict[str, Any]) -> Group:
                              "the time of its size, linear between these sizes"))
 
 
-def opcost_chart(path: Path, document: dict[str, Any]) -> Path:
-    figure = Figure(figsize=(7, 4.2), layout="constrained")
-    FigureCanvasAgg(figure)
+def opcost_chart(document: dict[str, Any], path: Path) -> Path:
+    figure = report.new_figure(7, 4.2)
     axes = figure.add_subplot()
     sizes = [int(p["size"]) for p in document["points"]]
     axes.plot(sizes, [p["native_s"] * 1e6 for p in document["points"]], marker="o")
@@ -338,13 +334,9 @@ def opcost_chart(path: Path, document: dict[str, Any]) -> Path:
 # ---- command line -----------------------------------------------------------------------
 
 
-def _show(args: argparse.Namespace, name: str, make, render, chart) -> None:
-    path = None if args.last else make(args)
-    document = results.load_latest(name) if path is None else results.load(path)
-    report.console.print(render(document))
-    if path is not None:
-        png = chart(path.with_suffix(".png"), document)
-        report.console.print(f"[dim]saved {path} and {png.name}[/dim]")
+def _show(args: argparse.Namespace, name: str, make: Callable[[argparse.Namespace], Path],
+          render: Callable[[dict[str, Any]], Any], chart: results.Chart) -> None:
+    results.measure_or_load(name, None if args.last else lambda: make(args), render, {".png": chart})
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -89,6 +89,14 @@ def table(
     return result
 
 
+def new_figure(width: float, height: float) -> Figure:
+    """A figure of width x height inches, in constrained layout, drawn off
+    screen (Agg) for savefig."""
+    figure = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
 def grouped_bar_chart(
     path: Path,
     groups: Sequence[str],
@@ -103,8 +111,7 @@ def grouped_bar_chart(
     Written as a PNG at path."""
     positions = np.arange(len(groups))
     height = 0.8 / max(len(series), 1)
-    figure = Figure(figsize=(8, 1.5 + 0.45 * len(groups) * max(len(series), 1) ** 0.5), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = new_figure(8, 1.5 + 0.45 * len(groups) * max(len(series), 1) ** 0.5)
     axes = figure.add_subplot()
     for index, (name, values) in enumerate(series.items()):
         offsets = positions + (index - (len(series) - 1) / 2) * height

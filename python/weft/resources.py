@@ -17,8 +17,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from rich.console import Group, RenderableType
 from rich.table import Column, Table
@@ -144,8 +142,7 @@ def sharing_table(kind: str, rows: list[dict[str, Any]], threads: int) -> Render
 
 def plot(path: Path, threads: int, policies: list[str], cq_sharing: int = 1) -> Path:
     """UAR pages and memory against thread count, one line per policy."""
-    figure = Figure(figsize=(10, 4.2), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(10, 4.2)
     hw_axes, mem_axes = figure.subplots(1, 2)
     counts = list(range(1, threads + 1))
     for policy in policies:

@@ -18,11 +18,14 @@ import json
 import os
 import socket
 import subprocess
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from weft import WeftError
+from rich.console import RenderableType
+
+from weft import WeftError, report
 from weft.runner import REPO_ROOT
 
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
@@ -110,4 +113,34 @@ def load(path: Path) -> dict[str, Any]:
     document = read_json(path)
     if not isinstance(document, dict) or "metadata" not in document:
         raise WeftError(f"{path} is not a weft result file (no metadata)")
+    return document
+
+
+Chart = Callable[[dict[str, Any], Path], Path]
+
+
+def measure_or_load(
+    benchmark: str,
+    measure: Callable[[], Path] | None,
+    render: Callable[[dict[str, Any]], RenderableType],
+    charts: Mapping[str, Chart] | None = None,
+    *,
+    json_only: bool = False,
+) -> dict[str, Any]:
+    """What a benchmark command shows: measure() saves a new result file,
+    None (--last) takes the last saved one of `benchmark`.  The document is
+    printed as JSON (json_only) or rendered; beside a new file each chart
+    draws <its stem><suffix> for every suffix of `charts`, and the files
+    saved are named.  Returns the document."""
+    path = None if measure is None else measure()
+    document = load_latest(benchmark) if path is None else load(path)
+    if json_only:
+        print(json.dumps(document, indent=2))
+        return document
+    report.console.print(render(document))
+    if path is not None:
+        names = [str(path), *(chart(document, path.with_name(path.stem + suffix)).name
+                              for suffix, chart in (charts or {}).items())]
+        saved = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        report.console.print(f"[dim]saved {saved}[/dim]")
     return document

@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from rich.tree import Tree
 
@@ -131,8 +129,7 @@ def draw(root: Level, path: Path, title: str) -> Path:
             collect(child)
 
     collect(root)
-    figure = Figure(figsize=(max(6, 0.3 * nranks + 2), 0.7 * len(rows) + 1.2), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = report.new_figure(max(6, 0.3 * nranks + 2), 0.7 * len(rows) + 1.2)
     axes = figure.add_subplot()
     colors = ["#8fb8de", "#f2b880", "#9fd49f", "#e69a9a", "#c3a6de", "#e0d07a"]
     for depth, levels in enumerate(rows):
