@@ -4,10 +4,17 @@
 
 #include <weft_ucx.h>
 #include <mpi.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+void bench_fail(const char *name, const char *what, weft_status_t st)
+{
+    fprintf(stderr, "%s: %s: %s (%s)\n", name, what, weft_strerror(st), weft_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
 
 void bench_mpi_start(int *argc, char ***argv, int *rank, int *nranks)
 {
@@ -73,12 +80,20 @@ void bench_put_value(FILE *f, const char *name, double v, const char *sep)
     fprintf(f, "\"%s\": %.3f%s", name, v, sep);
 }
 
+void bench_put_list(FILE *f, const char *fmt, const double *v, int n)
+{
+    fprintf(f, "[");
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s", i ? ", " : "");
+        fprintf(f, fmt, v[i]);
+    }
+    fprintf(f, "]");
+}
+
 void bench_put_rounds(FILE *f, const char *name, const struct bench_series *s)
 {
-    fprintf(f, "\"%s\": [", name);
-    for (int i = 0; i < s->n; i++)
-        fprintf(f, "%s%.3f", i ? ", " : "", s->v[i]);
-    fprintf(f, "]");
+    fprintf(f, "\"%s\": ", name);
+    bench_put_list(f, "%.3f", s->v, s->n);
 }
 
 double bench_timer_corrected(double fig, double regions, double library_ns, double now_ns)
@@ -125,17 +140,25 @@ double bench_iq_mean(double *v, int n)
     return sum / (double)(n - 2 * (n / 4));
 }
 
-/* The values v[c] of the cycles kept (all when keep is NULL), in a new
- * array of *count. */
-static double *kept_values(const double *v, const char *keep, long n, long *count)
+/* A new array of n zeros (at least one); exits when there is no memory. */
+static double *new_doubles(long n)
 {
-    double *out = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-    long k = 0;
+    double *out = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
 
     if (out == NULL) {
         fprintf(stderr, "weft bench: out of memory for %ld values\n", n);
         exit(2);
     }
+    return out;
+}
+
+/* The values v[c] of the cycles kept (all when keep is NULL), in a new
+ * array of *count. */
+static double *kept_values(const double *v, const char *keep, long n, long *count)
+{
+    double *out = new_doubles(n);
+    long k = 0;
+
     for (long c = 0; c < n; c++)
         if (keep == NULL || keep[c])
             out[k++] = v[c];
@@ -170,6 +193,48 @@ double bench_median_kept(const double *v, const char *keep, long n)
 
     free(values);
     return m;
+}
+
+FILE *bench_json_open(const char *name, const char *path)
+{
+    FILE *f = path ? fopen(path, "w") : stdout;
+
+    if (f == NULL) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", name, path, strerror(errno));
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return f;
+}
+
+void bench_json_close(FILE *f)
+{
+    if (f != stdout)
+        fclose(f);
+}
+
+void bench_weighted_ranks(const double *median, const double *count, double *out, int n)
+{
+    double *mine = new_doubles(4L * n), *sum = mine + 2 * n;
+
+    for (int i = 0; i < n; i++) {
+        mine[i] = count[i] > 0 ? median[i] * count[i] : 0;
+        mine[n + i] = count[i];
+    }
+    MPI_Reduce(mine, sum, 2 * n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++)
+        out[i] = sum[n + i] > 0 ? sum[i] / sum[n + i] : 0;
+    free(mine);
+}
+
+void bench_points_json(FILE *f, const char *const *name, const weft_prof_stat_t *s, int n)
+{
+    fprintf(f, ",\n  \"points\": {");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s\n    \"%s\": {\"count\": %llu, \"total_ns\": %.3f, \"min_ns\": %.3f, "
+                   "\"median_ns\": %.3f, \"trimmed_mean_ns\": %.3f}",
+                i ? "," : "", name[i], (unsigned long long)s[i].count, s[i].total_ns, s[i].min_ns,
+                s[i].median_ns, s[i].trimmed_mean_ns);
+    fprintf(f, "\n  }");
 }
 
 void bench_mpi_library(char *out, int len)

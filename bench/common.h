@@ -1,6 +1,7 @@
 /*
- * Helpers shared by the benchmarks: a clock and the name of the UCX
- * transport weft uses to reach a peer.
+ * Helpers shared by the benchmarks: start-up, arguments, statistics, the
+ * JSON output, a clock and the name of the UCX transport weft uses to
+ * reach a peer.
  */
 #ifndef WEFT_BENCH_COMMON_H
 #define WEFT_BENCH_COMMON_H
@@ -8,6 +9,19 @@
 #include <weft.h>
 #include <stddef.h>
 #include <stdio.h>
+
+/* A weft call of benchmark `name` that failed: "name: what: error (last
+ * error)" on stderr, then MPI_Abort (status 2). */
+void bench_fail(const char *name, const char *what, weft_status_t st);
+
+/* Make a weft call; bench_fail when it does not return WEFT_OK.  The check
+ * is inline, so that a timed loop pays a compare and nothing else. */
+#define BENCH_OK(name, call)                                                                       \
+    do {                                                                                           \
+        weft_status_t s_ = (call);                                                                 \
+        if (s_ != WEFT_OK)                                                                         \
+            bench_fail(name, #call, s_);                                                           \
+    } while (0)
 
 /* Start MPI (thread-multiple) and learn this rank and the number of ranks. */
 void bench_mpi_start(int *argc, char ***argv, int *rank, int *nranks);
@@ -43,6 +57,9 @@ void bench_series_push(struct bench_series *s, double v);
 
 /* "name": v with three decimals, then sep. */
 void bench_put_value(FILE *f, const char *name, double v, const char *sep);
+
+/* [v0, v1, ...]: v[0..n), each printed with fmt ("%.3f"). */
+void bench_put_list(FILE *f, const char *fmt, const double *v, int n);
 
 /* "name": [v0, v1, ...], every round's value. */
 void bench_put_rounds(FILE *f, const char *name, const struct bench_series *s);
@@ -86,6 +103,22 @@ double bench_median(double *v, int n);
 /* The interquartile mean of v[0..n), n >= 4 (the mean of the middle
  * half, as weft__prof_empty_ticks takes of its regions); sorts v. */
 double bench_iq_mean(double *v, int n);
+
+/* Where a benchmark's JSON goes: path opened for writing, or stdout when
+ * path is NULL.  When it cannot be opened: "name: cannot write path:
+ * reason" and MPI_Abort (status 2). */
+FILE *bench_json_open(const char *name, const char *path);
+
+/* Close what bench_json_open opened (not stdout). */
+void bench_json_close(FILE *f);
+
+/* Per-sample figures over all ranks, on rank 0 (a reduction every rank
+ * makes): out[i] is the mean of the ranks' median[i], each weighted by its
+ * count[i] of samples (0 where no rank has any). */
+void bench_weighted_ranks(const double *median, const double *count, double *out, int n);
+
+/* ,\n  "points": {...}: the trace points' statistics s[0..n) by name[i]. */
+void bench_points_json(FILE *f, const char *const *name, const weft_prof_stat_t *s, int n);
 
 /* MPI_Get_library_version on one line, fit for a JSON string. */
 void bench_mpi_library(char *out, int len);
