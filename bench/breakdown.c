@@ -103,11 +103,11 @@ static double median_of(long n)
  * latency's. */
 static double both_ranks(double median_ns, uint64_t count)
 {
-    double mine[2] = {count ? median_ns * (double)count : 0, (double)count}, sum[2];
+    double n = (double)count, out;
 
     OK(weft_barrier(ctx));
-    MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    return sum[1] > 0 ? sum[0] / sum[1] : 0;
+    bench_weighted_ranks(&median_ns, &n, &out, 1);
+    return out;
 }
 
 /* This rank's timer overhead of the latency pass (its L_TIMER blocks),
@@ -153,6 +153,7 @@ enum {
     I_OBSERVED, I_MISC, I_HLP_POST, I_LLP_POST, I_LLP_PROG, I_TX_PROG, I_BUSY, I_HLP_TAIL,
     I_HLP_PROG, I_POST_CALL, I_PROG_CALL, I_TIMER, I_TWICE, I_KINDS
 };
+_Static_assert(I_KINDS <= BENCH_MAX_KINDS, "struct bench_injection holds every kind");
 
 /* I_TIMER calibrates the timer where the components are measured: an
  * empty region's reading (weft__prof_empty_ticks) at the speed of the
@@ -323,15 +324,8 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
     }
 }
 
-/* Per kind, per round: its figure, its chunks' time and its timed
- * regions per put. */
-struct injection {
-    struct bench_series fig[I_KINDS], chunk[I_KINDS], regions[I_KINDS];
-    struct bench_series kept;  /* share of the cycles at the median speed */
-};
-
 static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct bench_breakdown_opts *o,
-                            struct injection *r)
+                            struct bench_injection *r)
 {
     double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, regions[I_KINDS] = {0}, kept;
 
@@ -339,12 +333,7 @@ static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct bench_bre
      * and the timer's calibration, interleaved */
     OK(weft_prof_reset());
     inject(ep, seg, o->iters, o->batch, I_OBSERVED, I_KINDS, fig, chunk_ns, regions, &kept);
-    bench_series_push(&r->kept, kept);
-    for (int kind = 0; kind < I_KINDS; kind++) {
-        bench_series_push(&r->fig[kind], fig[kind]);
-        bench_series_push(&r->chunk[kind], chunk_ns[kind]);
-        bench_series_push(&r->regions[kind], regions[kind]);
-    }
+    bench_injection_push(r, I_KINDS, fig, chunk_ns, regions, kept);
 }
 
 /* The library's timer overhead in ns (what it took off every sample). */
@@ -361,7 +350,7 @@ static double library_overhead(void)
  * at the first selection, but an empty region's reading changes with the
  * core's speed (13.6 to 18 ns on this VM), and a region of a few ns is
  * timed with it. */
-static double inj_fig(const struct injection *in, int kind, int r)
+static double inj_fig(const struct bench_injection *in, int kind, int r)
 {
     return bench_timer_corrected(at(&in->fig[kind], r), at(&in->regions[kind], r),
                                  library_overhead(), at(&in->fig[I_TIMER], r));
@@ -369,7 +358,7 @@ static double inj_fig(const struct injection *in, int kind, int r)
 
 /* Eq. 2's sum in round r: the components of write_json (the callbacks,
  * HLP_tx_prog, are inside LLP_prog's region and cancel). */
-static double inj_model(const struct injection *in, int r)
+static double inj_model(const struct bench_injection *in, int r)
 {
     static const int parts[] = {I_HLP_POST, I_HLP_TAIL, I_LLP_POST, I_LLP_PROG, I_HLP_PROG,
                                 I_BUSY, I_MISC};
@@ -654,23 +643,12 @@ static void collect_points(weft_ep_t ep, weft_seg_t seg, const struct bench_brea
         OK(weft_prof_stat(point_names[i], &s[i]));
 }
 
-static void points_json(FILE *f, const weft_prof_stat_t *s)
-{
-    fprintf(f, ",\n  \"points\": {");
-    for (int i = 0; i < NPOINTS; i++)
-        fprintf(f, "%s\n    \"%s\": {\"count\": %llu, \"total_ns\": %.3f, \"min_ns\": %.3f, "
-                   "\"median_ns\": %.3f, \"trimmed_mean_ns\": %.3f}",
-                i ? "," : "", point_names[i], (unsigned long long)s[i].count, s[i].total_ns,
-                s[i].min_ns, s[i].median_ns, s[i].trimmed_mean_ns);
-    fprintf(f, "\n  }");
-}
-
 /* ---- output ------------------------------------------------------------ */
 
 static void put_series(FILE *f, const char *name, const struct bench_series *s, int r,
                        const char *sep)
 {
-    fprintf(f, "\"%s\": %.3f%s", name, at(s, r), sep);
+    bench_put_value(f, name, at(s, r), sep);
 }
 
 /* HLP_post's two regions: to the UCX call, and after it returns. */
@@ -684,17 +662,19 @@ static void parts_json(FILE *f, double entry, double tail)
 /* Each round's model (from its own figures) as "model_rounds_ns". */
 static void model_rounds(FILE *f, const void *section, double (*model)(const void *, int), int n)
 {
-    fprintf(f, ", \"model_rounds_ns\": [");
+    struct bench_series s = {.n = 0};
+
     for (int r = 0; r < n; r++)
-        fprintf(f, "%s%.3f", r ? ", " : "", model(section, r));
-    fprintf(f, "]");
+        bench_series_push(&s, model(section, r));
+    fprintf(f, ", ");
+    bench_put_rounds(f, "model_rounds_ns", &s);
 }
 
 static double inj_model_of(const void *in, int r) { return inj_model(in, r); }
 static double lat_model_of(const void *la, int r) { return lat_model(la, r); }
 
 static void injection_json(FILE *f, const struct bench_breakdown_opts *o,
-                           const struct injection *in)
+                           const struct bench_injection *in)
 {
     const int ri = median_round(&in->fig[I_OBSERVED]);
 #define FIG(kind) inj_fig(in, kind, ri)
@@ -774,7 +754,7 @@ static void latency_json(FILE *f, const struct latency *la)
 }
 
 static void write_json(FILE *f, const struct bench_breakdown_opts *o, const char *transport,
-                       const struct injection *in, const struct latency *la,
+                       const struct bench_injection *in, const struct latency *la,
                        const weft_prof_stat_t *points)
 {
     double ghz = 0, ovh = 0;
@@ -788,7 +768,7 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const char
             o->lat_iters, o->rounds, ghz, ovh);
     injection_json(f, o, in);
     latency_json(f, la);
-    points_json(f, points);
+    bench_points_json(f, point_names, points, NPOINTS);
     fprintf(f, "\n}\n");
 }
 
@@ -817,10 +797,9 @@ int main(int argc, char **argv)
     uint64_t raddr;
     ucp_am_handler_param_t hp;
     char transport[256];
-    static struct injection in;
+    static struct bench_injection in;
     static struct latency la;
     weft_prof_stat_t points[NPOINTS];
-    FILE *f = stdout;
 
     bench_mpi_start(&argc, &argv, &rank, &nranks);
     if (bench_need_two("weft_bench_breakdown", parse(argc, argv, &o) == 0, rank, nranks, usage) != 0)
@@ -862,13 +841,10 @@ int main(int argc, char **argv)
     }
     collect_points(ep, seg, &o, points);
     if (rank == 0) {
-        if (o.json && (f = fopen(o.json, "w")) == NULL) {
-            fprintf(stderr, "weft_bench_breakdown: cannot write %s\n", o.json);
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
+        FILE *f = bench_json_open("weft_bench_breakdown", o.json);
+
         write_json(f, &o, transport, &in, &la, points);
-        if (f != stdout)
-            fclose(f);
+        bench_json_close(f);
     }
     OK(weft_barrier(ctx));
     OK(weft_seg_free(ctx, seg));

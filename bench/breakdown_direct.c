@@ -121,6 +121,7 @@ enum {
     I_OBSERVED, I_MISC, I_HLP_POST, I_COPY, I_LLP_PROG, I_PROG_CALL, I_POST_CALL, I_TIMER,
     I_NOP_CALL, I_TWICE, I_KINDS
 };
+_Static_assert(I_KINDS <= BENCH_MAX_KINDS, "struct bench_injection holds every kind");
 
 static const char *const inj_name[I_KINDS] = {
     "observed", "misc", "HLP_post", "direct_copy", "LLP_prog", "weft_progress", "weft_put_nbi",
@@ -430,25 +431,12 @@ static void latency_pass(long n, double *obs, double *probe)
     lat_timer_ns = bench_median(t[2], (int)nt[2]);
 }
 
-/* Per-message figures of both ranks (rank 0 gets them): each rank's median
- * weighted by its count of samples. */
+/* Per-message figures of both ranks (rank 0 gets them, bench_weighted_ranks):
+ * each rank's median weighted by its count of samples. */
 enum {
     F_HLP_POST, F_COPY, F_SIG_ADD, F_SIG_POLL, F_LLP_POLL, F_READ, F_PROBE_STORE, F_PROBE_ADD,
     F_PROBE_LOAD, F_PROBE_READ, F_N
 };
-
-static void both_ranks(const double *median, const double *count, double *out)
-{
-    double mine_[2 * F_N], sum[2 * F_N];
-
-    for (int i = 0; i < F_N; i++) {
-        mine_[i] = count[i] > 0 ? median[i] * count[i] : 0;
-        mine_[F_N + i] = count[i];
-    }
-    MPI_Reduce(mine_, sum, 2 * F_N, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    for (int i = 0; i < F_N; i++)
-        out[i] = sum[F_N + i] > 0 ? sum[i] / sum[F_N + i] : 0;
-}
 
 struct latency {
     struct bench_series observed, probe, fig[F_N], timer;
@@ -482,7 +470,7 @@ static void latency_round(const struct bench_breakdown_opts *o, struct latency *
     median_ticks(&padd_ticks, &median[F_PROBE_ADD], &count[F_PROBE_ADD]);
     median_ticks(&pload_ticks, &median[F_PROBE_LOAD], &count[F_PROBE_LOAD]);
     median_ticks(&pread_ticks, &median[F_PROBE_READ], &count[F_PROBE_READ]);
-    both_ranks(median, count, fig);
+    bench_weighted_ranks(median, count, fig, F_N);
     bench_series_push(&r->observed, obs);
     bench_series_push(&r->probe, probe);
     bench_series_push(&r->timer, lat_timer_ns);
@@ -492,23 +480,13 @@ static void latency_round(const struct bench_breakdown_opts *o, struct latency *
 
 /* Per kind, per round: its figure as measured (the library's overhead
  * taken off each region), its chunks' time and its timed regions per put. */
-struct injection {
-    struct bench_series fig[I_KINDS], chunk[I_KINDS], regions[I_KINDS];
-    struct bench_series kept;  /* share of the cycles at the median speed */
-};
-
-static void injection_round(const struct bench_breakdown_opts *o, struct injection *r)
+static void injection_round(const struct bench_breakdown_opts *o, struct bench_injection *r)
 {
     double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, regions[I_KINDS] = {0}, kept = 1;
 
     OK(weft_prof_reset());
     inject(o->iters, o->batch, fig, chunk_ns, regions, &kept);
-    bench_series_push(&r->kept, kept);
-    for (int kind = 0; kind < I_KINDS; kind++) {
-        bench_series_push(&r->fig[kind], fig[kind]);
-        bench_series_push(&r->chunk[kind], chunk_ns[kind]);
-        bench_series_push(&r->regions[kind], regions[kind]);
-    }
+    bench_injection_push(r, I_KINDS, fig, chunk_ns, regions, kept);
 }
 
 /* Every kind's figures, round by round, with the round's calibration
@@ -516,7 +494,7 @@ static void injection_round(const struct bench_breakdown_opts *o, struct injecti
  * overhead: an empty region's reading changes with the core's speed
  * (13.6 to 17.6 ns on this VM), and the components of a few ns are timed
  * with it. */
-static void inj_corrected(const struct injection *in, struct bench_series *out)
+static void inj_corrected(const struct bench_injection *in, struct bench_series *out)
 {
     for (int kind = 0; kind < I_KINDS; kind++) {
         out[kind].n = 0;
@@ -558,7 +536,7 @@ static void model_rounds(const struct bench_breakdown_opts *o, const struct benc
     }
 }
 
-static void write_json(FILE *f, const struct bench_breakdown_opts *o, const struct injection *in,
+static void write_json(FILE *f, const struct bench_breakdown_opts *o, const struct bench_injection *in,
                        const struct latency *la, const weft_prof_stat_t *points)
 {
     static struct bench_series ifig[I_KINDS];
@@ -651,14 +629,8 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const stru
     bench_put_value(f, "transfer_ns", transfer, ", ");
     bench_put_rounds(f, "raw_observed_rounds_ns", &la->probe);
     fprintf(f, "}}");
-    fprintf(f, ",\n  \"points\": {");
-    for (int i = 0; i < NPOINTS; i++)
-        fprintf(f, "%s\n    \"%s\": {\"count\": %llu, \"total_ns\": %.3f, \"min_ns\": %.3f, "
-                   "\"median_ns\": %.3f, \"trimmed_mean_ns\": %.3f}",
-                i ? "," : "", point_names[i], (unsigned long long)points[i].count,
-                points[i].total_ns, points[i].min_ns, points[i].median_ns,
-                points[i].trimmed_mean_ns);
-    fprintf(f, "\n  }\n}\n");
+    bench_points_json(f, point_names, points, NPOINTS);
+    fprintf(f, "\n}\n");
 }
 
 static void usage(void)
@@ -700,10 +672,9 @@ int main(int argc, char **argv)
     void *peer, *local;
     weft_event_t ev;
     uint64_t zero = 0;
-    static struct injection in;
+    static struct bench_injection in;
     static struct latency la;
     weft_prof_stat_t points[NPOINTS];
-    FILE *f = stdout;
     weft_status_t st;
 
     bench_mpi_start(&argc, &argv, &rank, &nranks);
@@ -745,13 +716,10 @@ int main(int argc, char **argv)
     }
     collect_points(&o, points);
     if (rank == 0) {
-        if (o.json && (f = fopen(o.json, "w")) == NULL) {
-            fprintf(stderr, "weft_bench_breakdown_direct: cannot write %s\n", o.json);
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
+        FILE *f = bench_json_open("weft_bench_breakdown_direct", o.json);
+
         write_json(f, &o, &in, &la, points);
-        if (f != stdout)
-            fclose(f);
+        bench_json_close(f);
     }
     OK(weft_barrier(ctx));
     OK(weft_seg_free(ctx, seg));

@@ -75,6 +75,17 @@ void bench_series_push(struct bench_series *s, double v)
         s->v[s->n++] = v;
 }
 
+void bench_injection_push(struct bench_injection *in, int nkinds, const double *fig,
+                          const double *chunk_ns, const double *regions, double kept)
+{
+    bench_series_push(&in->kept, kept);
+    for (int kind = 0; kind < nkinds; kind++) {
+        bench_series_push(&in->fig[kind], fig[kind]);
+        bench_series_push(&in->chunk[kind], chunk_ns[kind]);
+        bench_series_push(&in->regions[kind], regions[kind]);
+    }
+}
+
 void bench_put_value(FILE *f, const char *name, double v, const char *sep)
 {
     fprintf(f, "\"%s\": %.3f%s", name, v, sep);

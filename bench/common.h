@@ -55,6 +55,19 @@ struct bench_series {
 /* Append v (dropped once the series is full). */
 void bench_series_push(struct bench_series *s, double v);
 
+/* A breakdown's injection figures over rounds: per kind of chunk (at most
+ * BENCH_MAX_KINDS), its figure, its chunks' time and its timed regions
+ * per put, and the share of the cycles kept at the median speed. */
+#define BENCH_MAX_KINDS 16
+struct bench_injection {
+    struct bench_series fig[BENCH_MAX_KINDS], chunk[BENCH_MAX_KINDS], regions[BENCH_MAX_KINDS];
+    struct bench_series kept;
+};
+
+/* Append one round's figures of nkinds kinds. */
+void bench_injection_push(struct bench_injection *in, int nkinds, const double *fig,
+                          const double *chunk_ns, const double *regions, double kept);
+
 /* "name": v with three decimals, then sep. */
 void bench_put_value(FILE *f, const char *name, double v, const char *sep);
 

@@ -104,21 +104,6 @@ static void record(const char *impl, const char *op, size_t size, const char *un
         s->v[s->n++] = v;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(const struct sample *s)
-{
-    double t[MAX_VALUES];
-
-    memcpy(t, s->v, sizeof(double) * (size_t)s->n);
-    qsort(t, (size_t)s->n, sizeof(double), cmp_double);
-    return s->n % 2 ? t[s->n / 2] : 0.5 * (t[s->n / 2 - 1] + t[s->n / 2]);
-}
-
 /* ---- weft ---------------------------------------------------------- */
 
 static void weft_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const struct opts *o)
@@ -474,12 +459,8 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
 
 static void write_json(const struct opts *o, const char *transport, int progress_thread)
 {
-    FILE *f = o->json ? fopen(o->json, "w") : stdout;
+    FILE *f = bench_json_open("weft_bench_rma", o->json);
 
-    if (f == NULL) {
-        fprintf(stderr, "weft_bench_rma: cannot write %s\n", o->json);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
     fprintf(f, "{\n  \"benchmark\": \"rma\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
                "  \"ucx_tls\": \"%s\",\n  \"progress_thread\": %d,\n  \"iters\": %ld,\n"
                "  \"window\": %ld,\n  \"rounds\": %ld,\n  \"results\": [\n",
@@ -488,15 +469,13 @@ static void write_json(const struct opts *o, const char *transport, int progress
     for (int i = 0; i < nsamples; i++) {
         const struct sample *s = &samples[i];
         fprintf(f, "    {\"impl\": \"%s\", \"op\": \"%s\", \"size\": %zu, \"unit\": \"%s\", "
-                   "\"value\": %.6g, \"rounds\": [",
-                s->impl, s->op, s->size, s->unit, median(s));
-        for (int k = 0; k < s->n; k++)
-            fprintf(f, "%s%.6g", k ? ", " : "", s->v[k]);
-        fprintf(f, "]}%s\n", i + 1 < nsamples ? "," : "");
+                   "\"value\": %.6g, \"rounds\": ",
+                s->impl, s->op, s->size, s->unit, bench_median_kept(s->v, NULL, s->n));
+        bench_put_list(f, "%.6g", s->v, s->n);
+        fprintf(f, "}%s\n", i + 1 < nsamples ? "," : "");
     }
     fprintf(f, "  ]\n}\n");
-    if (f != stdout)
-        fclose(f);
+    bench_json_close(f);
 }
 
 static void usage(void)
