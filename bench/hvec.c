@@ -432,11 +432,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    FILE *f = NULL;
-    if (rank == 0 && !(f = fopen(o.json, "w"))) {
-        fprintf(stderr, "weft_bench_hvec: cannot write %s\n", o.json);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    FILE *f = rank == 0 ? bench_json_open("weft_bench_hvec", o.json) : NULL;
     bench_mpi_library(lib, sizeof(lib));
     if (f)
         fprintf(f, "{\"benchmark\": \"hvec\", \"nranks\": %d, \"mpi\": \"%.120s\", \"iters\": %ld, "
@@ -460,7 +456,7 @@ int main(int argc, char **argv)
     }
     if (f) {
         fprintf(f, "\n], \"verified\": %s}\n", ok ? "true" : "false");
-        fclose(f);
+        bench_json_close(f);
     }
     MPI_Finalize();
     return ok ? 0 : 1;

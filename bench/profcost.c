@@ -204,7 +204,7 @@ int main(int argc, char **argv)
     int check = 0, nlibs = 2;
     long iters = 1000000, rounds = 10, batch = 16;
     int ok = argc >= 3;
-    FILE *f = stdout;
+    FILE *f;
 
     bench_mpi_start(&argc, &argv, &rank, &nranks);
     for (int i = 3; ok && i < argc; i++) {
@@ -236,26 +236,20 @@ int main(int argc, char **argv)
     for (long r = 0; r < rounds; r++)
         round_group(libs, nlibs, iters, batch, (int)r);
     if (rank == 0) {
-        if (json && (f = fopen(json, "w")) == NULL)
-            fail(json, "cannot write");
+        f = bench_json_open("weft_bench_profcost", json);
         fprintf(f, "{\"benchmark\": \"profcost\", \"iters\": %ld, \"batch\": %ld, \"ns_per_put\": {",
                 iters, batch);
         for (int i = 0; i < nlibs; i++) {
-            fprintf(f, "%s\"%s\": [", i ? ", " : "", libs[i].label);
-            for (long r = 0; r < rounds; r++)
-                fprintf(f, "%s%.4f", r ? ", " : "", libs[i].ns[r]);
-            fprintf(f, "]");
+            fprintf(f, "%s\"%s\": ", i ? ", " : "", libs[i].label);
+            bench_put_list(f, "%.4f", libs[i].ns, (int)rounds);
         }
         fprintf(f, "}, \"time_over_prof\": {");
         for (int i = 1; i < nlibs; i++) {
-            fprintf(f, "%s\"%s\": [", i > 1 ? ", " : "", libs[i].label);
-            for (long r = 0; r < rounds; r++)
-                fprintf(f, "%s%.5f", r ? ", " : "", libs[i].time_ratio[r]);
-            fprintf(f, "]");
+            fprintf(f, "%s\"%s\": ", i > 1 ? ", " : "", libs[i].label);
+            bench_put_list(f, "%.5f", libs[i].time_ratio, (int)rounds);
         }
         fprintf(f, "}}\n");
-        if (f != stdout)
-            fclose(f);
+        bench_json_close(f);
     }
     for (int i = nlibs - 1; i >= 0; i--) {
         CALL(&libs[i], libs[i].seg_free(libs[i].ctx, libs[i].seg));
