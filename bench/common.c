@@ -47,25 +47,35 @@ int bench_arg_positive(int argc, char **argv, int *i, long *dst)
     return *end != '\0' || *dst <= 0 ? -1 : 0;
 }
 
-int bench_breakdown_parse(int argc, char **argv, struct bench_breakdown_opts *o)
+int bench_parse_opts(int argc, char **argv, const struct bench_opt *opts)
 {
-    o->json = NULL;
-    o->iters = 200000;
-    o->lat_iters = 20000;
-    o->batch = 16;
-    o->rounds = 5;
     for (int i = 1; i < argc; i++) {
-        long *dst = NULL;
-        if (!strcmp(argv[i], "--json") && i + 1 < argc) o->json = argv[++i];
-        else if (!strcmp(argv[i], "--iters")) dst = &o->iters;
-        else if (!strcmp(argv[i], "--lat-iters")) dst = &o->lat_iters;
-        else if (!strcmp(argv[i], "--batch")) dst = &o->batch;
-        else if (!strcmp(argv[i], "--rounds")) dst = &o->rounds;
-        else return -1;
-        if (dst && bench_arg_positive(argc, argv, &i, dst) != 0)
+        const struct bench_opt *o = opts;
+
+        while (o->name != NULL && strcmp(argv[i], o->name) != 0)
+            o++;
+        if (o->name == NULL)
+            return -1;
+        if (o->flag)
+            *o->flag = 1;
+        else if (o->text && i + 1 < argc)
+            *o->text = argv[++i];
+        else if (o->text || bench_arg_positive(argc, argv, &i, o->value) != 0)
             return -1;
     }
     return 0;
+}
+
+int bench_breakdown_parse(int argc, char **argv, struct bench_breakdown_opts *o)
+{
+    const struct bench_opt opts[] = {
+        {"--json", .text = &o->json},         {"--iters", .value = &o->iters},
+        {"--lat-iters", .value = &o->lat_iters}, {"--batch", .value = &o->batch},
+        {"--rounds", .value = &o->rounds},    {NULL},
+    };
+
+    *o = (struct bench_breakdown_opts){NULL, 200000, 20000, 16, 5};
+    return bench_parse_opts(argc, argv, opts);
 }
 
 void bench_series_push(struct bench_series *s, double v)

@@ -36,6 +36,21 @@ int bench_need_two(const char *name, int args_ok, int rank, int nranks, void (*u
  * or not such an integer. */
 int bench_arg_positive(int argc, char **argv, int *i, long *dst);
 
+/* One option of a benchmark's command line: --name followed by a positive
+ * integer (into *value), by a word (*text: a file name), or alone (*flag
+ * set to 1); exactly one of the three is set. */
+struct bench_opt {
+    const char *name;
+    long *value;
+    const char **text;
+    int *flag;
+};
+
+/* argv[1..argc) against opts[], which ends with a NULL name; what is not
+ * given keeps its value.  0, or -1 for an unknown option, a missing value
+ * or a value that is not a positive integer (bench_arg_positive). */
+int bench_parse_opts(int argc, char **argv, const struct bench_opt *opts);
+
 /* The options of the two breakdown benchmarks (weft_bench_breakdown,
  * weft_bench_breakdown_direct): --json FILE, --iters N, --lat-iters N,
  * --batch Q, --rounds R, with their defaults (200000, 20000, 16, 5). */

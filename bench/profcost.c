@@ -205,24 +205,15 @@ int main(int argc, char **argv)
     long iters = 1000000, rounds = 10, batch = 16;
     int ok = argc >= 3;
     FILE *f;
+    const struct bench_opt opts[] = {
+        {"--json", .text = &json},      {"--base", .text = &base},      {"--check", .flag = &check},
+        {"--iters", .value = &iters},   {"--rounds", .value = &rounds}, {"--batch", .value = &batch},
+        {NULL},
+    };
 
     bench_mpi_start(&argc, &argv, &rank, &nranks);
-    for (int i = 3; ok && i < argc; i++) {
-        if (!strcmp(argv[i], "--json") && i + 1 < argc)
-            json = argv[++i];
-        else if (!strcmp(argv[i], "--base") && i + 1 < argc)
-            base = argv[++i];
-        else if (!strcmp(argv[i], "--check"))
-            check = 1;
-        else if (!strcmp(argv[i], "--iters"))
-            ok = bench_arg_positive(argc, argv, &i, &iters) == 0;
-        else if (!strcmp(argv[i], "--rounds"))
-            ok = bench_arg_positive(argc, argv, &i, &rounds) == 0;
-        else if (!strcmp(argv[i], "--batch"))
-            ok = bench_arg_positive(argc, argv, &i, &batch) == 0;
-        else
-            ok = 0;
-    }
+    /* the options follow the two libraries */
+    ok = ok && bench_parse_opts(argc - 2, argv + 2, opts) == 0;
     if (bench_need_two("weft_bench_profcost", ok && rounds <= MAX_ROUNDS, rank, nranks, usage) != 0)
         return 2;
     memset(libs, 0, sizeof(libs));

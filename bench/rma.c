@@ -486,25 +486,15 @@ static void usage(void)
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-    o->json = NULL;
-    o->iters = 100000;
-    o->window = 256;
-    o->rounds = 5;
-    o->busy_target = 0;
-    o->sweep = 0;
-    for (int i = 1; i < argc; i++) {
-        long *dst = NULL;
-        if (!strcmp(argv[i], "--json") && i + 1 < argc) o->json = argv[++i];
-        else if (!strcmp(argv[i], "--busy-target")) o->busy_target = 1;
-        else if (!strcmp(argv[i], "--sweep")) o->sweep = 1;
-        else if (!strcmp(argv[i], "--iters")) dst = &o->iters;
-        else if (!strcmp(argv[i], "--window")) dst = &o->window;
-        else if (!strcmp(argv[i], "--rounds")) dst = &o->rounds;
-        else return -1;
-        if (dst && bench_arg_positive(argc, argv, &i, dst) != 0)
-            return -1;
-    }
-    if (o->rounds > MAX_ROUNDS || o->window > o->iters)
+    const struct bench_opt opts[] = {
+        {"--json", .text = &o->json},      {"--busy-target", .flag = &o->busy_target},
+        {"--sweep", .flag = &o->sweep},    {"--iters", .value = &o->iters},
+        {"--window", .value = &o->window}, {"--rounds", .value = &o->rounds},
+        {NULL},
+    };
+
+    *o = (struct opts){.iters = 100000, .window = 256, .rounds = 5};
+    if (bench_parse_opts(argc, argv, opts) != 0 || o->rounds > MAX_ROUNDS || o->window > o->iters)
         return -1;
     o->iters -= o->iters % o->window;
     return 0;
