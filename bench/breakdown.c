@@ -847,8 +847,6 @@ int main(int argc, char **argv)
         bench_json_close(f);
     }
     OK(weft_barrier(ctx));
-    OK(weft_seg_free(ctx, seg));
-    OK(weft_finalize(ctx));
-    MPI_Finalize();
+    bench_finish("weft_bench_breakdown", ctx, seg);
     return 0;
 }

@@ -722,8 +722,6 @@ int main(int argc, char **argv)
         bench_json_close(f);
     }
     OK(weft_barrier(ctx));
-    OK(weft_seg_free(ctx, seg));
-    OK(weft_finalize(ctx));
-    MPI_Finalize();
+    bench_finish("weft_bench_breakdown_direct", ctx, seg);
     return 0;
 }

@@ -1,5 +1,5 @@
-/* Helpers shared by the benchmarks (common.h); bench_transport_of, the
- * one that needs UCX, is in transport.c. */
+/* Helpers shared by the benchmarks (common.h); those that call weft's
+ * runtime are in runtime.c. */
 #include "common.h"
 
 #include <mpi.h>

@@ -154,9 +154,13 @@ void bench_mpi_library(char *out, int len);
 /* Seconds on the monotonic clock. */
 double bench_now(void);
 
+/* The end of a benchmark: seg freed, weft and MPI finalised (a failure
+ * is reported as "name: call: error" and aborts).  In runtime.c. */
+void bench_finish(const char *name, weft_ctx_t ctx, weft_seg_t seg);
+
 /* "sysv/memory,posix/memory,cma/memory": the transports/devices of the
  * lanes of ep's connection to rank, as UCX reports them ("unknown" when it
- * cannot tell). */
+ * cannot tell).  In runtime.c. */
 void bench_transport_of(weft_ep_t ep, int rank, weft_seg_t seg, char *out, size_t len);
 
 /* Empty functions with the arguments of weft_put_nbi and weft_progress,

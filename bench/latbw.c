@@ -483,11 +483,9 @@ int main(int argc, char **argv)
 
     if (rank == 0)
         write_json(&o, transport, tls, peak, over_tcp ? "tcp-stream" : "memcpy");
-    OK(weft_seg_free(ctx, seg));
-    OK(weft_finalize(ctx));
     free(buf);
     free(reqs);
     free(sink);
-    MPI_Finalize();
+    bench_finish(NAME, ctx, seg);
     return 0;
 }

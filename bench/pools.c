@@ -176,7 +176,5 @@ void bench_pool_finish(const char *name, weft_ctx_t ctx, weft_seg_t seg, const c
         write_json(f);
         bench_json_close(f);
     }
-    BENCH_OK(name, weft_seg_free(ctx, seg));
-    BENCH_OK(name, weft_finalize(ctx));
-    MPI_Finalize();
+    bench_finish(name, ctx, seg);
 }

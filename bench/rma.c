@@ -571,8 +571,6 @@ int main(int argc, char **argv)
     }
     if (rank == 0)
         write_json(&o, transport, cfg.progress_thread);
-    OK(weft_seg_free(ctx, seg));
-    OK(weft_finalize(ctx));
-    MPI_Finalize();
+    bench_finish("weft_bench_rma", ctx, seg);
     return 0;
 }

@@ -1,13 +1,22 @@
-/* bench_transport_of (common.h): apart from common.c, so that the programs
- * built without UCX (the coll benchmark with any MPI, the SMPI builds) can
- * link common.c. */
+/* The helpers of common.h that call weft's runtime and UCX (bench_finish,
+ * bench_transport_of): apart from common.c, so that the programs built
+ * with only the collectives compiled in (the coll benchmark with another
+ * MPI's wrapper, the SMPI builds) can link common.c. */
 #define _GNU_SOURCE  /* open_memstream */
 #include "common.h"
 
 #include <weft_ucx.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void bench_finish(const char *name, weft_ctx_t ctx, weft_seg_t seg)
+{
+    BENCH_OK(name, weft_seg_free(ctx, seg));
+    BENCH_OK(name, weft_finalize(ctx));
+    MPI_Finalize();
+}
 
 void bench_transport_of(weft_ep_t ep, int rank, weft_seg_t seg, char *out, size_t len)
 {
