@@ -89,12 +89,7 @@ static double ticks_ns(uint64_t ticks, long calls)
 /* Each figure once per round; the median over rounds goes to the JSON. */
 static double mid(const struct bench_series *s)
 {
-    double t[MAX_ROUNDS];
-
-    if (s->n == 0)
-        return 0;
-    memcpy(t, s->v, sizeof(double) * (size_t)s->n);
-    return bench_median(t, s->n);
+    return bench_median_kept(s->v, NULL, s->n);
 }
 
 /* A point's total ns so far, and its samples added to *count. */

@@ -193,14 +193,12 @@ static double pingpong(const struct opts *o, char *buf, long size)
     return t;
 }
 
-/* The median of this rank's times each[0..n), which it frees: the largest
- * over the ranks. */
+/* bench_worst_median of this rank's times each[0..n), which it frees. */
 static double worst_median(double *each, int n)
 {
-    double mid = bench_median(each, n), worst;
+    double worst = bench_worst_median(each, n);
 
     free(each);
-    MPI_Allreduce(&mid, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return worst;
 }
 

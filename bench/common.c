@@ -144,17 +144,30 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double bench_median(double *v, int n)
+void bench_sort(double *v, long n)
 {
     qsort(v, (size_t)n, sizeof(double), cmp_double);
+}
+
+double bench_median(double *v, int n)
+{
+    bench_sort(v, n);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double bench_worst_median(double *v, int n)
+{
+    double mid = bench_median(v, n), worst;
+
+    MPI_Allreduce(&mid, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return worst;
 }
 
 double bench_iq_mean(double *v, int n)
 {
     double sum = 0;
 
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    bench_sort(v, n);
     for (int i = n / 4; i < n - n / 4; i++)
         sum += v[i];
     return sum / (double)(n - 2 * (n / 4));
@@ -195,7 +208,7 @@ long bench_keep_speed(const double *observed, long n, double band, char *keep)
         free(sorted);
         return 0;
     }
-    qsort(sorted, (size_t)n, sizeof(double), cmp_double);
+    bench_sort(sorted, n);
     speed = sorted[(n - 1) / 2];
     free(sorted);
     for (long c = 0; c < n; c++) {

@@ -125,8 +125,15 @@ int bench_breakdown_parse(int argc, char **argv, struct bench_breakdown_opts *o)
  * than max). */
 int bench_parse_positive_list(const char *text, long *out, int max);
 
+/* Sort v[0..n) in increasing order. */
+void bench_sort(double *v, long n);
+
 /* The median of v[0..n), n >= 1; sorts v. */
 double bench_median(double *v, int n);
+
+/* The median of this rank's v[0..n) (sorted), the largest over the ranks
+ * (a reduction every rank makes; every rank gets it). */
+double bench_worst_median(double *v, int n);
 
 /* The interquartile mean of v[0..n), n >= 4 (the mean of the middle
  * half, as weft__prof_empty_ticks takes of its regions); sorts v. */

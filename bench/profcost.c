@@ -111,16 +111,10 @@ static void load(struct lib *l, const char *path, const char *label, int check)
     l->flag = (uint64_t *)((char *)local + 1024);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of v[0..n), which it sorts. */
+/* The upper median of v[0..n), which it sorts. */
 static double median(double *v, long n)
 {
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    bench_sort(v, n);
     return v[n / 2];
 }
 
