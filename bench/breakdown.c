@@ -37,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ROUNDS BENCH_BREAKDOWN_MAX_ROUNDS
 #define MAX_SAMPLES 65536                /* timed chunks or round trips per pass */
 #define AM_ID 1
 #define RAW_AM_ID (WEFT_AM_MAX_ID + 1)   /* beyond weft's ids: the probe's own */
@@ -778,13 +777,6 @@ static void usage(void)
                     "[--lat-iters N] [--batch Q] [--rounds R]\n");
 }
 
-static int parse(int argc, char **argv, struct bench_breakdown_opts *o)
-{
-    if (bench_breakdown_parse(argc, argv, o) != 0)
-        return -1;
-    return o->rounds <= MAX_ROUNDS && o->batch <= o->iters && o->lat_iters <= MAX_SAMPLES ? 0 : -1;
-}
-
 int main(int argc, char **argv)
 {
     struct bench_breakdown_opts o;
@@ -802,7 +794,8 @@ int main(int argc, char **argv)
     weft_prof_stat_t points[NPOINTS];
 
     bench_mpi_start(&argc, &argv, &rank, &nranks);
-    if (bench_need_two("weft_bench_breakdown", parse(argc, argv, &o) == 0, rank, nranks, usage) != 0)
+    if (bench_need_two("weft_bench_breakdown", bench_breakdown_parse(argc, argv, MAX_SAMPLES, &o) == 0,
+                       rank, nranks, usage) != 0)
         return 2;
     OK(weft_init(NULL, &ctx));
     OK(weft_ep_default(ctx, &ep));

@@ -43,7 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ROUNDS BENCH_BREAKDOWN_MAX_ROUNDS
 #define MAX_CHUNKS 65536
 #define LAT_BLOCK 16            /* round trips per timed block */
 #define SEG_BYTES (1 << 16)
@@ -635,14 +634,6 @@ static void usage(void)
                     "  (two ranks of one node, WEFT_SHM on: the direct path)\n");
 }
 
-static int parse(int argc, char **argv, struct bench_breakdown_opts *o)
-{
-    if (bench_breakdown_parse(argc, argv, o) != 0)
-        return -1;
-    return o->rounds <= MAX_ROUNDS && o->batch <= o->iters &&
-           o->lat_iters <= (long)MAX_CHUNKS * LAT_BLOCK ? 0 : -1;
-}
-
 /* The trace points' statistics for the table, as in the rounds (each
  * chunk or block selects its own point alone): the injection's points
  * from one more injection pass, the signal points from one more latency
@@ -673,8 +664,9 @@ int main(int argc, char **argv)
     weft_status_t st;
 
     bench_mpi_start(&argc, &argv, &rank, &nranks);
-    if (bench_need_two("weft_bench_breakdown_direct", parse(argc, argv, &o) == 0, rank, nranks,
-                       usage) != 0)
+    if (bench_need_two("weft_bench_breakdown_direct",
+                       bench_breakdown_parse(argc, argv, (long)MAX_CHUNKS * LAT_BLOCK, &o) == 0,
+                       rank, nranks, usage) != 0)
         return 2;
     OK(weft_init(NULL, &ctx));
     OK(weft_ep_default(ctx, &ep));

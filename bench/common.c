@@ -66,7 +66,8 @@ int bench_parse_opts(int argc, char **argv, const struct bench_opt *opts)
     return 0;
 }
 
-int bench_breakdown_parse(int argc, char **argv, struct bench_breakdown_opts *o)
+int bench_breakdown_parse(int argc, char **argv, long max_lat_iters,
+                          struct bench_breakdown_opts *o)
 {
     const struct bench_opt opts[] = {
         {"--json", .text = &o->json},         {"--iters", .value = &o->iters},
@@ -75,7 +76,12 @@ int bench_breakdown_parse(int argc, char **argv, struct bench_breakdown_opts *o)
     };
 
     *o = (struct bench_breakdown_opts){NULL, 200000, 20000, 16, 5};
-    return bench_parse_opts(argc, argv, opts);
+    if (bench_parse_opts(argc, argv, opts) != 0)
+        return -1;
+    return o->rounds <= BENCH_BREAKDOWN_MAX_ROUNDS && o->batch <= o->iters &&
+                   o->lat_iters <= max_lat_iters
+               ? 0
+               : -1;
 }
 
 void bench_series_push(struct bench_series *s, double v)

@@ -116,9 +116,12 @@ long bench_keep_speed(const double *observed, long n, double band, char *keep);
  * none). */
 double bench_median_kept(const double *v, const char *keep, long n);
 
-/* Parse them into *o: 0, or -1 for an unknown option or a value that is
- * not a positive integer (each benchmark checks its own upper bounds). */
-int bench_breakdown_parse(int argc, char **argv, struct bench_breakdown_opts *o);
+/* Parse them into *o: 0, or -1 for an unknown option, a value that is not
+ * a positive integer, more than BENCH_BREAKDOWN_MAX_ROUNDS rounds, a batch
+ * larger than the iterations or more than max_lat_iters round trips (what
+ * the benchmark keeps of a pass). */
+int bench_breakdown_parse(int argc, char **argv, long max_lat_iters,
+                          struct bench_breakdown_opts *o);
 
 /* A comma-separated list of positive integers ("2,4,8") into out[0..max):
  * how many, or -1 for anything else (empty item, 0, trailing text, more
