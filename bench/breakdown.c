@@ -759,12 +759,7 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const char
     double ghz = 0, ovh = 0;
 
     OK(weft_prof_timer(&ghz, &ovh));
-    fprintf(f, "{\n  \"benchmark\": \"breakdown\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
-               "  \"ucx_tls\": \"%s\",\n  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n"
-               "  \"statistic\": \"median round\",\n"
-               "  \"timer\": {\"tsc_ghz\": %.6f, \"overhead_ns\": %.3f},\n",
-            nranks, transport, getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", o->iters,
-            o->lat_iters, o->rounds, ghz, ovh);
+    bench_breakdown_head(f, nranks, transport, o, "median round", ghz, ovh);
     injection_json(f, o, in);
     latency_json(f, la);
     bench_points_json(f, point_names, points, NPOINTS);

@@ -551,13 +551,8 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const stru
     inj_corrected(in, ifig);
     llp_prog = mid(&ifig[I_LLP_PROG]);
     model_rounds(o, ifig, la, &inj_model, &lat_model);
-    fprintf(f, "{\n  \"benchmark\": \"breakdown\",\n  \"nranks\": %d,\n"
-               "  \"transport\": \"direct (mapped segment)\",\n  \"ucx_tls\": \"%s\",\n"
-               "  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n"
-               "  \"statistic\": \"median over rounds\",\n"
-               "  \"timer\": {\"tsc_ghz\": %.6f, \"overhead_ns\": %.3f},\n",
-            nranks, getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", o->iters, o->lat_iters,
-            o->rounds, timer_ghz, timer_ovh);
+    bench_breakdown_head(f, nranks, "direct (mapped segment)", o, "median over rounds", timer_ghz,
+                         timer_ovh);
     fprintf(f, "  \"injection\": {");
     bench_put_value(f, "observed_ns", mid(&ifig[I_OBSERVED]), ", ");
     fprintf(f, "\"batch\": %ld, ", o->batch);

@@ -251,6 +251,31 @@ void bench_json_close(FILE *f)
         fclose(f);
 }
 
+const char *bench_ucx_tls(void)
+{
+    const char *tls = getenv("UCX_TLS");
+
+    return tls ? tls : "default";
+}
+
+void bench_json_head(FILE *f, const char *benchmark, int nranks, const char *transport)
+{
+    fprintf(f, "{\n  \"benchmark\": \"%s\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
+               "  \"ucx_tls\": \"%s\",\n",
+            benchmark, nranks, transport, bench_ucx_tls());
+}
+
+void bench_breakdown_head(FILE *f, int nranks, const char *transport,
+                          const struct bench_breakdown_opts *o, const char *statistic,
+                          double ghz, double overhead_ns)
+{
+    bench_json_head(f, "breakdown", nranks, transport);
+    fprintf(f, "  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n"
+               "  \"statistic\": \"%s\",\n"
+               "  \"timer\": {\"tsc_ghz\": %.6f, \"overhead_ns\": %.3f},\n",
+            o->iters, o->lat_iters, o->rounds, statistic, ghz, overhead_ns);
+}
+
 void bench_weighted_ranks(const double *median, const double *count, double *out, int n)
 {
     double *mine = new_doubles(4L * n), *sum = mine + 2 * n;

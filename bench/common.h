@@ -150,6 +150,19 @@ FILE *bench_json_open(const char *name, const char *path);
 /* Close what bench_json_open opened (not stdout). */
 void bench_json_close(FILE *f);
 
+/* UCX_TLS as this run has it, or "default". */
+const char *bench_ucx_tls(void);
+
+/* The head of a benchmark's JSON object: "{" and "benchmark", "nranks",
+ * "transport" and "ucx_tls" (bench_ucx_tls), a line each. */
+void bench_json_head(FILE *f, const char *benchmark, int nranks, const char *transport);
+
+/* A breakdown's head: bench_json_head, its options, the statistic of its
+ * figures and the timer (GHz, the library's overhead in ns). */
+void bench_breakdown_head(FILE *f, int nranks, const char *transport,
+                          const struct bench_breakdown_opts *o, const char *statistic,
+                          double ghz, double overhead_ns);
+
 /* Per-sample figures over all ranks, on rank 0 (a reduction every rank
  * makes): out[i] is the mean of the ranks' median[i], each weighted by its
  * count[i] of samples (0 where no rank has any). */

@@ -358,15 +358,15 @@ static void write_points(FILE *f, const char *name, const char *unit, const stru
     fprintf(f, "  ]");
 }
 
-static void write_json(const struct opts *o, const char *transport, const char *tls, double peak,
+static void write_json(const struct opts *o, const char *transport, double peak,
                        const char *peak_kind)
 {
     FILE *f = bench_json_open(NAME, o->json);
 
-    fprintf(f, "{\n  \"benchmark\": \"latbw\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
-               "  \"ucx_tls\": \"%s\",\n  \"window\": %ld,\n  \"iters\": %ld,\n"
-               "  \"peak_MBps\": %.6g,\n  \"peak_kind\": \"%s\",\n",
-            nranks, transport, tls, o->window, o->iters, peak, peak_kind);
+    bench_json_head(f, "latbw", nranks, transport);
+    fprintf(f, "  \"window\": %ld,\n  \"iters\": %ld,\n  \"peak_MBps\": %.6g,\n"
+               "  \"peak_kind\": \"%s\",\n",
+            o->window, o->iters, peak, peak_kind);
     write_points(f, "latency", "us", lat, nlat);
     fprintf(f, ",\n");
     write_points(f, "bandwidth", "MBps", bw, nbw);
@@ -436,8 +436,7 @@ int main(int argc, char **argv)
     weft_seg_t seg;
     char transport[256], *buf, *sink = NULL;
     MPI_Request *reqs;
-    const char *tls = getenv("UCX_TLS") ? getenv("UCX_TLS") : "default";
-    int over_tcp = strstr(tls, "tcp") != NULL;
+    int over_tcp = strstr(bench_ucx_tls(), "tcp") != NULL;
     size_t maxsize, span;
     double peak;
 
@@ -482,7 +481,7 @@ int main(int argc, char **argv)
     }
 
     if (rank == 0)
-        write_json(&o, transport, tls, peak, over_tcp ? "tcp-stream" : "memcpy");
+        write_json(&o, transport, peak, over_tcp ? "tcp-stream" : "memcpy");
     free(buf);
     free(reqs);
     free(sink);

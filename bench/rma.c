@@ -461,11 +461,10 @@ static void write_json(const struct opts *o, const char *transport, int progress
 {
     FILE *f = bench_json_open("weft_bench_rma", o->json);
 
-    fprintf(f, "{\n  \"benchmark\": \"rma\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
-               "  \"ucx_tls\": \"%s\",\n  \"progress_thread\": %d,\n  \"iters\": %ld,\n"
-               "  \"window\": %ld,\n  \"rounds\": %ld,\n  \"results\": [\n",
-            nranks, transport, getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", progress_thread,
-            o->iters, o->window, o->rounds);
+    bench_json_head(f, "rma", nranks, transport);
+    fprintf(f, "  \"progress_thread\": %d,\n  \"iters\": %ld,\n  \"window\": %ld,\n"
+               "  \"rounds\": %ld,\n  \"results\": [\n",
+            progress_thread, o->iters, o->window, o->rounds);
     for (int i = 0; i < nsamples; i++) {
         const struct sample *s = &samples[i];
         fprintf(f, "    {\"impl\": \"%s\", \"op\": \"%s\", \"size\": %zu, \"unit\": \"%s\", "
