@@ -70,18 +70,19 @@ int bench_breakdown_parse(int argc, char **argv, long max_lat_iters,
                           struct bench_breakdown_opts *o)
 {
     const struct bench_opt opts[] = {
-        {"--json", .text = &o->json},         {"--iters", .value = &o->iters},
-        {"--lat-iters", .value = &o->lat_iters}, {"--batch", .value = &o->batch},
-        {"--rounds", .value = &o->rounds},    {NULL},
+        {"--json", .text = &o->json},
+        {"--iters", .value = &o->iters},
+        {"--lat-iters", .value = &o->lat_iters},
+        {"--batch", .value = &o->batch},
+        {"--rounds", .value = &o->rounds},
+        {NULL},
     };
 
     *o = (struct bench_breakdown_opts){NULL, 200000, 20000, 16, 5};
-    if (bench_parse_opts(argc, argv, opts) != 0)
+    if (bench_parse_opts(argc, argv, opts) != 0 || o->rounds > BENCH_BREAKDOWN_MAX_ROUNDS ||
+        o->batch > o->iters || o->lat_iters > max_lat_iters)
         return -1;
-    return o->rounds <= BENCH_BREAKDOWN_MAX_ROUNDS && o->batch <= o->iters &&
-                   o->lat_iters <= max_lat_iters
-               ? 0
-               : -1;
+    return 0;
 }
 
 void bench_series_push(struct bench_series *s, double v)
