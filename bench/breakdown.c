@@ -37,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ROUNDS BENCH_BREAKDOWN_MAX_ROUNDS
 #define MAX_SAMPLES 65536                /* timed chunks or round trips per pass */
 #define AM_ID 1
 #define RAW_AM_ID (WEFT_AM_MAX_ID + 1)   /* beyond weft's ids: the probe's own */
@@ -103,11 +102,11 @@ static double median_of(long n)
  * latency's. */
 static double both_ranks(double median_ns, uint64_t count)
 {
-    double mine[2] = {count ? median_ns * (double)count : 0, (double)count}, sum[2];
+    double n = (double)count, out;
 
     OK(weft_barrier(ctx));
-    MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    return sum[1] > 0 ? sum[0] / sum[1] : 0;
+    bench_weighted_ranks(&median_ns, &n, &out, 1);
+    return out;
 }
 
 /* This rank's timer overhead of the latency pass (its L_TIMER blocks),
@@ -153,6 +152,7 @@ enum {
     I_OBSERVED, I_MISC, I_HLP_POST, I_LLP_POST, I_LLP_PROG, I_TX_PROG, I_BUSY, I_HLP_TAIL,
     I_HLP_PROG, I_POST_CALL, I_PROG_CALL, I_TIMER, I_TWICE, I_KINDS
 };
+_Static_assert(I_KINDS <= BENCH_MAX_KINDS, "struct bench_injection holds every kind");
 
 /* I_TIMER calibrates the timer where the components are measured: an
  * empty region's reading (weft__prof_empty_ticks) at the speed of the
@@ -323,15 +323,8 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
     }
 }
 
-/* Per kind, per round: its figure, its chunks' time and its timed
- * regions per put. */
-struct injection {
-    struct bench_series fig[I_KINDS], chunk[I_KINDS], regions[I_KINDS];
-    struct bench_series kept;  /* share of the cycles at the median speed */
-};
-
 static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct bench_breakdown_opts *o,
-                            struct injection *r)
+                            struct bench_injection *r)
 {
     double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, regions[I_KINDS] = {0}, kept;
 
@@ -339,12 +332,7 @@ static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct bench_bre
      * and the timer's calibration, interleaved */
     OK(weft_prof_reset());
     inject(ep, seg, o->iters, o->batch, I_OBSERVED, I_KINDS, fig, chunk_ns, regions, &kept);
-    bench_series_push(&r->kept, kept);
-    for (int kind = 0; kind < I_KINDS; kind++) {
-        bench_series_push(&r->fig[kind], fig[kind]);
-        bench_series_push(&r->chunk[kind], chunk_ns[kind]);
-        bench_series_push(&r->regions[kind], regions[kind]);
-    }
+    bench_injection_push(r, I_KINDS, fig, chunk_ns, regions, kept);
 }
 
 /* The library's timer overhead in ns (what it took off every sample). */
@@ -361,7 +349,7 @@ static double library_overhead(void)
  * at the first selection, but an empty region's reading changes with the
  * core's speed (13.6 to 18 ns on this VM), and a region of a few ns is
  * timed with it. */
-static double inj_fig(const struct injection *in, int kind, int r)
+static double inj_fig(const struct bench_injection *in, int kind, int r)
 {
     return bench_timer_corrected(at(&in->fig[kind], r), at(&in->regions[kind], r),
                                  library_overhead(), at(&in->fig[I_TIMER], r));
@@ -369,7 +357,7 @@ static double inj_fig(const struct injection *in, int kind, int r)
 
 /* Eq. 2's sum in round r: the components of write_json (the callbacks,
  * HLP_tx_prog, are inside LLP_prog's region and cancel). */
-static double inj_model(const struct injection *in, int r)
+static double inj_model(const struct bench_injection *in, int r)
 {
     static const int parts[] = {I_HLP_POST, I_HLP_TAIL, I_LLP_POST, I_LLP_PROG, I_HLP_PROG,
                                 I_BUSY, I_MISC};
@@ -654,23 +642,12 @@ static void collect_points(weft_ep_t ep, weft_seg_t seg, const struct bench_brea
         OK(weft_prof_stat(point_names[i], &s[i]));
 }
 
-static void points_json(FILE *f, const weft_prof_stat_t *s)
-{
-    fprintf(f, ",\n  \"points\": {");
-    for (int i = 0; i < NPOINTS; i++)
-        fprintf(f, "%s\n    \"%s\": {\"count\": %llu, \"total_ns\": %.3f, \"min_ns\": %.3f, "
-                   "\"median_ns\": %.3f, \"trimmed_mean_ns\": %.3f}",
-                i ? "," : "", point_names[i], (unsigned long long)s[i].count, s[i].total_ns,
-                s[i].min_ns, s[i].median_ns, s[i].trimmed_mean_ns);
-    fprintf(f, "\n  }");
-}
-
 /* ---- output ------------------------------------------------------------ */
 
 static void put_series(FILE *f, const char *name, const struct bench_series *s, int r,
                        const char *sep)
 {
-    fprintf(f, "\"%s\": %.3f%s", name, at(s, r), sep);
+    bench_put_value(f, name, at(s, r), sep);
 }
 
 /* HLP_post's two regions: to the UCX call, and after it returns. */
@@ -684,17 +661,19 @@ static void parts_json(FILE *f, double entry, double tail)
 /* Each round's model (from its own figures) as "model_rounds_ns". */
 static void model_rounds(FILE *f, const void *section, double (*model)(const void *, int), int n)
 {
-    fprintf(f, ", \"model_rounds_ns\": [");
+    struct bench_series s = {.n = 0};
+
     for (int r = 0; r < n; r++)
-        fprintf(f, "%s%.3f", r ? ", " : "", model(section, r));
-    fprintf(f, "]");
+        bench_series_push(&s, model(section, r));
+    fprintf(f, ", ");
+    bench_put_rounds(f, "model_rounds_ns", &s);
 }
 
 static double inj_model_of(const void *in, int r) { return inj_model(in, r); }
 static double lat_model_of(const void *la, int r) { return lat_model(la, r); }
 
 static void injection_json(FILE *f, const struct bench_breakdown_opts *o,
-                           const struct injection *in)
+                           const struct bench_injection *in)
 {
     const int ri = median_round(&in->fig[I_OBSERVED]);
 #define FIG(kind) inj_fig(in, kind, ri)
@@ -774,21 +753,16 @@ static void latency_json(FILE *f, const struct latency *la)
 }
 
 static void write_json(FILE *f, const struct bench_breakdown_opts *o, const char *transport,
-                       const struct injection *in, const struct latency *la,
+                       const struct bench_injection *in, const struct latency *la,
                        const weft_prof_stat_t *points)
 {
     double ghz = 0, ovh = 0;
 
     OK(weft_prof_timer(&ghz, &ovh));
-    fprintf(f, "{\n  \"benchmark\": \"breakdown\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
-               "  \"ucx_tls\": \"%s\",\n  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n"
-               "  \"statistic\": \"median round\",\n"
-               "  \"timer\": {\"tsc_ghz\": %.6f, \"overhead_ns\": %.3f},\n",
-            nranks, transport, getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", o->iters,
-            o->lat_iters, o->rounds, ghz, ovh);
+    bench_breakdown_head(f, nranks, transport, o, "median round", ghz, ovh);
     injection_json(f, o, in);
     latency_json(f, la);
-    points_json(f, points);
+    bench_points_json(f, point_names, points, NPOINTS);
     fprintf(f, "\n}\n");
 }
 
@@ -796,13 +770,6 @@ static void usage(void)
 {
     fprintf(stderr, "usage: mpirun -np 2 weft_bench_breakdown [--json FILE] [--iters N] "
                     "[--lat-iters N] [--batch Q] [--rounds R]\n");
-}
-
-static int parse(int argc, char **argv, struct bench_breakdown_opts *o)
-{
-    if (bench_breakdown_parse(argc, argv, o) != 0)
-        return -1;
-    return o->rounds <= MAX_ROUNDS && o->batch <= o->iters && o->lat_iters <= MAX_SAMPLES ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -817,13 +784,13 @@ int main(int argc, char **argv)
     uint64_t raddr;
     ucp_am_handler_param_t hp;
     char transport[256];
-    static struct injection in;
+    static struct bench_injection in;
     static struct latency la;
     weft_prof_stat_t points[NPOINTS];
-    FILE *f = stdout;
 
     bench_mpi_start(&argc, &argv, &rank, &nranks);
-    if (bench_need_two("weft_bench_breakdown", parse(argc, argv, &o) == 0, rank, nranks, usage) != 0)
+    if (bench_need_two("weft_bench_breakdown", bench_breakdown_parse(argc, argv, MAX_SAMPLES, &o) == 0,
+                       rank, nranks, usage) != 0)
         return 2;
     OK(weft_init(NULL, &ctx));
     OK(weft_ep_default(ctx, &ep));
@@ -862,17 +829,12 @@ int main(int argc, char **argv)
     }
     collect_points(ep, seg, &o, points);
     if (rank == 0) {
-        if (o.json && (f = fopen(o.json, "w")) == NULL) {
-            fprintf(stderr, "weft_bench_breakdown: cannot write %s\n", o.json);
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
+        FILE *f = bench_json_open("weft_bench_breakdown", o.json);
+
         write_json(f, &o, transport, &in, &la, points);
-        if (f != stdout)
-            fclose(f);
+        bench_json_close(f);
     }
     OK(weft_barrier(ctx));
-    OK(weft_seg_free(ctx, seg));
-    OK(weft_finalize(ctx));
-    MPI_Finalize();
+    bench_finish("weft_bench_breakdown", ctx, seg);
     return 0;
 }

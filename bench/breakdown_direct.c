@@ -43,7 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ROUNDS BENCH_BREAKDOWN_MAX_ROUNDS
 #define MAX_CHUNKS 65536
 #define LAT_BLOCK 16            /* round trips per timed block */
 #define SEG_BYTES (1 << 16)
@@ -89,12 +88,7 @@ static double ticks_ns(uint64_t ticks, long calls)
 /* Each figure once per round; the median over rounds goes to the JSON. */
 static double mid(const struct bench_series *s)
 {
-    double t[MAX_ROUNDS];
-
-    if (s->n == 0)
-        return 0;
-    memcpy(t, s->v, sizeof(double) * (size_t)s->n);
-    return bench_median(t, s->n);
+    return bench_median_kept(s->v, NULL, s->n);
 }
 
 /* A point's total ns so far, and its samples added to *count. */
@@ -121,6 +115,7 @@ enum {
     I_OBSERVED, I_MISC, I_HLP_POST, I_COPY, I_LLP_PROG, I_PROG_CALL, I_POST_CALL, I_TIMER,
     I_NOP_CALL, I_TWICE, I_KINDS
 };
+_Static_assert(I_KINDS <= BENCH_MAX_KINDS, "struct bench_injection holds every kind");
 
 static const char *const inj_name[I_KINDS] = {
     "observed", "misc", "HLP_post", "direct_copy", "LLP_prog", "weft_progress", "weft_put_nbi",
@@ -430,25 +425,12 @@ static void latency_pass(long n, double *obs, double *probe)
     lat_timer_ns = bench_median(t[2], (int)nt[2]);
 }
 
-/* Per-message figures of both ranks (rank 0 gets them): each rank's median
- * weighted by its count of samples. */
+/* Per-message figures of both ranks (rank 0 gets them, bench_weighted_ranks):
+ * each rank's median weighted by its count of samples. */
 enum {
     F_HLP_POST, F_COPY, F_SIG_ADD, F_SIG_POLL, F_LLP_POLL, F_READ, F_PROBE_STORE, F_PROBE_ADD,
     F_PROBE_LOAD, F_PROBE_READ, F_N
 };
-
-static void both_ranks(const double *median, const double *count, double *out)
-{
-    double mine_[2 * F_N], sum[2 * F_N];
-
-    for (int i = 0; i < F_N; i++) {
-        mine_[i] = count[i] > 0 ? median[i] * count[i] : 0;
-        mine_[F_N + i] = count[i];
-    }
-    MPI_Reduce(mine_, sum, 2 * F_N, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    for (int i = 0; i < F_N; i++)
-        out[i] = sum[F_N + i] > 0 ? sum[i] / sum[F_N + i] : 0;
-}
 
 struct latency {
     struct bench_series observed, probe, fig[F_N], timer;
@@ -482,7 +464,7 @@ static void latency_round(const struct bench_breakdown_opts *o, struct latency *
     median_ticks(&padd_ticks, &median[F_PROBE_ADD], &count[F_PROBE_ADD]);
     median_ticks(&pload_ticks, &median[F_PROBE_LOAD], &count[F_PROBE_LOAD]);
     median_ticks(&pread_ticks, &median[F_PROBE_READ], &count[F_PROBE_READ]);
-    both_ranks(median, count, fig);
+    bench_weighted_ranks(median, count, fig, F_N);
     bench_series_push(&r->observed, obs);
     bench_series_push(&r->probe, probe);
     bench_series_push(&r->timer, lat_timer_ns);
@@ -492,23 +474,13 @@ static void latency_round(const struct bench_breakdown_opts *o, struct latency *
 
 /* Per kind, per round: its figure as measured (the library's overhead
  * taken off each region), its chunks' time and its timed regions per put. */
-struct injection {
-    struct bench_series fig[I_KINDS], chunk[I_KINDS], regions[I_KINDS];
-    struct bench_series kept;  /* share of the cycles at the median speed */
-};
-
-static void injection_round(const struct bench_breakdown_opts *o, struct injection *r)
+static void injection_round(const struct bench_breakdown_opts *o, struct bench_injection *r)
 {
     double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, regions[I_KINDS] = {0}, kept = 1;
 
     OK(weft_prof_reset());
     inject(o->iters, o->batch, fig, chunk_ns, regions, &kept);
-    bench_series_push(&r->kept, kept);
-    for (int kind = 0; kind < I_KINDS; kind++) {
-        bench_series_push(&r->fig[kind], fig[kind]);
-        bench_series_push(&r->chunk[kind], chunk_ns[kind]);
-        bench_series_push(&r->regions[kind], regions[kind]);
-    }
+    bench_injection_push(r, I_KINDS, fig, chunk_ns, regions, kept);
 }
 
 /* Every kind's figures, round by round, with the round's calibration
@@ -516,7 +488,7 @@ static void injection_round(const struct bench_breakdown_opts *o, struct injecti
  * overhead: an empty region's reading changes with the core's speed
  * (13.6 to 17.6 ns on this VM), and the components of a few ns are timed
  * with it. */
-static void inj_corrected(const struct injection *in, struct bench_series *out)
+static void inj_corrected(const struct bench_injection *in, struct bench_series *out)
 {
     for (int kind = 0; kind < I_KINDS; kind++) {
         out[kind].n = 0;
@@ -558,7 +530,7 @@ static void model_rounds(const struct bench_breakdown_opts *o, const struct benc
     }
 }
 
-static void write_json(FILE *f, const struct bench_breakdown_opts *o, const struct injection *in,
+static void write_json(FILE *f, const struct bench_breakdown_opts *o, const struct bench_injection *in,
                        const struct latency *la, const weft_prof_stat_t *points)
 {
     static struct bench_series ifig[I_KINDS];
@@ -579,13 +551,8 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const stru
     inj_corrected(in, ifig);
     llp_prog = mid(&ifig[I_LLP_PROG]);
     model_rounds(o, ifig, la, &inj_model, &lat_model);
-    fprintf(f, "{\n  \"benchmark\": \"breakdown\",\n  \"nranks\": %d,\n"
-               "  \"transport\": \"direct (mapped segment)\",\n  \"ucx_tls\": \"%s\",\n"
-               "  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n"
-               "  \"statistic\": \"median over rounds\",\n"
-               "  \"timer\": {\"tsc_ghz\": %.6f, \"overhead_ns\": %.3f},\n",
-            nranks, getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", o->iters, o->lat_iters,
-            o->rounds, timer_ghz, timer_ovh);
+    bench_breakdown_head(f, nranks, "direct (mapped segment)", o, "median over rounds", timer_ghz,
+                         timer_ovh);
     fprintf(f, "  \"injection\": {");
     bench_put_value(f, "observed_ns", mid(&ifig[I_OBSERVED]), ", ");
     fprintf(f, "\"batch\": %ld, ", o->batch);
@@ -651,14 +618,8 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const stru
     bench_put_value(f, "transfer_ns", transfer, ", ");
     bench_put_rounds(f, "raw_observed_rounds_ns", &la->probe);
     fprintf(f, "}}");
-    fprintf(f, ",\n  \"points\": {");
-    for (int i = 0; i < NPOINTS; i++)
-        fprintf(f, "%s\n    \"%s\": {\"count\": %llu, \"total_ns\": %.3f, \"min_ns\": %.3f, "
-                   "\"median_ns\": %.3f, \"trimmed_mean_ns\": %.3f}",
-                i ? "," : "", point_names[i], (unsigned long long)points[i].count,
-                points[i].total_ns, points[i].min_ns, points[i].median_ns,
-                points[i].trimmed_mean_ns);
-    fprintf(f, "\n  }\n}\n");
+    bench_points_json(f, point_names, points, NPOINTS);
+    fprintf(f, "\n}\n");
 }
 
 static void usage(void)
@@ -666,14 +627,6 @@ static void usage(void)
     fprintf(stderr, "usage: mpirun -np 2 weft_bench_breakdown_direct [--json FILE] [--iters N] "
                     "[--lat-iters N] [--batch Q] [--rounds R]\n"
                     "  (two ranks of one node, WEFT_SHM on: the direct path)\n");
-}
-
-static int parse(int argc, char **argv, struct bench_breakdown_opts *o)
-{
-    if (bench_breakdown_parse(argc, argv, o) != 0)
-        return -1;
-    return o->rounds <= MAX_ROUNDS && o->batch <= o->iters &&
-           o->lat_iters <= (long)MAX_CHUNKS * LAT_BLOCK ? 0 : -1;
 }
 
 /* The trace points' statistics for the table, as in the rounds (each
@@ -700,15 +653,15 @@ int main(int argc, char **argv)
     void *peer, *local;
     weft_event_t ev;
     uint64_t zero = 0;
-    static struct injection in;
+    static struct bench_injection in;
     static struct latency la;
     weft_prof_stat_t points[NPOINTS];
-    FILE *f = stdout;
     weft_status_t st;
 
     bench_mpi_start(&argc, &argv, &rank, &nranks);
-    if (bench_need_two("weft_bench_breakdown_direct", parse(argc, argv, &o) == 0, rank, nranks,
-                       usage) != 0)
+    if (bench_need_two("weft_bench_breakdown_direct",
+                       bench_breakdown_parse(argc, argv, (long)MAX_CHUNKS * LAT_BLOCK, &o) == 0,
+                       rank, nranks, usage) != 0)
         return 2;
     OK(weft_init(NULL, &ctx));
     OK(weft_ep_default(ctx, &ep));
@@ -745,17 +698,12 @@ int main(int argc, char **argv)
     }
     collect_points(&o, points);
     if (rank == 0) {
-        if (o.json && (f = fopen(o.json, "w")) == NULL) {
-            fprintf(stderr, "weft_bench_breakdown_direct: cannot write %s\n", o.json);
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
+        FILE *f = bench_json_open("weft_bench_breakdown_direct", o.json);
+
         write_json(f, &o, &in, &la, points);
-        if (f != stdout)
-            fclose(f);
+        bench_json_close(f);
     }
     OK(weft_barrier(ctx));
-    OK(weft_seg_free(ctx, seg));
-    OK(weft_finalize(ctx));
-    MPI_Finalize();
+    bench_finish("weft_bench_breakdown_direct", ctx, seg);
     return 0;
 }

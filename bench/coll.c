@@ -41,6 +41,7 @@
  *          "op_cost": true if --op-cost charged the op,
  *          "points": [{"size": B, "native_s": t, "hier_s": t}, ...]}
  */
+#include "common.h"
 #include <weft_mpi.h>
 
 #include <math.h>
@@ -192,26 +193,12 @@ static double pingpong(const struct opts *o, char *buf, long size)
     return t;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *each, int n)
-{
-    qsort(each, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? each[n / 2] : (each[n / 2 - 1] + each[n / 2]) / 2;
-}
-
-/* The median of this rank's times each[0..n), which it frees: the largest
- * over the ranks. */
+/* bench_worst_median of this rank's times each[0..n), which it frees. */
 static double worst_median(double *each, int n)
 {
-    double mid = median(each, n), worst;
+    double worst = bench_worst_median(each, n);
 
     free(each);
-    MPI_Allreduce(&mid, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return worst;
 }
 
@@ -299,8 +286,8 @@ static void fill(const struct opts *o, char *buf, long size)
 int main(int argc, char **argv)
 {
     struct opts o;
-    char        name[MPI_MAX_LIBRARY_VERSION_STRING];
-    int         len, ok = 1;
+    char        lib[256];
+    int         ok = 1;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -338,21 +325,12 @@ int main(int argc, char **argv)
         max = o.sizes[i] > max ? o.sizes[i] : max;
     char   *buf = malloc((size_t)max);
     double *out = malloc((size_t)max);
-    FILE   *f = NULL;
-    if (rank == 0 && !(f = fopen(o.json, "w"))) {
-        fprintf(stderr, "weft_bench_coll: cannot write %s\n", o.json);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    MPI_Get_library_version(name, &len);
-    for (int i = 0; i < len; i++)
-        if (name[i] == '\n' || name[i] == '"' || name[i] == '\\' || name[i] == '\t')
-            name[i] = ' ';
-    while (len > 0 && name[len - 1] == ' ')
-        name[--len] = '\0';
+    FILE   *f = rank == 0 ? bench_json_open("weft_bench_coll", o.json) : NULL;
+    bench_mpi_library(lib, sizeof(lib));
     if (f)
         fprintf(f, "{\"benchmark\": \"coll\", \"op\": \"%s\", \"nranks\": %d, \"mpi\": \"%.120s\", "
                    "\"groups\": \"%s\", \"iters\": %d, \"op_cost\": %s, \"points\": [",
-                o.op, nranks, name, o.groups ? o.groups : "", o.iters, o.ncost ? "true" : "false");
+                o.op, nranks, lib, o.groups ? o.groups : "", o.iters, o.ncost ? "true" : "false");
     for (int s = 0; s < o.nsizes; s++) {
         long   size = o.sizes[s];
         double t[2];
@@ -375,7 +353,7 @@ int main(int argc, char **argv)
     }
     if (f) {
         fprintf(f, "\n], \"verified\": %s}\n", ok ? "true" : "false");
-        fclose(f);
+        bench_json_close(f);
     }
     if (sum != MPI_SUM)
         MPI_Op_free(&sum);

@@ -1,13 +1,19 @@
-/* Helpers shared by the benchmarks (common.h). */
-#define _GNU_SOURCE  /* open_memstream */
+/* Helpers shared by the benchmarks (common.h); those that call weft's
+ * runtime are in runtime.c. */
 #include "common.h"
 
-#include <weft_ucx.h>
 #include <mpi.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+void bench_fail(const char *name, const char *what, weft_status_t st)
+{
+    fprintf(stderr, "%s: %s: %s (%s)\n", name, what, weft_strerror(st), weft_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
 
 void bench_mpi_start(int *argc, char ***argv, int *rank, int *nranks)
 {
@@ -41,24 +47,41 @@ int bench_arg_positive(int argc, char **argv, int *i, long *dst)
     return *end != '\0' || *dst <= 0 ? -1 : 0;
 }
 
-int bench_breakdown_parse(int argc, char **argv, struct bench_breakdown_opts *o)
+int bench_parse_opts(int argc, char **argv, const struct bench_opt *opts)
 {
-    o->json = NULL;
-    o->iters = 200000;
-    o->lat_iters = 20000;
-    o->batch = 16;
-    o->rounds = 5;
     for (int i = 1; i < argc; i++) {
-        long *dst = NULL;
-        if (!strcmp(argv[i], "--json") && i + 1 < argc) o->json = argv[++i];
-        else if (!strcmp(argv[i], "--iters")) dst = &o->iters;
-        else if (!strcmp(argv[i], "--lat-iters")) dst = &o->lat_iters;
-        else if (!strcmp(argv[i], "--batch")) dst = &o->batch;
-        else if (!strcmp(argv[i], "--rounds")) dst = &o->rounds;
-        else return -1;
-        if (dst && bench_arg_positive(argc, argv, &i, dst) != 0)
+        const struct bench_opt *o = opts;
+
+        while (o->name != NULL && strcmp(argv[i], o->name) != 0)
+            o++;
+        if (o->name == NULL)
+            return -1;
+        if (o->flag)
+            *o->flag = 1;
+        else if (o->text && i + 1 < argc)
+            *o->text = argv[++i];
+        else if (o->text || bench_arg_positive(argc, argv, &i, o->value) != 0)
             return -1;
     }
+    return 0;
+}
+
+int bench_breakdown_parse(int argc, char **argv, long max_lat_iters,
+                          struct bench_breakdown_opts *o)
+{
+    const struct bench_opt opts[] = {
+        {"--json", .text = &o->json},
+        {"--iters", .value = &o->iters},
+        {"--lat-iters", .value = &o->lat_iters},
+        {"--batch", .value = &o->batch},
+        {"--rounds", .value = &o->rounds},
+        {NULL},
+    };
+
+    *o = (struct bench_breakdown_opts){NULL, 200000, 20000, 16, 5};
+    if (bench_parse_opts(argc, argv, opts) != 0 || o->rounds > BENCH_BREAKDOWN_MAX_ROUNDS ||
+        o->batch > o->iters || o->lat_iters > max_lat_iters)
+        return -1;
     return 0;
 }
 
@@ -68,17 +91,36 @@ void bench_series_push(struct bench_series *s, double v)
         s->v[s->n++] = v;
 }
 
+void bench_injection_push(struct bench_injection *in, int nkinds, const double *fig,
+                          const double *chunk_ns, const double *regions, double kept)
+{
+    bench_series_push(&in->kept, kept);
+    for (int kind = 0; kind < nkinds; kind++) {
+        bench_series_push(&in->fig[kind], fig[kind]);
+        bench_series_push(&in->chunk[kind], chunk_ns[kind]);
+        bench_series_push(&in->regions[kind], regions[kind]);
+    }
+}
+
 void bench_put_value(FILE *f, const char *name, double v, const char *sep)
 {
     fprintf(f, "\"%s\": %.3f%s", name, v, sep);
 }
 
+void bench_put_list(FILE *f, const char *fmt, const double *v, int n)
+{
+    fprintf(f, "[");
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s", i ? ", " : "");
+        fprintf(f, fmt, v[i]);
+    }
+    fprintf(f, "]");
+}
+
 void bench_put_rounds(FILE *f, const char *name, const struct bench_series *s)
 {
-    fprintf(f, "\"%s\": [", name);
-    for (int i = 0; i < s->n; i++)
-        fprintf(f, "%s%.3f", i ? ", " : "", s->v[i]);
-    fprintf(f, "]");
+    fprintf(f, "\"%s\": ", name);
+    bench_put_list(f, "%.3f", s->v, s->n);
 }
 
 double bench_timer_corrected(double fig, double regions, double library_ns, double now_ns)
@@ -109,33 +151,54 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double bench_median(double *v, int n)
+void bench_sort(double *v, long n)
 {
     qsort(v, (size_t)n, sizeof(double), cmp_double);
+}
+
+double bench_median(double *v, int n)
+{
+    bench_sort(v, n);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double bench_worst_median(double *v, int n)
+{
+    double mid = bench_median(v, n), worst;
+
+    MPI_Allreduce(&mid, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return worst;
 }
 
 double bench_iq_mean(double *v, int n)
 {
     double sum = 0;
 
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    bench_sort(v, n);
     for (int i = n / 4; i < n - n / 4; i++)
         sum += v[i];
     return sum / (double)(n - 2 * (n / 4));
+}
+
+/* A new array of n zeros (at least one); exits when there is no memory. */
+static double *new_doubles(long n)
+{
+    double *out = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+
+    if (out == NULL) {
+        fprintf(stderr, "weft bench: out of memory for %ld values\n", n);
+        exit(2);
+    }
+    return out;
 }
 
 /* The values v[c] of the cycles kept (all when keep is NULL), in a new
  * array of *count. */
 static double *kept_values(const double *v, const char *keep, long n, long *count)
 {
-    double *out = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    double *out = new_doubles(n);
     long k = 0;
 
-    if (out == NULL) {
-        fprintf(stderr, "weft bench: out of memory for %ld values\n", n);
-        exit(2);
-    }
     for (long c = 0; c < n; c++)
         if (keep == NULL || keep[c])
             out[k++] = v[c];
@@ -152,7 +215,7 @@ long bench_keep_speed(const double *observed, long n, double band, char *keep)
         free(sorted);
         return 0;
     }
-    qsort(sorted, (size_t)n, sizeof(double), cmp_double);
+    bench_sort(sorted, n);
     speed = sorted[(n - 1) / 2];
     free(sorted);
     for (long c = 0; c < n; c++) {
@@ -170,6 +233,73 @@ double bench_median_kept(const double *v, const char *keep, long n)
 
     free(values);
     return m;
+}
+
+FILE *bench_json_open(const char *name, const char *path)
+{
+    FILE *f = path ? fopen(path, "w") : stdout;
+
+    if (f == NULL) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", name, path, strerror(errno));
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return f;
+}
+
+void bench_json_close(FILE *f)
+{
+    if (f != stdout)
+        fclose(f);
+}
+
+const char *bench_ucx_tls(void)
+{
+    const char *tls = getenv("UCX_TLS");
+
+    return tls ? tls : "default";
+}
+
+void bench_json_head(FILE *f, const char *benchmark, int nranks, const char *transport)
+{
+    fprintf(f, "{\n  \"benchmark\": \"%s\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
+               "  \"ucx_tls\": \"%s\",\n",
+            benchmark, nranks, transport, bench_ucx_tls());
+}
+
+void bench_breakdown_head(FILE *f, int nranks, const char *transport,
+                          const struct bench_breakdown_opts *o, const char *statistic,
+                          double ghz, double overhead_ns)
+{
+    bench_json_head(f, "breakdown", nranks, transport);
+    fprintf(f, "  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n"
+               "  \"statistic\": \"%s\",\n"
+               "  \"timer\": {\"tsc_ghz\": %.6f, \"overhead_ns\": %.3f},\n",
+            o->iters, o->lat_iters, o->rounds, statistic, ghz, overhead_ns);
+}
+
+void bench_weighted_ranks(const double *median, const double *count, double *out, int n)
+{
+    double *mine = new_doubles(4L * n), *sum = mine + 2 * n;
+
+    for (int i = 0; i < n; i++) {
+        mine[i] = count[i] > 0 ? median[i] * count[i] : 0;
+        mine[n + i] = count[i];
+    }
+    MPI_Reduce(mine, sum, 2 * n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++)
+        out[i] = sum[n + i] > 0 ? sum[i] / sum[n + i] : 0;
+    free(mine);
+}
+
+void bench_points_json(FILE *f, const char *const *name, const weft_prof_stat_t *s, int n)
+{
+    fprintf(f, ",\n  \"points\": {");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s\n    \"%s\": {\"count\": %llu, \"total_ns\": %.3f, \"min_ns\": %.3f, "
+                   "\"median_ns\": %.3f, \"trimmed_mean_ns\": %.3f}",
+                i ? "," : "", name[i], (unsigned long long)s[i].count, s[i].total_ns, s[i].min_ns,
+                s[i].median_ns, s[i].trimmed_mean_ns);
+    fprintf(f, "\n  }");
 }
 
 void bench_mpi_library(char *out, int len)
@@ -193,36 +323,3 @@ double bench_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
-
-/* Not under SimGrid SMPI (smpicc): simulated programs have no UCX transport. */
-#ifndef SMPI_H
-void bench_transport_of(weft_ep_t ep, int rank, weft_seg_t seg, char *out, size_t len)
-{
-    ucp_ep_h uep;
-    ucp_rkey_h rkey;
-    uint64_t raddr;
-    char *text = NULL, *line, *save = NULL;
-    size_t tlen = 0, used = 0;
-    FILE *f;
-
-    snprintf(out, len, "unknown");
-    if (weft_ucx_target(ep, rank, seg, 0, &uep, &rkey, &raddr) != WEFT_OK ||
-        (f = open_memstream(&text, &tlen)) == NULL)
-        return;
-    ucp_ep_print_info(uep, f);
-    fclose(f);
-    /* lines look like "lane[0]:  3:sysv/memory.0 md[2] -> ... amo#0 am" */
-    out[0] = '\0';
-    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char tl[64], *p = strstr(line, "lane[");
-        /* the transport/device follows the second colon, up to a dot */
-        if (p == NULL || (p = strchr(p, ':')) == NULL || (p = strchr(p + 1, ':')) == NULL ||
-            sscanf(p + 1, "%63[^. ]", tl) != 1 || strstr(out, tl) != NULL)
-            continue;
-        used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "," : "", tl);
-        if (used >= len)
-            break;
-    }
-    free(text);
-}
-#endif

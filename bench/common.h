@@ -1,6 +1,7 @@
 /*
- * Helpers shared by the benchmarks: a clock and the name of the UCX
- * transport weft uses to reach a peer.
+ * Helpers shared by the benchmarks: start-up, arguments, statistics, the
+ * JSON output, a clock and the name of the UCX transport weft uses to
+ * reach a peer.
  */
 #ifndef WEFT_BENCH_COMMON_H
 #define WEFT_BENCH_COMMON_H
@@ -8,6 +9,19 @@
 #include <weft.h>
 #include <stddef.h>
 #include <stdio.h>
+
+/* A weft call of benchmark `name` that failed: "name: what: error (last
+ * error)" on stderr, then MPI_Abort (status 2). */
+void bench_fail(const char *name, const char *what, weft_status_t st);
+
+/* Make a weft call; bench_fail when it does not return WEFT_OK.  The check
+ * is inline, so that a timed loop pays a compare and nothing else. */
+#define BENCH_OK(name, call)                                                                       \
+    do {                                                                                           \
+        weft_status_t s_ = (call);                                                                 \
+        if (s_ != WEFT_OK)                                                                         \
+            bench_fail(name, #call, s_);                                                           \
+    } while (0)
 
 /* Start MPI (thread-multiple) and learn this rank and the number of ranks. */
 void bench_mpi_start(int *argc, char ***argv, int *rank, int *nranks);
@@ -21,6 +35,21 @@ int bench_need_two(const char *name, int args_ok, int rank, int nranks, void (*u
  * nothing after it, into *dst, and *i moved onto it; -1 when it is missing
  * or not such an integer. */
 int bench_arg_positive(int argc, char **argv, int *i, long *dst);
+
+/* One option of a benchmark's command line: --name followed by a positive
+ * integer (into *value), by a word (*text: a file name), or alone (*flag
+ * set to 1); exactly one of the three is set. */
+struct bench_opt {
+    const char *name;
+    long *value;
+    const char **text;
+    int *flag;
+};
+
+/* argv[1..argc) against opts[], which ends with a NULL name; what is not
+ * given keeps its value.  0, or -1 for an unknown option, a missing value
+ * or a value that is not a positive integer (bench_arg_positive). */
+int bench_parse_opts(int argc, char **argv, const struct bench_opt *opts);
 
 /* The options of the two breakdown benchmarks (weft_bench_breakdown,
  * weft_bench_breakdown_direct): --json FILE, --iters N, --lat-iters N,
@@ -41,8 +70,24 @@ struct bench_series {
 /* Append v (dropped once the series is full). */
 void bench_series_push(struct bench_series *s, double v);
 
+/* A breakdown's injection figures over rounds: per kind of chunk (at most
+ * BENCH_MAX_KINDS), its figure, its chunks' time and its timed regions
+ * per put, and the share of the cycles kept at the median speed. */
+#define BENCH_MAX_KINDS 16
+struct bench_injection {
+    struct bench_series fig[BENCH_MAX_KINDS], chunk[BENCH_MAX_KINDS], regions[BENCH_MAX_KINDS];
+    struct bench_series kept;
+};
+
+/* Append one round's figures of nkinds kinds. */
+void bench_injection_push(struct bench_injection *in, int nkinds, const double *fig,
+                          const double *chunk_ns, const double *regions, double kept);
+
 /* "name": v with three decimals, then sep. */
 void bench_put_value(FILE *f, const char *name, double v, const char *sep);
+
+/* [v0, v1, ...]: v[0..n), each printed with fmt ("%.3f"). */
+void bench_put_list(FILE *f, const char *fmt, const double *v, int n);
 
 /* "name": [v0, v1, ...], every round's value. */
 void bench_put_rounds(FILE *f, const char *name, const struct bench_series *s);
@@ -71,21 +116,60 @@ long bench_keep_speed(const double *observed, long n, double band, char *keep);
  * none). */
 double bench_median_kept(const double *v, const char *keep, long n);
 
-/* Parse them into *o: 0, or -1 for an unknown option or a value that is
- * not a positive integer (each benchmark checks its own upper bounds). */
-int bench_breakdown_parse(int argc, char **argv, struct bench_breakdown_opts *o);
+/* Parse them into *o: 0, or -1 for an unknown option, a value that is not
+ * a positive integer, more than BENCH_BREAKDOWN_MAX_ROUNDS rounds, a batch
+ * larger than the iterations or more than max_lat_iters round trips (what
+ * the benchmark keeps of a pass). */
+int bench_breakdown_parse(int argc, char **argv, long max_lat_iters,
+                          struct bench_breakdown_opts *o);
 
 /* A comma-separated list of positive integers ("2,4,8") into out[0..max):
  * how many, or -1 for anything else (empty item, 0, trailing text, more
  * than max). */
 int bench_parse_positive_list(const char *text, long *out, int max);
 
+/* Sort v[0..n) in increasing order. */
+void bench_sort(double *v, long n);
+
 /* The median of v[0..n), n >= 1; sorts v. */
 double bench_median(double *v, int n);
+
+/* The median of this rank's v[0..n) (sorted), the largest over the ranks
+ * (a reduction every rank makes; every rank gets it). */
+double bench_worst_median(double *v, int n);
 
 /* The interquartile mean of v[0..n), n >= 4 (the mean of the middle
  * half, as weft__prof_empty_ticks takes of its regions); sorts v. */
 double bench_iq_mean(double *v, int n);
+
+/* Where a benchmark's JSON goes: path opened for writing, or stdout when
+ * path is NULL.  When it cannot be opened: "name: cannot write path:
+ * reason" and MPI_Abort (status 2). */
+FILE *bench_json_open(const char *name, const char *path);
+
+/* Close what bench_json_open opened (not stdout). */
+void bench_json_close(FILE *f);
+
+/* UCX_TLS as this run has it, or "default". */
+const char *bench_ucx_tls(void);
+
+/* The head of a benchmark's JSON object: "{" and "benchmark", "nranks",
+ * "transport" and "ucx_tls" (bench_ucx_tls), a line each. */
+void bench_json_head(FILE *f, const char *benchmark, int nranks, const char *transport);
+
+/* A breakdown's head: bench_json_head, its options, the statistic of its
+ * figures and the timer (GHz, the library's overhead in ns). */
+void bench_breakdown_head(FILE *f, int nranks, const char *transport,
+                          const struct bench_breakdown_opts *o, const char *statistic,
+                          double ghz, double overhead_ns);
+
+/* Per-sample figures over all ranks, on rank 0 (a reduction every rank
+ * makes): out[i] is the mean of the ranks' median[i], each weighted by its
+ * count[i] of samples (0 where no rank has any). */
+void bench_weighted_ranks(const double *median, const double *count, double *out, int n);
+
+/* ,\n  "points": {...}: the trace points' statistics s[0..n) by name[i]. */
+void bench_points_json(FILE *f, const char *const *name, const weft_prof_stat_t *s, int n);
 
 /* MPI_Get_library_version on one line, fit for a JSON string. */
 void bench_mpi_library(char *out, int len);
@@ -93,9 +177,13 @@ void bench_mpi_library(char *out, int len);
 /* Seconds on the monotonic clock. */
 double bench_now(void);
 
+/* The end of a benchmark: seg freed, weft and MPI finalised (a failure
+ * is reported as "name: call: error" and aborts).  In runtime.c. */
+void bench_finish(const char *name, weft_ctx_t ctx, weft_seg_t seg);
+
 /* "sysv/memory,posix/memory,cma/memory": the transports/devices of the
  * lanes of ep's connection to rank, as UCX reports them ("unknown" when it
- * cannot tell). */
+ * cannot tell).  In runtime.c. */
 void bench_transport_of(weft_ep_t ep, int rank, weft_seg_t seg, char *out, size_t len);
 
 /* Empty functions with the arguments of weft_put_nbi and weft_progress,

@@ -68,14 +68,10 @@ static size_t init_rss;
 static struct result results[MAX_ITEMS * MAX_ITEMS];
 static int nresults;
 static uint64_t shared_words[MAX_THREADS] __attribute__((aligned(LINE)));
+static char transport[256] = "unknown";  /* rank 0's to the target, for the JSON */
 
-static void die(const char *what, weft_status_t st)
-{
-    fprintf(stderr, "weft_bench_endpoints: %s: %s (%s)\n", what, weft_strerror(st),
-            weft_last_error());
-    MPI_Abort(MPI_COMM_WORLD, 2);
-}
-#define OK(call) do { weft_status_t s_ = (call); if (s_ != WEFT_OK) die(#call, s_); } while (0)
+#define NAME "weft_bench_endpoints"
+#define OK(call) BENCH_OK(NAME, call)
 
 /* ---- one thread's put loop ------------------------------------------------ */
 
@@ -224,7 +220,7 @@ static void measure_pool(struct result *r, const char *policy, int sharedbuf)
             d[t].secs = o.secs;
             d[t].start = &start;
             if (pthread_create(&th[t], NULL, drive, &d[t]) != 0)
-                die("pthread_create", WEFT_ERR_NO_MEMORY);
+                bench_fail(NAME, "pthread_create", WEFT_ERR_NO_MEMORY);
         }
         for (int t = 0; t < o.threads; t++) {
             pthread_join(th[t], NULL);
@@ -244,7 +240,7 @@ static void measure_pool(struct result *r, const char *policy, int sharedbuf)
 
 /* ---- output -------------------------------------------------------------- */
 
-static void write_json(FILE *f, const char *transport)
+static void write_json(FILE *f)
 {
     fprintf(f, "{\n  \"threads\": %d, \"batch\": %d, \"every\": %d, \"secs\": %g, "
                "\"rounds\": %d, \"transport\": \"%s\",\n  \"results\": [\n",
@@ -253,12 +249,11 @@ static void write_json(FILE *f, const char *transport)
         const struct result *r = &results[i];
 
         fprintf(f, "    {\"policy\": \"%s\", \"variant\": \"%s\", \"batch\": %d, \"every\": %d, "
-                   "\"caller_lock\": %d, \"rate_median\": %.1f, \"rates\": [",
+                   "\"caller_lock\": %d, \"rate_median\": %.1f, \"rates\": ",
                 r->policy, r->variant, r->batch, r->every, r->caller_lock,
-                bench_pool_median(r->rate, r->n));
-        for (int k = 0; k < r->n; k++)
-            fprintf(f, "%s%.1f", k ? ", " : "", r->rate[k]);
-        fprintf(f, "],\n     \"resources\": ");
+                bench_median_kept(r->rate, NULL, r->n));
+        bench_put_list(f, "%.1f", r->rate, r->n);
+        fprintf(f, ",\n     \"resources\": ");
         bench_resources_json(f, &r->res);
         fprintf(f, "}%s\n", i + 1 < nresults ? "," : "");
     }
@@ -274,16 +269,6 @@ static void usage(void)
             "       [--variants LIST] [--batch P] [--every Q] [--secs S] [--rounds R] [--json FILE]\n"
             "  LIST: comma-separated; policies: procs and weft_ep_policy_parse names, each\n"
             "  optionally with +caller; variants: default, nobatch, nounsig, sharedbuf\n");
-}
-
-static int split(char *s, char **out)
-{
-    int n = 0;
-
-    for (char *save = NULL, *tok = strtok_r(s, ",", &save); tok && n < MAX_ITEMS;
-         tok = strtok_r(NULL, ",", &save))
-        out[n++] = tok;
-    return n;
 }
 
 static int parse(int argc, char **argv)
@@ -313,17 +298,8 @@ static int parse(int argc, char **argv)
         else return 0;
         i++;
     }
-    o.npolicies = split(pl, o.policies);
-    o.nvariants = split(vl, o.variants);
-    for (int i = 0; i < o.npolicies; i++) {
-        char name[64];
-        int caller;
-
-        if (bench_policy_split(o.policies[i], name, sizeof(name), &caller) != 0) {
-            fprintf(stderr, "weft_bench_endpoints: bad policy '%s'\n", o.policies[i]);
-            return 0;
-        }
-    }
+    o.npolicies = bench_policy_list(NAME, pl, o.policies, MAX_ITEMS);
+    o.nvariants = bench_split_list(vl, o.variants, MAX_ITEMS);
     for (int i = 0; i < o.nvariants; i++)
         if (strcmp(o.variants[i], "default") && strcmp(o.variants[i], "nobatch") &&
             strcmp(o.variants[i], "nounsig") && strcmp(o.variants[i], "sharedbuf"))
@@ -335,16 +311,13 @@ static int parse(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    int ok, provided;
-    char transport[256] = "unknown";
+    int ok;
 
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    bench_mpi_start(&argc, &argv, &rank, &nranks);
     ok = parse(argc, argv);
-    if (bench_pool_need_ranks("weft_bench_endpoints", ok, o.threads, rank, nranks, usage) != 0)
+    if (bench_pool_need_ranks(NAME, ok, o.threads, rank, nranks, usage) != 0)
         return 2;
-    ctx = bench_pool_init("weft_bench_endpoints", &init_rss);
+    ctx = bench_pool_init(NAME, &init_rss);
     OK(weft_seg_alloc(ctx, (size_t)MAX_THREADS * LINE, &seg, NULL));
     if (rank == 0) {
         weft_ep_t ep;
@@ -376,14 +349,6 @@ int main(int argc, char **argv)
                             o.policies[p], r->rate[r->n - 1] / 1e6);
             }
 
-    if (rank == 0) {
-        FILE *f = bench_pool_json_open(o.json);
-
-        write_json(f, transport);
-        bench_pool_json_close(f);
-    }
-    OK(weft_seg_free(ctx, seg));
-    OK(weft_finalize(ctx));
-    MPI_Finalize();
+    bench_pool_finish(NAME, ctx, seg, o.json, write_json);
     return 0;
 }

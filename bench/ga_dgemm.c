@@ -59,13 +59,8 @@ static char *base;
 static size_t init_rss;
 static struct result results[MAX_ITEMS];
 
-static void die(const char *what, weft_status_t st)
-{
-    fprintf(stderr, "weft_bench_ga_dgemm: %s: %s (%s)\n", what, weft_strerror(st),
-            weft_last_error());
-    MPI_Abort(MPI_COMM_WORLD, 2);
-}
-#define OK(call) do { weft_status_t s_ = (call); if (s_ != WEFT_OK) die(#call, s_); } while (0)
+#define NAME "weft_bench_ga_dgemm"
+#define OK(call) BENCH_OK(NAME, call)
 
 static int nt(void) { return o.n / o.tile; }
 static size_t tile_bytes(void) { return (size_t)o.tile * (size_t)o.tile * sizeof(double); }
@@ -140,7 +135,7 @@ static double *aligned_doubles(size_t bytes)
     void *p = NULL;
 
     if (posix_memalign(&p, 64, bytes) != 0)
-        die("posix_memalign", WEFT_ERR_NO_MEMORY);
+        bench_fail(NAME, "posix_memalign", WEFT_ERR_NO_MEMORY);
     return p;
 }
 
@@ -231,7 +226,7 @@ static void run(struct result *r, const char *spec)
             cl[t].c = cl[t].b + (size_t)o.tile * o.tile;
             cl[t].caller_lock = caller;
             if (pthread_create(&th[t], NULL, client_main, &cl[t]) != 0)
-                die("pthread_create", WEFT_ERR_NO_MEMORY);
+                bench_fail(NAME, "pthread_create", WEFT_ERR_NO_MEMORY);
         }
         for (int t = 0; t < o.threads; t++) {
             pthread_join(th[t], NULL);
@@ -274,11 +269,10 @@ static void write_json(FILE *f)
     for (int i = 0; i < o.npolicies; i++) {
         const struct result *r = &results[i];
 
-        fprintf(f, "    {\"policy\": \"%s\", \"verified\": %s, \"gflops_median\": %.3f, \"gflops\": [",
-                r->policy, r->verified ? "true" : "false", bench_pool_median(r->gflops, r->n));
-        for (int k = 0; k < r->n; k++)
-            fprintf(f, "%s%.3f", k ? ", " : "", r->gflops[k]);
-        fprintf(f, "],\n     \"resources\": ");
+        fprintf(f, "    {\"policy\": \"%s\", \"verified\": %s, \"gflops_median\": %.3f, \"gflops\": ",
+                r->policy, r->verified ? "true" : "false", bench_median_kept(r->gflops, NULL, r->n));
+        bench_put_list(f, "%.3f", r->gflops, r->n);
+        fprintf(f, ",\n     \"resources\": ");
         bench_resources_json(f, &r->res);
         fprintf(f, "}%s\n", i + 1 < o.npolicies ? "," : "");
     }
@@ -313,17 +307,7 @@ static int parse(int argc, char **argv)
     }
     if (argc % 2 == 0)
         return 0;
-    for (char *save = NULL, *tok = strtok_r(pl, ",", &save); tok && o.npolicies < MAX_ITEMS;
-         tok = strtok_r(NULL, ",", &save)) {
-        char name[64];
-        int caller;
-
-        if (bench_policy_split(tok, name, sizeof(name), &caller) != 0) {
-            fprintf(stderr, "weft_bench_ga_dgemm: bad policy '%s'\n", tok);
-            return 0;
-        }
-        o.policies[o.npolicies++] = tok;
-    }
+    o.npolicies = bench_policy_list(NAME, pl, o.policies, MAX_ITEMS);
     return o.threads >= 1 && o.threads <= MAX_THREADS && o.tile >= 1 && o.n >= o.tile &&
            o.n % o.tile == 0 && o.n <= 8192 && o.rounds >= 1 &&
            o.rounds <= BENCH_POOL_MAX_ROUNDS && o.npolicies > 0;
@@ -331,17 +315,15 @@ static int parse(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    int ok, provided;
+    int ok;
 
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    bench_mpi_start(&argc, &argv, &rank, &nranks);
     ok = parse(argc, argv);
-    if (bench_pool_need_ranks("weft_bench_ga_dgemm", ok, o.threads, rank, nranks, usage) != 0)
+    if (bench_pool_need_ranks(NAME, ok, o.threads, rank, nranks, usage) != 0)
         return 2;
     /* one BLAS thread per client thread: the threads are the parallelism */
     openblas_set_num_threads(1);
-    ctx = bench_pool_init("weft_bench_ga_dgemm", &init_rss);
+    ctx = bench_pool_init(NAME, &init_rss);
     OK(weft_seg_alloc(ctx, tile_off(3, 0, 0), &seg, (void **)&base));
     for (int i = 0; i < o.npolicies; i++)
         results[i].policy = o.policies[i];
@@ -353,15 +335,7 @@ int main(int argc, char **argv)
                         results[p].gflops[results[p].n - 1],
                         results[p].verified ? "verified" : "WRONG RESULT");
         }
-    if (rank == 0) {
-        FILE *f = bench_pool_json_open(o.json);
-
-        write_json(f);
-        bench_pool_json_close(f);
-    }
-    OK(weft_seg_free(ctx, seg));
-    OK(weft_finalize(ctx));
-    MPI_Finalize();
+    bench_pool_finish(NAME, ctx, seg, o.json, write_json);
     for (int i = 0; rank == 0 && i < o.npolicies; i++)
         if (!results[i].verified)
             return 1;

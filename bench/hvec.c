@@ -374,7 +374,7 @@ static int run(struct hier *h, const struct opts *o, FILE *f, int first)
     }
     for (int s = 0; s < o->nsizes; s++) {
         long   size = o->sizes[s];
-        double mid, worst;
+        double worst;
         for (long i = 0; i < size; i++)
             lvec[i] = lvec_at(rank, i);
         for (long it = -1; it < o->iters; it++) {
@@ -386,8 +386,7 @@ static int run(struct hier *h, const struct opts *o, FILE *f, int first)
             if (it >= 0)
                 times[it] = MPI_Wtime() - t;
         }
-        mid = bench_median(times, (int)o->iters);
-        MPI_Reduce(&mid, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        worst = bench_worst_median(times, (int)o->iters);
         if (rank == 0) {
             for (long k = 0; k < SAMPLES; k++) {
                 long i = k < SAMPLES - 1 ? k : size - 1;
@@ -432,11 +431,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    FILE *f = NULL;
-    if (rank == 0 && !(f = fopen(o.json, "w"))) {
-        fprintf(stderr, "weft_bench_hvec: cannot write %s\n", o.json);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    FILE *f = rank == 0 ? bench_json_open("weft_bench_hvec", o.json) : NULL;
     bench_mpi_library(lib, sizeof(lib));
     if (f)
         fprintf(f, "{\"benchmark\": \"hvec\", \"nranks\": %d, \"mpi\": \"%.120s\", \"iters\": %ld, "
@@ -460,7 +455,7 @@ int main(int argc, char **argv)
     }
     if (f) {
         fprintf(f, "\n], \"verified\": %s}\n", ok ? "true" : "false");
-        fclose(f);
+        bench_json_close(f);
     }
     MPI_Finalize();
     return ok ? 0 : 1;

@@ -71,16 +71,12 @@ static struct point lat[MAX_POINTS], bw[MAX_POINTS];
 static int nlat, nbw;
 static int rank, nranks;
 
-static void die(const char *what, weft_status_t st)
-{
-    fprintf(stderr, "weft_bench_latbw: %s: %s (%s)\n", what, weft_strerror(st), weft_last_error());
-    MPI_Abort(MPI_COMM_WORLD, 2);
-}
-#define OK(call) do { weft_status_t s_ = (call); if (s_ != WEFT_OK) die(#call, s_); } while (0)
+#define NAME "weft_bench_latbw"
+#define OK(call) BENCH_OK(NAME, call)
 
 static void fail(const char *what)
 {
-    fprintf(stderr, "weft_bench_latbw: rank %d: %s: %s\n", rank, what, strerror(errno));
+    fprintf(stderr, NAME ": rank %d: %s: %s\n", rank, what, strerror(errno));
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
@@ -352,8 +348,7 @@ static double tcp_peak(void)
 
 /* ---- output ----------------------------------------------------------- */
 
-/* The UCX transports of the connection to rank 1, as in weft_bench_rma:
- * lines of ucp_ep_print_info look like "lane[0]:  3:sysv/memory.0 md[2] ...". */
+/* "name": [{"impl": ..., "size": ..., "unit": value}, ...], the points of set. */
 static void write_points(FILE *f, const char *name, const char *unit, const struct point *set, int n)
 {
     fprintf(f, "  \"%s\": [\n", name);
@@ -363,24 +358,20 @@ static void write_points(FILE *f, const char *name, const char *unit, const stru
     fprintf(f, "  ]");
 }
 
-static void write_json(const struct opts *o, const char *transport, const char *tls, double peak,
+static void write_json(const struct opts *o, const char *transport, double peak,
                        const char *peak_kind)
 {
-    FILE *f = fopen(o->json, "w");
+    FILE *f = bench_json_open(NAME, o->json);
 
-    if (f == NULL) {
-        fprintf(stderr, "weft_bench_latbw: cannot write %s: %s\n", o->json, strerror(errno));
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    fprintf(f, "{\n  \"benchmark\": \"latbw\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
-               "  \"ucx_tls\": \"%s\",\n  \"window\": %ld,\n  \"iters\": %ld,\n"
-               "  \"peak_MBps\": %.6g,\n  \"peak_kind\": \"%s\",\n",
-            nranks, transport, tls, o->window, o->iters, peak, peak_kind);
+    bench_json_head(f, "latbw", nranks, transport);
+    fprintf(f, "  \"window\": %ld,\n  \"iters\": %ld,\n  \"peak_MBps\": %.6g,\n"
+               "  \"peak_kind\": \"%s\",\n",
+            o->window, o->iters, peak, peak_kind);
     write_points(f, "latency", "us", lat, nlat);
     fprintf(f, ",\n");
     write_points(f, "bandwidth", "MBps", bw, nbw);
     fprintf(f, "\n}\n");
-    fclose(f);
+    bench_json_close(f);
 }
 
 static void usage(void)
@@ -396,7 +387,7 @@ static void usage(void)
 static int bad(const char *fmt, const char *a, const char *b)
 {
     if (rank == 0) {
-        fprintf(stderr, "weft_bench_latbw: ");
+        fprintf(stderr, NAME ": ");
         fprintf(stderr, fmt, a, b);
         fputc('\n', stderr);
     }
@@ -445,13 +436,12 @@ int main(int argc, char **argv)
     weft_seg_t seg;
     char transport[256], *buf, *sink = NULL;
     MPI_Request *reqs;
-    const char *tls = getenv("UCX_TLS") ? getenv("UCX_TLS") : "default";
-    int over_tcp = strstr(tls, "tcp") != NULL;
+    int over_tcp = strstr(bench_ucx_tls(), "tcp") != NULL;
     size_t maxsize, span;
     double peak;
 
     bench_mpi_start(&argc, &argv, &rank, &nranks);
-    if (bench_need_two("weft_bench_latbw", parse(argc, argv, &o) == 0, rank, nranks, usage) != 0)
+    if (bench_need_two(NAME, parse(argc, argv, &o) == 0, rank, nranks, usage) != 0)
         return 2;
     maxsize = (size_t)(o.max_lat > o.max_bw ? o.max_lat : o.max_bw);
     span = (size_t)o.window * (size_t)o.max_bw;
@@ -491,12 +481,10 @@ int main(int argc, char **argv)
     }
 
     if (rank == 0)
-        write_json(&o, transport, tls, peak, over_tcp ? "tcp-stream" : "memcpy");
-    OK(weft_seg_free(ctx, seg));
-    OK(weft_finalize(ctx));
+        write_json(&o, transport, peak, over_tcp ? "tcp-stream" : "memcpy");
     free(buf);
     free(reqs);
     free(sink);
-    MPI_Finalize();
+    bench_finish(NAME, ctx, seg);
     return 0;
 }

@@ -1,5 +1,6 @@
 /* Helpers of the endpoint-pool benchmarks (pools.h). */
 #include "pools.h"
+#include "common.h"
 
 #include <mpi.h>
 #include <stdlib.h>
@@ -67,24 +68,16 @@ int bench_pool_need_ranks(const char *name, int args_ok, int threads, int rank, 
     return 2;
 }
 
-static void init_check(const char *name, const char *what, weft_status_t st)
-{
-    if (st == WEFT_OK)
-        return;
-    fprintf(stderr, "%s: %s: %s (%s)\n", name, what, weft_strerror(st), weft_last_error());
-    MPI_Abort(MPI_COMM_WORLD, 2);
-}
-
 weft_ctx_t bench_pool_init(const char *name, size_t *init_rss)
 {
     weft_config_t cfg;
     weft_ctx_t ctx = NULL;
     size_t rss0;
 
-    init_check(name, "weft_config_init(&cfg)", weft_config_init(&cfg));
+    BENCH_OK(name, weft_config_init(&cfg));
     cfg.shm = 0;
     rss0 = bench_rss();
-    init_check(name, "weft_init(&cfg, &ctx)", weft_init(&cfg, &ctx));
+    BENCH_OK(name, weft_init(&cfg, &ctx));
     *init_rss = bench_rss() - rss0;
     return ctx;
 }
@@ -145,35 +138,43 @@ void bench_resources_json(FILE *f, const struct bench_resources *r)
             r->locks_per_call, r->locks, r->locks_counted ? "true" : "false", r->rss_bytes);
 }
 
-static int cmp_double(const void *a, const void *b)
+int bench_split_list(char *list, char **out, int max)
 {
-    double x = *(const double *)a, y = *(const double *)b;
+    int n = 0;
 
-    return (x > y) - (x < y);
+    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && n < max;
+         tok = strtok_r(NULL, ",", &save))
+        out[n++] = tok;
+    return n;
 }
 
-double bench_pool_median(const double *v, int n)
+int bench_policy_list(const char *name, char *list, char **out, int max)
 {
-    double s[BENCH_POOL_MAX_ROUNDS];
+    int n = bench_split_list(list, out, max);
 
-    memcpy(s, v, sizeof(double) * (size_t)n);
-    qsort(s, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
+    for (int i = 0; i < n; i++) {
+        char policy[64];
+        int caller;
 
-FILE *bench_pool_json_open(const char *path)
-{
-    FILE *f = path ? fopen(path, "w") : stdout;
-
-    if (f == NULL) {
-        perror(path);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        if (bench_policy_split(out[i], policy, sizeof(policy), &caller) != 0) {
+            fprintf(stderr, "%s: bad policy '%s'\n", name, out[i]);
+            return 0;
+        }
     }
-    return f;
+    return n;
 }
 
-void bench_pool_json_close(FILE *f)
+void bench_pool_finish(const char *name, weft_ctx_t ctx, weft_seg_t seg, const char *json,
+                       void (*write_json)(FILE *f))
 {
-    if (f != stdout)
-        fclose(f);
+    int rank;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        FILE *f = bench_json_open(name, json);
+
+        write_json(f);
+        bench_json_close(f);
+    }
+    bench_finish(name, ctx, seg);
 }

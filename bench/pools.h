@@ -1,7 +1,7 @@
 /*
  * Helpers of the endpoint-pool benchmarks (endpoints, ga_dgemm, stencil):
- * policy arguments, the blocked target, memory and resource reports, the
- * median of the rounds and the JSON output.
+ * policy arguments, the blocked target, memory and resource reports and
+ * the end of a run.
  */
 #ifndef WEFT_BENCH_POOLS_H
 #define WEFT_BENCH_POOLS_H
@@ -62,13 +62,19 @@ void bench_resources_json(FILE *f, const struct bench_resources *r);
 /* Rounds a pool benchmark measures at most. */
 #define BENCH_POOL_MAX_ROUNDS 32
 
-/* The median of v[0..n), 1 <= n <= BENCH_POOL_MAX_ROUNDS (v is not changed). */
-double bench_pool_median(const double *v, int n);
+/* A comma-separated list split in place into out[0..max) (items beyond
+ * max are dropped): how many. */
+int bench_split_list(char *list, char **out, int max);
 
-/* Where the JSON goes: path opened for writing (MPI_Abort, with the reason,
- * when it cannot be), or stdout when path is NULL; closed (not stdout) by
- * bench_pool_json_close. */
-FILE *bench_pool_json_open(const char *path);
-void bench_pool_json_close(FILE *f);
+/* The same for a list of policy arguments (bench_policy_split): how many,
+ * or 0 after "name: bad policy 'x'" when one is not valid. */
+int bench_policy_list(const char *name, char *list, char **out, int max);
+
+/* The end of a pool benchmark: rank 0 writes its JSON with write_json (to
+ * json, or stdout when NULL; bench_json_open), then seg is freed and weft
+ * and MPI are finalised.  A failure is reported as "name: call: error"
+ * and aborts. */
+void bench_pool_finish(const char *name, weft_ctx_t ctx, weft_seg_t seg, const char *json,
+                       void (*write_json)(FILE *f));
 
 #endif

@@ -111,16 +111,10 @@ static void load(struct lib *l, const char *path, const char *label, int check)
     l->flag = (uint64_t *)((char *)local + 1024);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of v[0..n), which it sorts. */
+/* The upper median of v[0..n), which it sorts. */
 static double median(double *v, long n)
 {
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    bench_sort(v, n);
     return v[n / 2];
 }
 
@@ -204,25 +198,16 @@ int main(int argc, char **argv)
     int check = 0, nlibs = 2;
     long iters = 1000000, rounds = 10, batch = 16;
     int ok = argc >= 3;
-    FILE *f = stdout;
+    FILE *f;
+    const struct bench_opt opts[] = {
+        {"--json", .text = &json},      {"--base", .text = &base},      {"--check", .flag = &check},
+        {"--iters", .value = &iters},   {"--rounds", .value = &rounds}, {"--batch", .value = &batch},
+        {NULL},
+    };
 
     bench_mpi_start(&argc, &argv, &rank, &nranks);
-    for (int i = 3; ok && i < argc; i++) {
-        if (!strcmp(argv[i], "--json") && i + 1 < argc)
-            json = argv[++i];
-        else if (!strcmp(argv[i], "--base") && i + 1 < argc)
-            base = argv[++i];
-        else if (!strcmp(argv[i], "--check"))
-            check = 1;
-        else if (!strcmp(argv[i], "--iters"))
-            ok = bench_arg_positive(argc, argv, &i, &iters) == 0;
-        else if (!strcmp(argv[i], "--rounds"))
-            ok = bench_arg_positive(argc, argv, &i, &rounds) == 0;
-        else if (!strcmp(argv[i], "--batch"))
-            ok = bench_arg_positive(argc, argv, &i, &batch) == 0;
-        else
-            ok = 0;
-    }
+    /* the options follow the two libraries */
+    ok = ok && bench_parse_opts(argc - 2, argv + 2, opts) == 0;
     if (bench_need_two("weft_bench_profcost", ok && rounds <= MAX_ROUNDS, rank, nranks, usage) != 0)
         return 2;
     memset(libs, 0, sizeof(libs));
@@ -236,26 +221,20 @@ int main(int argc, char **argv)
     for (long r = 0; r < rounds; r++)
         round_group(libs, nlibs, iters, batch, (int)r);
     if (rank == 0) {
-        if (json && (f = fopen(json, "w")) == NULL)
-            fail(json, "cannot write");
+        f = bench_json_open("weft_bench_profcost", json);
         fprintf(f, "{\"benchmark\": \"profcost\", \"iters\": %ld, \"batch\": %ld, \"ns_per_put\": {",
                 iters, batch);
         for (int i = 0; i < nlibs; i++) {
-            fprintf(f, "%s\"%s\": [", i ? ", " : "", libs[i].label);
-            for (long r = 0; r < rounds; r++)
-                fprintf(f, "%s%.4f", r ? ", " : "", libs[i].ns[r]);
-            fprintf(f, "]");
+            fprintf(f, "%s\"%s\": ", i ? ", " : "", libs[i].label);
+            bench_put_list(f, "%.4f", libs[i].ns, (int)rounds);
         }
         fprintf(f, "}, \"time_over_prof\": {");
         for (int i = 1; i < nlibs; i++) {
-            fprintf(f, "%s\"%s\": [", i > 1 ? ", " : "", libs[i].label);
-            for (long r = 0; r < rounds; r++)
-                fprintf(f, "%s%.5f", r ? ", " : "", libs[i].time_ratio[r]);
-            fprintf(f, "]");
+            fprintf(f, "%s\"%s\": ", i > 1 ? ", " : "", libs[i].label);
+            bench_put_list(f, "%.5f", libs[i].time_ratio, (int)rounds);
         }
         fprintf(f, "}}\n");
-        if (f != stdout)
-            fclose(f);
+        bench_json_close(f);
     }
     for (int i = nlibs - 1; i >= 0; i--) {
         CALL(&libs[i], libs[i].seg_free(libs[i].ctx, libs[i].seg));

@@ -104,21 +104,6 @@ static void record(const char *impl, const char *op, size_t size, const char *un
         s->v[s->n++] = v;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(const struct sample *s)
-{
-    double t[MAX_VALUES];
-
-    memcpy(t, s->v, sizeof(double) * (size_t)s->n);
-    qsort(t, (size_t)s->n, sizeof(double), cmp_double);
-    return s->n % 2 ? t[s->n / 2] : 0.5 * (t[s->n / 2 - 1] + t[s->n / 2]);
-}
-
 /* ---- weft ---------------------------------------------------------- */
 
 static void weft_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const struct opts *o)
@@ -474,29 +459,22 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
 
 static void write_json(const struct opts *o, const char *transport, int progress_thread)
 {
-    FILE *f = o->json ? fopen(o->json, "w") : stdout;
+    FILE *f = bench_json_open("weft_bench_rma", o->json);
 
-    if (f == NULL) {
-        fprintf(stderr, "weft_bench_rma: cannot write %s\n", o->json);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    fprintf(f, "{\n  \"benchmark\": \"rma\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
-               "  \"ucx_tls\": \"%s\",\n  \"progress_thread\": %d,\n  \"iters\": %ld,\n"
-               "  \"window\": %ld,\n  \"rounds\": %ld,\n  \"results\": [\n",
-            nranks, transport, getenv("UCX_TLS") ? getenv("UCX_TLS") : "default", progress_thread,
-            o->iters, o->window, o->rounds);
+    bench_json_head(f, "rma", nranks, transport);
+    fprintf(f, "  \"progress_thread\": %d,\n  \"iters\": %ld,\n  \"window\": %ld,\n"
+               "  \"rounds\": %ld,\n  \"results\": [\n",
+            progress_thread, o->iters, o->window, o->rounds);
     for (int i = 0; i < nsamples; i++) {
         const struct sample *s = &samples[i];
         fprintf(f, "    {\"impl\": \"%s\", \"op\": \"%s\", \"size\": %zu, \"unit\": \"%s\", "
-                   "\"value\": %.6g, \"rounds\": [",
-                s->impl, s->op, s->size, s->unit, median(s));
-        for (int k = 0; k < s->n; k++)
-            fprintf(f, "%s%.6g", k ? ", " : "", s->v[k]);
-        fprintf(f, "]}%s\n", i + 1 < nsamples ? "," : "");
+                   "\"value\": %.6g, \"rounds\": ",
+                s->impl, s->op, s->size, s->unit, bench_median_kept(s->v, NULL, s->n));
+        bench_put_list(f, "%.6g", s->v, s->n);
+        fprintf(f, "}%s\n", i + 1 < nsamples ? "," : "");
     }
     fprintf(f, "  ]\n}\n");
-    if (f != stdout)
-        fclose(f);
+    bench_json_close(f);
 }
 
 static void usage(void)
@@ -507,25 +485,15 @@ static void usage(void)
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-    o->json = NULL;
-    o->iters = 100000;
-    o->window = 256;
-    o->rounds = 5;
-    o->busy_target = 0;
-    o->sweep = 0;
-    for (int i = 1; i < argc; i++) {
-        long *dst = NULL;
-        if (!strcmp(argv[i], "--json") && i + 1 < argc) o->json = argv[++i];
-        else if (!strcmp(argv[i], "--busy-target")) o->busy_target = 1;
-        else if (!strcmp(argv[i], "--sweep")) o->sweep = 1;
-        else if (!strcmp(argv[i], "--iters")) dst = &o->iters;
-        else if (!strcmp(argv[i], "--window")) dst = &o->window;
-        else if (!strcmp(argv[i], "--rounds")) dst = &o->rounds;
-        else return -1;
-        if (dst && bench_arg_positive(argc, argv, &i, dst) != 0)
-            return -1;
-    }
-    if (o->rounds > MAX_ROUNDS || o->window > o->iters)
+    const struct bench_opt opts[] = {
+        {"--json", .text = &o->json},      {"--busy-target", .flag = &o->busy_target},
+        {"--sweep", .flag = &o->sweep},    {"--iters", .value = &o->iters},
+        {"--window", .value = &o->window}, {"--rounds", .value = &o->rounds},
+        {NULL},
+    };
+
+    *o = (struct opts){.iters = 100000, .window = 256, .rounds = 5};
+    if (bench_parse_opts(argc, argv, opts) != 0 || o->rounds > MAX_ROUNDS || o->window > o->iters)
         return -1;
     o->iters -= o->iters % o->window;
     return 0;
@@ -602,8 +570,6 @@ int main(int argc, char **argv)
     }
     if (rank == 0)
         write_json(&o, transport, cfg.progress_thread);
-    OK(weft_seg_free(ctx, seg));
-    OK(weft_finalize(ctx));
-    MPI_Finalize();
+    bench_finish("weft_bench_rma", ctx, seg);
     return 0;
 }

@@ -55,12 +55,8 @@ static char *base;
 static size_t init_rss;
 static struct result results[MAX_ITEMS];
 
-static void die(const char *what, weft_status_t st)
-{
-    fprintf(stderr, "weft_bench_stencil: %s: %s (%s)\n", what, weft_strerror(st), weft_last_error());
-    MPI_Abort(MPI_COMM_WORLD, 2);
-}
-#define OK(call) do { weft_status_t s_ = (call); if (s_ != WEFT_OK) die(#call, s_); } while (0)
+#define NAME "weft_bench_stencil"
+#define OK(call) BENCH_OK(NAME, call)
 
 /* segment layout: the threads' signal lines, then each thread's two buffers
  * of (h + 2) rows (halo, h own rows, halo) */
@@ -215,7 +211,7 @@ static void run(struct result *r, const char *policy)
         OK(weft_ep_get_nth(pool, t, 0, &wk[t].ep[0]));
         OK(weft_ep_get_nth(pool, t, 1, &wk[t].ep[1]));
         if (pthread_create(&th[t], NULL, worker_main, &wk[t]) != 0)
-            die("pthread_create", WEFT_ERR_NO_MEMORY);
+            bench_fail(NAME, "pthread_create", WEFT_ERR_NO_MEMORY);
     }
     for (int t = 0; t < o.threads; t++) {
         pthread_join(th[t], NULL);
@@ -254,12 +250,11 @@ static void write_json(FILE *f)
         const struct result *r = &results[i];
 
         fprintf(f, "    {\"policy\": \"%s\", \"verified\": %s, \"msgs_per_s_median\": %.1f, "
-                   "\"secs_median\": %.6f, \"msgs_per_s\": [",
-                r->policy, r->verified ? "true" : "false", bench_pool_median(r->msgs, r->n),
-                bench_pool_median(r->secs, r->n));
-        for (int k = 0; k < r->n; k++)
-            fprintf(f, "%s%.1f", k ? ", " : "", r->msgs[k]);
-        fprintf(f, "],\n     \"resources\": {\"ucx_contexts\": %.0f, \"workers\": %.0f, "
+                   "\"secs_median\": %.6f, \"msgs_per_s\": ",
+                r->policy, r->verified ? "true" : "false", bench_median_kept(r->msgs, NULL, r->n),
+                bench_median_kept(r->secs, NULL, r->n));
+        bench_put_list(f, "%.1f", r->msgs, r->n);
+        fprintf(f, ",\n     \"resources\": {\"ucx_contexts\": %.0f, \"workers\": %.0f, "
                    "\"endpoints\": %.0f, \"rss_bytes\": %.0f, \"locked_workers\": %.0f}}%s\n",
                 r->res[0] + (strcmp(r->policy, "process") == 0 ? nranks : 0), r->res[1] + nranks,
                 r->res[2], r->res[3], r->res[4], i + 1 < o.npolicies ? "," : "");
@@ -303,15 +298,14 @@ static int parse(int argc, char **argv)
         else return 0;
         i++;
     }
-    for (char *save = NULL, *tok = strtok_r(pl, ",", &save); tok && o.npolicies < MAX_ITEMS;
-         tok = strtok_r(NULL, ",", &save)) {
+    o.npolicies = bench_split_list(pl, o.policies, MAX_ITEMS);
+    for (int i = 0; i < o.npolicies; i++) {
         weft_ep_policy_t p;
 
-        if (weft_ep_policy_parse(tok, &p) != WEFT_OK) {
-            fprintf(stderr, "weft_bench_stencil: %s\n", weft_last_error());
+        if (weft_ep_policy_parse(o.policies[i], &p) != WEFT_OK) {
+            fprintf(stderr, NAME ": %s\n", weft_last_error());
             return 0;
         }
-        o.policies[o.npolicies++] = tok;
     }
     return o.threads >= 1 && o.threads <= MAX_THREADS && o.cols >= 3 && o.iters >= 1 &&
            o.rounds >= 1 && o.rounds <= BENCH_POOL_MAX_ROUNDS && o.npolicies > 0 && o.rows >= 1;
@@ -319,25 +313,23 @@ static int parse(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    int ok, provided;
+    int ok;
 
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    bench_mpi_start(&argc, &argv, &rank, &nranks);
     ok = parse(argc, argv);
     nworkers = nranks * o.threads;
     if (!ok || o.rows % nworkers != 0) {
         if (rank == 0) {
             usage();
             if (ok)
-                fprintf(stderr, "weft_bench_stencil: %d rows do not split over %d x %d workers\n",
+                fprintf(stderr, NAME ": %d rows do not split over %d x %d workers\n",
                         o.rows, nranks, o.threads);
         }
         MPI_Finalize();
         return 2;
     }
     h = o.rows / nworkers;
-    ctx = bench_pool_init("weft_bench_stencil", &init_rss);
+    ctx = bench_pool_init(NAME, &init_rss);
     OK(weft_seg_alloc(ctx, buf_off(o.threads, 0), &seg, (void **)&base));
     for (int i = 0; i < o.npolicies; i++)
         results[i].policy = o.policies[i];
@@ -349,15 +341,7 @@ int main(int argc, char **argv)
                         o.policies[p], results[p].msgs[results[p].n - 1],
                         results[p].verified ? "verified" : "WRONG RESULT");
         }
-    if (rank == 0) {
-        FILE *f = bench_pool_json_open(o.json);
-
-        write_json(f);
-        bench_pool_json_close(f);
-    }
-    OK(weft_seg_free(ctx, seg));
-    OK(weft_finalize(ctx));
-    MPI_Finalize();
+    bench_pool_finish(NAME, ctx, seg, o.json, write_json);
     for (int i = 0; rank == 0 && i < o.npolicies; i++)
         if (!results[i].verified)
             return 1;

@@ -681,11 +681,7 @@ int main(int argc, char **argv)
         if (o.variants[TOPO])
             cfg[ncfg++] = c;
     }
-    FILE *f = NULL;
-    if (rank == 0 && !(f = fopen(o.json, "w"))) {
-        fprintf(stderr, "weft_bench_summa: cannot write %s\n", o.json);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    FILE *f = rank == 0 ? bench_json_open("weft_bench_summa", o.json) : NULL;
     double bound = (double)n * (double)n * DBL_EPSILON;
     bench_mpi_library(lib, sizeof(lib));
     if (f)
@@ -698,7 +694,7 @@ int main(int argc, char **argv)
     if (f) {
         fprintf(f, "\n], \"checked\": %s, \"verified\": %s}\n", o.charge_only ? "false" : "true",
                 o.charge_only ? "null" : ok ? "true" : "false");
-        fclose(f);
+        bench_json_close(f);
     }
     MPI_Finalize();
     return ok ? 0 : 1;

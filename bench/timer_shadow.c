@@ -30,7 +30,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define CHUNKS 32
 
@@ -108,33 +107,20 @@ static double chunk(struct bench_chain *c, int which, long n, int calls, int tim
     return timed ? read / (double)n : (double)(weft__prof_stop() - t0) / (double)n;
 }
 
-static int parse_long(const char *s, long *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-
-    if (end == s || *end || v < 1 || v > 1000000)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     static char base[1024];
     struct bench_chain c;
     long rounds = 5, calls = 4096;
     double ghz, ovh_ns;
+    const struct bench_opt opts[] = {
+        {"--rounds", .value = &rounds}, {"--calls", .value = &calls}, {NULL},
+    };
 
-    for (int i = 1; i < argc; i++) {
-        long *dst = strcmp(argv[i], "--rounds") == 0 ? &rounds
-                    : strcmp(argv[i], "--calls") == 0 ? &calls : NULL;
-
-        if (dst == NULL || i + 1 == argc || parse_long(argv[++i], dst) != 0) {
-            fprintf(stderr, "usage: weft_bench_timer_shadow [--rounds R] [--calls N] "
-                            "(R, N: 1 to 1000000)\n");
-            return 2;
-        }
+    if (bench_parse_opts(argc, argv, opts) != 0 || rounds > 1000000 || calls > 1000000) {
+        fprintf(stderr, "usage: weft_bench_timer_shadow [--rounds R] [--calls N] "
+                        "(R, N: 1 to 1000000)\n");
+        return 2;
     }
     if (weft__prof_select(1) != 0) {
         fprintf(stderr, "weft_bench_timer_shadow: no invariant TSC on this CPU\n");
