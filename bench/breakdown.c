@@ -815,7 +815,7 @@ int main(int argc, char **argv)
     {
         double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept;
 
-        inject(ep, seg, o.iters / 4 + 1, o.batch, I_OBSERVED, I_KINDS, fig, chunk_ns, regions,
+        inject(ep, seg, bench_breakdown_warmup(&o), o.batch, I_OBSERVED, I_KINDS, fig, chunk_ns, regions,
                &kept);
     }
     {

@@ -689,7 +689,7 @@ int main(int argc, char **argv)
         double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, obs, probe;
 
         /* warm-up: code, caches, the lines' first owners */
-        inject(o.iters / 4 + 1, o.batch, fig, chunk_ns, regions, &kept);
+        inject(bench_breakdown_warmup(&o), o.batch, fig, chunk_ns, regions, &kept);
         latency_pass(o.lat_iters / 8 + 1, &obs, &probe);
     }
     for (long r = 0; r < o.rounds; r++) {

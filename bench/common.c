@@ -40,11 +40,16 @@ int bench_need_two(const char *name, int args_ok, int rank, int nranks, void (*u
 int bench_arg_positive(int argc, char **argv, int *i, long *dst)
 {
     char *end;
+    long  v;
 
     if (*i + 1 >= argc)
         return -1;
-    *dst = strtol(argv[++*i], &end, 10);
-    return *end != '\0' || *dst <= 0 ? -1 : 0;
+    errno = 0;
+    v = strtol(argv[++*i], &end, 10);
+    if (*end != '\0' || errno != 0 || v <= 0)
+        return -1;
+    *dst = v;
+    return 0;
 }
 
 int bench_parse_opts(int argc, char **argv, const struct bench_opt *opts)
@@ -83,6 +88,11 @@ int bench_breakdown_parse(int argc, char **argv, long max_lat_iters,
         o->batch > o->iters || o->lat_iters > max_lat_iters)
         return -1;
     return 0;
+}
+
+long bench_breakdown_warmup(const struct bench_breakdown_opts *o)
+{
+    return o->iters / 4 < o->batch ? o->batch : o->iters / 4 + 1;
 }
 
 void bench_series_push(struct bench_series *s, double v)

@@ -32,8 +32,8 @@ void bench_mpi_start(int *argc, char ***argv, int *rank, int *nranks);
 int bench_need_two(const char *name, int args_ok, int rank, int nranks, void (*usage)(void));
 
 /* The value of option argv[*i]: argv[*i + 1], a positive integer with
- * nothing after it, into *dst, and *i moved onto it; -1 when it is missing
- * or not such an integer. */
+ * nothing after it, into *dst, and *i moved onto it; -1 (*dst unchanged)
+ * when it is missing or not such an integer, or does not fit a long. */
 int bench_arg_positive(int argc, char **argv, int *i, long *dst);
 
 /* One option of a benchmark's command line: --name followed by a positive
@@ -122,6 +122,10 @@ double bench_median_kept(const double *v, const char *keep, long n);
  * the benchmark keeps of a pass). */
 int bench_breakdown_parse(int argc, char **argv, long max_lat_iters,
                           struct bench_breakdown_opts *o);
+
+/* Puts of the warm-up pass before the rounds: a quarter of a pass, and at
+ * least one batch (a pass is made of whole batches). */
+long bench_breakdown_warmup(const struct bench_breakdown_opts *o);
 
 /* A comma-separated list of positive integers ("2,4,8") into out[0..max):
  * how many, or -1 for anything else (empty item, 0, trailing text, more

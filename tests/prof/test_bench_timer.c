@@ -1,7 +1,9 @@
 /* The benchmarks' helpers for the timer and the cycles (bench/common.c):
  * bench_timer_corrected, a figure from which the library subtracted its
  * overhead once per timed region, given the overhead calibrated beside it
- * instead; bench_keep_speed and the medians over the cycles kept.  No MPI call. */
+ * instead; bench_keep_speed and the medians over the cycles kept; the
+ * option parser (bench_parse_opts, the breakdowns' bench_breakdown_parse)
+ * and the breakdowns' warm-up length.  No MPI call. */
 #include "common.h"
 #include "../check.h"
 
@@ -55,5 +57,54 @@ int main(void)
         CHECK(bench_median_kept(fig, keep, 7) == 0);
     }
     printf("bench_keep_speed: ok\n");
+
+    /* options: a value, a word, a flag; what is not given keeps its value */
+    {
+        long n = 7, m = 9;
+        const char *file = NULL;
+        int flag = 0;
+        const struct bench_opt opts[] = {
+            {"--n", .value = &n}, {"--m", .value = &m}, {"--json", .text = &file},
+            {"--quiet", .flag = &flag}, {NULL},
+        };
+        char *good[] = {"prog", "--n", "12", "--json", "out.json", "--quiet"};
+
+        CHECK(bench_parse_opts(6, good, opts) == 0);
+        CHECK(n == 12 && m == 9 && file && strcmp(file, "out.json") == 0 && flag == 1);
+        char *none[] = {"prog"};
+        CHECK(bench_parse_opts(1, none, opts) == 0 && n == 12);
+        /* unknown option, missing value, not a positive integer, trailing
+         * characters, a word missing */
+        char *bad[][3] = {{"prog", "--x", "1"}, {"prog", "--m", "0"}, {"prog", "--m", "-3"},
+                          {"prog", "--m", "4k"}, {"prog", "--m", ""},
+                          {"prog", "--m", "99999999999999999999"}};
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+            CHECK(bench_parse_opts(3, bad[i], opts) == -1);
+        char *lone_value[] = {"prog", "--m"}, *lone_word[] = {"prog", "--json"};
+        CHECK(bench_parse_opts(2, lone_value, opts) == -1);
+        CHECK(bench_parse_opts(2, lone_word, opts) == -1);
+        CHECK(m == 9);
+    }
+    /* the breakdowns' options: defaults, limits, and the warm-up of at
+     * least one batch */
+    {
+        struct bench_breakdown_opts o;
+        char *defaults[] = {"prog"};
+        char *tiny[] = {"prog", "--iters", "16", "--batch", "16"};
+        char *batch_over[] = {"prog", "--iters", "8", "--batch", "16"};
+        char *rounds_over[] = {"prog", "--rounds", "1000000"};
+        char *lat_over[] = {"prog", "--lat-iters", "101"};
+
+        CHECK(bench_breakdown_parse(1, defaults, 100000, &o) == 0);
+        CHECK(o.iters == 200000 && o.lat_iters == 20000 && o.batch == 16 && o.rounds == 5 &&
+              o.json == NULL);
+        CHECK(bench_breakdown_warmup(&o) == 50001);
+        CHECK(bench_breakdown_parse(5, tiny, 100000, &o) == 0);
+        CHECK(bench_breakdown_warmup(&o) == 16);
+        CHECK(bench_breakdown_parse(5, batch_over, 100000, &o) == -1);
+        CHECK(bench_breakdown_parse(3, rounds_over, 100000, &o) == -1);
+        CHECK(bench_breakdown_parse(3, lat_over, 100, &o) == -1);
+    }
+    printf("bench_parse_opts: ok\n");
     return 0;
 }
