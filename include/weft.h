@@ -136,10 +136,12 @@ typedef struct {
 
     /** WEFT_TIMEOUT_MS (default 0: no limit): the longest any weft wait
      *  lasts -- weft_wait, weft_flush, weft_signal_wait_until, the blocking
-     *  operations, weft_barrier and the other collective calls.  A wait
-     *  that expires returns WEFT_ERR_TIMEOUT; a blocking operation that
-     *  expires also declares its target rank failed (see "Peer failure"
-     *  below).  Every rank should give the same value. */
+     *  operations, weft_barrier and the other collective calls of the
+     *  context (segments, pools, weft_finalize).  A wait that expires
+     *  returns WEFT_ERR_TIMEOUT; a blocking operation that expires also
+     *  declares its target rank failed (see "Peer failure" below).  Every
+     *  rank should give the same value.  Team calls (weft_team_*) run MPI's
+     *  own blocking collectives: no limit applies to them. */
     unsigned long   timeout_ms;
 } weft_config_t;
 
@@ -167,7 +169,13 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *ctx);
  * Stop weft.  Collective.  Completes every outstanding operation, waits for
  * all ranks, frees every segment still allocated and releases UCX.  After
  * it, every call on ctx (and its endpoints and segments) returns
- * WEFT_ERR_NOT_INIT.
+ * WEFT_ERR_NOT_INIT, except weft_seg_query, which takes no context and
+ * returns WEFT_ERR_SEG for the freed segment, and the team collectives,
+ * which return WEFT_ERR_INVALID_ARG (not a team); weft_team_free still
+ * frees a team of ctx, once.  Under WEFT_PROFILE it also
+ * writes the trace points' statistics (weft_prof_write): when
+ * WEFT_PROFILE_FILE cannot be written it returns WEFT_ERR_INVALID_ARG,
+ * having released everything all the same.
  *
  * With a failed rank (see weft_rank_failed) it still returns, on every
  * survivor: it completes what can be completed, skips the wait for all
@@ -312,7 +320,8 @@ typedef enum {
 typedef struct {
     int            nthreads;          /**< threads that use the pool, 1 ... 4096 */
     const char    *policy;            /**< as parsed by weft_ep_policy_parse; NULL = "dedicated" */
-    int            eps_per_thread;    /**< endpoints per thread (e.g. one per neighbour); 0 = 1 */
+    int            eps_per_thread;    /**< endpoints per thread (e.g. one per neighbour),
+                                       *   0 ... 64; 0 = 1 */
     /** Completion sharing (the paper's CQ sharing): 1 = a thread's endpoints
      *  share one worker, so one progress call completes them all; 0 = each
      *  endpoint of a thread has a worker (completion queue) of its own. */
@@ -383,7 +392,8 @@ weft_status_t weft_ep_unlock(weft_ep_t ep);
 
 /** Thread `thread`'s private source buffer: params->buf_bytes bytes,
  *  starting on a cache line of its own and padded to whole lines, so no two
- *  threads' buffers share a line. */
+ *  threads' buffers share a line.  bytes may be NULL.  WEFT_ERR_INVALID_ARG
+ *  when the pool was created with buf_bytes 0. */
 weft_status_t weft_ep_pool_buffer(weft_ep_pool_t pool, int thread, void **buf, size_t *bytes);
 
 /** What the pool created (see weft_resources_t). */
@@ -409,7 +419,10 @@ weft_status_t weft_ep_pool_destroy(weft_ep_pool_t pool);
  * shared-memory segment that each of them maps; its name is removed before
  * the call returns, so nothing stays in /dev/shm even if a rank dies.
  * WEFT_ERR_CONFIG when ranks disagree on WEFT_SHM or WEFT_TOPO_NODE is
- * malformed.
+ * malformed.  Every rank returns the same status: WEFT_ERR_INVALID_ARG
+ * (seg NULL, bytes 0, sizes that differ), WEFT_ERR_NO_MEMORY (allocation,
+ * mapping or UCX registration failed), WEFT_ERR_BUSY (every random
+ * shared-memory name tried already existed; SECURITY.md), WEFT_ERR_MPI.
  *
  * \param bytes  size of this rank's part, > 0
  * \param seg    [out] the segment handle
@@ -566,7 +579,9 @@ weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler
 
 /** Send an active message; any payload size (large ones use rendezvous).
  *  The event completes when hdr and payload may be reused.
- *  WEFT_ERR_AM_ID if id is not registered on this rank. */
+ *  WEFT_ERR_AM_ID if id is not registered on this rank; WEFT_ERR_TOO_LARGE
+ *  if hdr_len > WEFT_AM_MAX_HDR; WEFT_ERR_RANK; WEFT_ERR_INVALID_ARG (ev
+ *  NULL, hdr or payload NULL with a length > 0); WEFT_ERR_PEER_FAILED. */
 weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id,
                               const void *hdr, size_t hdr_len,
                               const void *payload, size_t len, weft_event_t *ev);
@@ -661,9 +676,13 @@ weft_status_t weft_team_free(weft_team_t *team);
  * the team, blocking, and must be made by every rank with the same count,
  * type, op and root.  A root other than rank 0 costs one extra message.
  * Errors: WEFT_ERR_INVALID_ARG (not a team, unknown type or op, a bitwise
- * op on a floating type), WEFT_ERR_RANK (root outside the team),
- * WEFT_ERR_TOO_LARGE (count over INT_MAX), WEFT_ERR_CONFIG (a malformed
- * WEFT_TOPO_* setting when the levels are built), WEFT_ERR_MPI.
+ * op on a floating type, a reduction of WEFT_TYPE_BYTE), WEFT_ERR_RANK
+ * (root outside the team), WEFT_ERR_TOO_LARGE (count over INT_MAX),
+ * WEFT_ERR_CONFIG (a malformed WEFT_TOPO_* setting when the levels are
+ * built), WEFT_ERR_MPI, WEFT_ERR_NO_MEMORY.  The levels run MPI's blocking
+ * collectives: unlike weft_barrier, they do not serve incoming weft
+ * operations while they wait (only the progress thread does), do not
+ * check for failed ranks and are not bounded by WEFT_TIMEOUT_MS.
  */
 typedef enum {
     WEFT_TYPE_BYTE, WEFT_TYPE_INT32, WEFT_TYPE_INT64, WEFT_TYPE_UINT32,
@@ -739,7 +758,8 @@ weft_status_t weft_prof_stat(const char *point, weft_prof_stat_t *out);
 weft_status_t weft_prof_timer(double *tsc_ghz, double *overhead_ns);
 
 /** Write every point's statistics as JSON to path (what weft_finalize
- *  writes under WEFT_PROFILE). */
+ *  writes under WEFT_PROFILE).  WEFT_ERR_INVALID_ARG when path is NULL or
+ *  cannot be written. */
 weft_status_t weft_prof_write(const char *path, int rank);
 /* ---- end of Profiling -------------------------------------------------- */
 
