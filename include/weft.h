@@ -146,7 +146,10 @@ typedef struct {
 } weft_config_t;
 
 /** Fill cfg with defaults, then apply WEFT_* environment variables.
- *  \return WEFT_ERR_CONFIG (cfg untouched) when a variable is malformed. */
+ *  Fields set afterwards are taken by weft_init as they are, unchecked:
+ *  keep them within the variables' ranges (README, "Settings").
+ *  \return WEFT_ERR_CONFIG (cfg untouched) when a variable is malformed;
+ *          WEFT_ERR_INVALID_ARG when cfg is NULL. */
 weft_status_t weft_config_init(weft_config_t *cfg);
 
 /* ------------------------------------------------------------------------ */
@@ -377,10 +380,13 @@ weft_status_t weft_ep_pool_create(weft_ctx_t ctx, const weft_ep_pool_params_t *p
                                   weft_ep_pool_t *pool);
 
 /** Endpoint 0 of thread `thread` (0 ... nthreads-1); call it from that
- *  thread (with check_owner, the caller becomes the endpoint's owner). */
+ *  thread (with check_owner, the caller becomes the endpoint's owner).
+ *  WEFT_ERR_INVALID_ARG for a NULL pool or ep or a thread out of range,
+ *  WEFT_ERR_NOT_INIT for a destroyed pool or a finalised context. */
 weft_status_t weft_ep_get(weft_ep_pool_t pool, int thread, weft_ep_t *ep);
 
-/** Endpoint `index` (0 ... eps_per_thread-1) of thread `thread`. */
+/** Endpoint `index` (0 ... eps_per_thread-1) of thread `thread`; errors as
+ *  weft_ep_get's, an index out of range included. */
 weft_status_t weft_ep_get_nth(weft_ep_pool_t pool, int thread, int index, weft_ep_t *ep);
 
 /** LOCK_CALLER pools: take / release the lock of ep's worker.  Every call
@@ -434,7 +440,8 @@ weft_status_t weft_seg_alloc(weft_ctx_t ctx, size_t bytes, weft_seg_t *seg, void
  *  first.  A second free returns WEFT_ERR_SEG. */
 weft_status_t weft_seg_free(weft_ctx_t ctx, weft_seg_t seg);
 
-/** Size and local base of a segment. */
+/** Size and local base of a segment; either output may be NULL.
+ *  WEFT_ERR_SEG for a NULL or freed segment (also after weft_finalize). */
 weft_status_t weft_seg_query(weft_seg_t seg, size_t *bytes, void **local);
 
 /**
