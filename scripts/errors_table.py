@@ -47,7 +47,7 @@ MISUSE = {
     "WEFT_ERR_TOO_LARGE": "size over a documented limit",
     "WEFT_ERR_UNSUPPORTED": "not available on this path, build or setting",
     "WEFT_ERR_MPI": "an MPI call failed",
-    "WEFT_ERR_NO_MEMORY": "allocation, mapping or UCX registration failed (not a misuse)",
+    "WEFT_ERR_NO_MEMORY": "allocation or mapping failed, or UCX ran out of memory or resources (not a misuse)",
     "WEFT_ERR_TRANSPORT": "UCX reported an error (not a misuse)",
     "WEFT_ERR_PEER_FAILED": "the target rank, or a rank a collective call needs, has failed (README, \"Peer failure\")",
     "WEFT_ERR_TIMEOUT": "a wait lasted WEFT_TIMEOUT_MS",
