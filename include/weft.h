@@ -2,8 +2,10 @@
  * weft.h -- the public C API of weft.
  *
  * weft is a communication library for multithreaded programs on hierarchical
- * machines: one-sided put/get with explicit events, active messages, and
- * (in later headers) endpoint pools and topology-aware teams.  It runs over
+ * machines: one-sided put/get with explicit events, atomics, put-with-signal,
+ * active messages, endpoint pools, topology-aware teams and their
+ * collectives, and trace points (all below; MPI-only topology communicators
+ * in weft_mpi.h, UCX interop in weft_ucx.h).  It runs over
  * UCX for data movement and uses MPI only to start up (address and key
  * exchange) and for the collective calls it documents as such.
  *
