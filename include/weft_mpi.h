@@ -146,7 +146,8 @@ int WEFT_Hbarrier(MPI_Comm comm);
  *              a tailor-made hierarchy that ignores the machine: G1 groups
  *              at the top, each of G2 groups, ..., bottom groups of Gk
  *              consecutive ranks (the product must be the size of comm).
- * \return MPI_ERR_INFO_VALUE for a malformed description, on every rank.
+ * \return MPI_ERR_INFO_VALUE for a malformed description, on every rank;
+ *         MPI_ERR_COMM for MPI_COMM_NULL or an intercommunicator.
  */
 int WEFT_Comm_hier_init(MPI_Comm comm, MPI_Info info);
 
