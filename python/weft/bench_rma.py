@@ -679,10 +679,12 @@ def command(args: argparse.Namespace) -> None:
 def register(bench_subparsers: argparse._SubParsersAction) -> None:
     parser = bench_subparsers.add_parser(
         "rma",
-        help="weft put/get vs UCX, MPI RMA and MPI two-sided",
+        help="weft put/get vs UCX, MPI RMA, MPI two-sided, OpenSHMEM, ucx_perftest and memcpy",
         description="Run bench/weft_bench_rma on this machine and compare weft with raw UCX, "
-        "MPI RMA and MPI two-sided, as ratios from one run. Results are saved under "
-        "bench/results/ (JSON and a PNG of the ratios).",
+        "MPI RMA and MPI two-sided, as ratios from one run; with --peers (the default over "
+        "shared memory) the same invocation also measures OpenSHMEM, ucx_perftest and a "
+        "single-core memcpy. Results are saved under bench/results/ (JSON and a PNG of the "
+        "ratios).",
     )
     parser.add_argument("--np", type=int, default=2, metavar="N", help="number of ranks (default: 2)")
     parser.add_argument(

@@ -15,14 +15,18 @@ static char profile_file[4096];
 
 static weft_status_t parse(const char *what, const char *points, uint32_t *mask)
 {
-    int bad = weft__prof_parse(points, mask);
+    int    bad = weft__prof_parse(points, mask);
+    char   names[WEFT__PROF_NPOINTS * 16] = "";
+    size_t len = 0;
 
     if (bad == 0)
         return WEFT_OK;
-    return weft__error(WEFT_ERR_CONFIG, what, "unknown point '%.*s' in '%.128s' (points: HLP_post, "
-                       "LLP_post, LLP_prog, LLP_poll, HLP_tx_prog, HLP_rx_prog, busy_post, "
-                       "direct_copy, signal_add, signal_poll; or 1/all, 0)",
-                       (int)strcspn(points + bad - 1, ","), points + bad - 1, points);
+    for (int i = 0; i < WEFT__PROF_NPOINTS && len < sizeof(names); i++)
+        len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "",
+                                weft__prof_names[i]);
+    return weft__error(WEFT_ERR_CONFIG, what, "unknown point '%.*s' in '%.128s' (points: %s; or "
+                       "1/all, 0)", (int)strcspn(points + bad - 1, ","), points + bad - 1, points,
+                       names);
 }
 
 static weft_status_t select_mask(const char *fn, uint32_t mask)

@@ -50,6 +50,10 @@ static void test_public_errors_before_calibration(void)
     CHECK(weft_prof_select(NULL) == WEFT_ERR_INVALID_ARG);
     CHECK(weft_prof_select("HLP_post,nonsense") == WEFT_ERR_CONFIG);
     CHECK(strstr(weft_last_error(), "'nonsense'") != NULL);
+    /* the message lists every point */
+    for (int i = 0; i < WEFT__PROF_NPOINTS; i++)
+        CHECK(strstr(weft_last_error(), weft__prof_names[i]) != NULL);
+    CHECK(strstr(weft_last_error(), "HLP_post_tail, ") != NULL);
     CHECK(weft_prof_stat("nonsense", &s) == WEFT_ERR_CONFIG);
     CHECK(weft_prof_stat(NULL, &s) == WEFT_ERR_INVALID_ARG);
     CHECK(weft_prof_stat("HLP_post", NULL) == WEFT_ERR_INVALID_ARG);
