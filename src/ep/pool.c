@@ -340,8 +340,12 @@ weft_status_t weft_ep_pool_create(weft_ctx_t ctx, const weft_ep_pool_params_t *p
 
         line = l > 0 ? (size_t)l : 64;
         p->buf_bytes = params->buf_bytes;
-        p->buf_stride = (params->buf_bytes + line - 1) / line * line;
-        p->bufs = aligned_alloc(line, p->buf_stride * (size_t)p->nthreads);
+        /* sizes whose padding or total would wrap around size_t cannot
+         * be allocated either */
+        if (params->buf_bytes <= SIZE_MAX - (line - 1))
+            p->buf_stride = (params->buf_bytes + line - 1) / line * line;
+        if (p->buf_stride != 0 && p->buf_stride <= SIZE_MAX / (size_t)p->nthreads)
+            p->bufs = aligned_alloc(line, p->buf_stride * (size_t)p->nthreads);
         if (p->bufs == NULL) {
             st = weft__error(WEFT_ERR_NO_MEMORY, __func__, "%d private buffers of %zu bytes",
                              p->nthreads, params->buf_bytes);

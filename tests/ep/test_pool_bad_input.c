@@ -149,6 +149,17 @@ static void test_buffers(weft_ctx_t ctx)
     FAILS(weft_ep_pool_buffer(pool, 3, (void **)&b[0], &bytes), WEFT_ERR_INVALID_ARG);
     FAILS(weft_ep_pool_buffer(pool, 0, NULL, &bytes), WEFT_ERR_INVALID_ARG);
     OK(weft_ep_pool_destroy(pool));
+
+    /* Sizes whose padding to whole lines, or whose total over the threads,
+     * does not fit in a size_t: refused, never a short allocation handed
+     * out as buf_bytes per thread. */
+    p.buf_bytes = SIZE_MAX;
+    FAILS(weft_ep_pool_create(ctx, &p, &pool), WEFT_ERR_NO_MEMORY);
+    HAS("3 private buffers of 18446744073709551615 bytes");
+    p = params(4, "single");
+    p.buf_bytes = (size_t)1 << 62;
+    FAILS(weft_ep_pool_create(ctx, &p, &pool), WEFT_ERR_NO_MEMORY);
+    HAS("4 private buffers of 4611686018427387904 bytes");
 }
 
 /* With the progress thread only "single" is allowed, on the home worker. */
