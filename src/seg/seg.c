@@ -307,6 +307,10 @@ static weft_status_t map_local(weft_ctx_t ctx, struct seg_layer *L, struct weft_
     ucs_status_t s;
     long page = sysconf(_SC_PAGESIZE);
 
+    /* whole pages of a size near SIZE_MAX would wrap around to 0 */
+    if (seg->size > SIZE_MAX - ((size_t)page - 1))
+        return weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc",
+                           "a part of %zu bytes is larger than the address space", seg->size);
     seg->map_len = (seg->size + (size_t)page - 1) / (size_t)page * (size_t)page;
     memset(&mp, 0, sizeof(mp));
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |

@@ -105,6 +105,11 @@ int main(int argc, char **argv)
     else
         expect_message("different sizes");
     FAILS(weft_seg_alloc(ctx, SEG, rank == 0 ? NULL : &seg, NULL), WEFT_ERR_INVALID_ARG);
+    /* a size whose rounding to whole pages wraps around: refused, naming
+     * it (not a 0-byte mapping, which a rank alone on its node zeroed as
+     * SIZE_MAX bytes) */
+    FAILS(weft_seg_alloc(ctx, SIZE_MAX, &seg, NULL), WEFT_ERR_NO_MEMORY);
+    expect_message("18446744073709551615 bytes");
 
     OK(weft_seg_alloc(ctx, SEG, &seg, (void **)&local));
     int peer = (rank + 1) % n;
