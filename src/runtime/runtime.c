@@ -110,7 +110,10 @@ static void *progress_main(void *arg)
     weft_ctx_t ctx = arg;
     int efd = -1;
     struct pollfd fds[2];
-    struct timespec tmo = {.tv_sec = 0, .tv_nsec = (long)ctx->cfg.progress_interval_us * 1000};
+    /* a second or more is whole seconds plus a fraction: ppoll refuses
+     * tv_nsec >= 1e9 (EINVAL at once, and the thread would spin) */
+    struct timespec tmo = {.tv_sec = (time_t)(ctx->cfg.progress_interval_us / 1000000),
+                           .tv_nsec = (long)(ctx->cfg.progress_interval_us % 1000000) * 1000};
     uint64_t drain;
 
     if (ucp_worker_get_efd(ctx->home, &efd) != UCS_OK)
