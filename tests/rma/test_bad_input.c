@@ -168,7 +168,11 @@ int main(int argc, char **argv)
     OK(weft_am_register(ctx, 3, nop_handler, NULL));
     FAILS(weft_am_send(ep, peer, 3, buf, WEFT_AM_MAX_HDR + 1, NULL, 0), WEFT_ERR_TOO_LARGE);
     FAILS(weft_am_send(ep, peer, 3, NULL, 4, NULL, 0), WEFT_ERR_INVALID_ARG);
+    expect_message("weft_am_send: hdr is NULL");
+    /* no header (hdr NULL, hdr_len 0 is fine): the payload is what is
+     * wrong; both named under the call made */
     FAILS(weft_am_send(ep, peer, 3, NULL, 0, NULL, 4), WEFT_ERR_INVALID_ARG);
+    expect_message("weft_am_send: payload is NULL");
     FAILS(weft_am_send_nb(ep, peer, 3, NULL, 0, NULL, 0, NULL), WEFT_ERR_INVALID_ARG);
 
     /* freed segments and double free */
