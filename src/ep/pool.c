@@ -365,6 +365,9 @@ err_release:
     pthread_mutex_lock(&ctx->lock);
     release(p);
     pthread_mutex_unlock(&ctx->lock);
+    /* its endpoints were never handed out: no shell of theirs is kept */
+    for (size_t e = 0; e < (size_t)p->nthreads * (size_t)p->eps_per_thread; e++)
+        free(p->eps[e]);
     free(p->eps);
     free(p);
     return st;
