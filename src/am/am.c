@@ -315,5 +315,8 @@ weft_status_t weft_am_send(weft_ep_t ep, int rank, int id, const void *hdr, size
     weft_event_t ev;
     weft_status_t st = am_send(ep, rank, id, hdr, hdr_len, payload, len, &ev, __func__);
 
-    return st != WEFT_OK ? st : weft_wait(&ev);
+    /* a blocking operation: past WEFT_TIMEOUT_MS its target is declared
+     * failed, which completes the send (weft.h), rather than the request
+     * being left outstanding with no event to wait for it again */
+    return st != WEFT_OK ? st : weft__ep_wait_req(ep, ev, rank, __func__, "ucp_am_send_nbx");
 }
