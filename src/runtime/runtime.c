@@ -171,9 +171,12 @@ static void stop_progress_thread(weft_ctx_t ctx)
 
 static weft_status_t init_mpi(weft_ctx_t ctx)
 {
-    int inited, finalized, provided;
-    MPI_Comm parent;
+    int inited, finalized, provided, inter;
+    MPI_Comm parent = ctx->cfg.mpi_comm ? *(MPI_Comm *)ctx->cfg.mpi_comm : MPI_COMM_WORLD;
 
+    /* MPI would hand MPI_COMM_NULL to its fatal error handler */
+    if (parent == MPI_COMM_NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, "weft_init", "cfg->mpi_comm is MPI_COMM_NULL");
     MPI_Finalized(&finalized);
     if (finalized)
         return weft__error(WEFT_ERR_MPI, "weft_init", "MPI is already finalised");
@@ -183,7 +186,10 @@ static weft_status_t init_mpi(weft_ctx_t ctx)
             return weft__error(WEFT_ERR_MPI, "weft_init", "MPI_Init_thread failed");
         ctx->owns_mpi = 1;
     }
-    parent = ctx->cfg.mpi_comm ? *(MPI_Comm *)ctx->cfg.mpi_comm : MPI_COMM_WORLD;
+    /* The collectives below would gather the remote group's addresses */
+    if (MPI_Comm_test_inter(parent, &inter) != MPI_SUCCESS || inter)
+        return weft__error(WEFT_ERR_INVALID_ARG, "weft_init",
+                           "cfg->mpi_comm is an intercommunicator; a context is one group of ranks");
     if (MPI_Comm_dup(parent, &ctx->comm) != MPI_SUCCESS)
         return weft__error(WEFT_ERR_MPI, "weft_init", "MPI_Comm_dup failed");
     /* A dead peer must give weft an error to handle, not abort the rank. */

@@ -89,6 +89,30 @@ int main(int argc, char **argv)
     }
     CHECK(((unsigned char *)&cfg)[0] == 0xab);
 
+    /* cfg->mpi_comm that is no group of ranks: an error, not MPI's fatal
+     * handler (MPI_COMM_NULL) nor a context over the other group of an
+     * intercommunicator */
+    {
+        MPI_Comm null_comm = MPI_COMM_NULL, local, inter;
+        int wrank, wsize;
+
+        OK(weft_config_init(&cfg));
+        cfg.mpi_comm = &null_comm;
+        FAILS(weft_init(&cfg, &ctx), WEFT_ERR_INVALID_ARG);
+        expect_message("weft_init: cfg->mpi_comm is MPI_COMM_NULL");
+        MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+        MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+        if (wsize >= 2) {
+            MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, wrank, &local);
+            MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, wrank % 2 ? 0 : 1, 7, &inter);
+            cfg.mpi_comm = &inter;
+            FAILS(weft_init(&cfg, &ctx), WEFT_ERR_INVALID_ARG);
+            expect_message("intercommunicator");
+            MPI_Comm_free(&inter);
+            MPI_Comm_free(&local);
+        }
+    }
+
     OK(weft_init(NULL, &ctx));
     OK(weft_rank(ctx, &rank));
     OK(weft_nranks(ctx, &n));
