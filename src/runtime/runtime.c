@@ -354,9 +354,14 @@ err_release_ucx:
     free(ctx->addrs);
     free(ctx->addr_off);
     release_ucx(ctx);
-    MPI_Comm_free(&ctx->comm);
-    if (ctx->owns_mpi)
-        MPI_Finalize();
+    /* As weft_finalize: a collective step given up on (a timeout, a dead
+     * rank) is still pending, and MPI_Comm_free or MPI_Finalize would
+     * progress it on memory that is gone, or wait for every rank. */
+    if (!ctx->mpi_abandoned) {
+        MPI_Comm_free(&ctx->comm);
+        if (ctx->owns_mpi)
+            MPI_Finalize();
+    }
 err_free_ctx:
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
