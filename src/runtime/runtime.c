@@ -87,20 +87,20 @@ weft_status_t weft__mpi_wait(weft_ctx_t ctx, MPI_Request *req, const char *fn)
     return WEFT_OK;
 }
 
-weft_status_t weft__agree(weft_ctx_t ctx, weft_status_t st)
+weft_status_t weft__agree(weft_ctx_t ctx, weft_status_t st, const char *fn)
 {
     int local = (int)st, global;
     MPI_Request req;
     weft_status_t err;
 
-    if ((err = weft__collective_check(ctx, __func__)) != WEFT_OK)
+    if ((err = weft__collective_check(ctx, fn)) != WEFT_OK)
         return err;
     if (MPI_Iallreduce(&local, &global, 1, MPI_INT, MPI_MIN, ctx->comm, &req) != MPI_SUCCESS)
-        return weft__error(WEFT_ERR_MPI, __func__, "MPI_Iallreduce failed");
-    if ((err = weft__mpi_wait(ctx, &req, __func__)) != WEFT_OK)
+        return weft__error(WEFT_ERR_MPI, fn, "MPI_Iallreduce failed");
+    if ((err = weft__mpi_wait(ctx, &req, fn)) != WEFT_OK)
         return err;
     if (global != WEFT_OK && local == WEFT_OK)
-        return weft__error((weft_status_t)global, __func__,
+        return weft__error((weft_status_t)global, fn,
                            "another rank failed: %s", weft_strerror((weft_status_t)global));
     return (weft_status_t)global;
 }
@@ -327,18 +327,18 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *out)
 
     if ((st = init_mpi(ctx)) != WEFT_OK)
         goto err_free_ctx;
-    st = weft__agree(ctx, init_ucx(ctx));
+    st = weft__agree(ctx, init_ucx(ctx), "weft_init");
     if (st != WEFT_OK)
         goto err_release_ucx;
-    st = weft__agree(ctx, exchange_addresses(ctx));
+    st = weft__agree(ctx, exchange_addresses(ctx), "weft_init");
     if (st != WEFT_OK)
         goto err_release_ucx;
-    if ((st = weft__agree(ctx, weft__peer_init(ctx))) != WEFT_OK)
+    if ((st = weft__agree(ctx, weft__peer_init(ctx), "weft_init")) != WEFT_OK)
         goto err_release_ucx;
-    if ((st = weft__agree(ctx, weft__profile_start())) != WEFT_OK)
+    if ((st = weft__agree(ctx, weft__profile_start(), "weft_init")) != WEFT_OK)
         goto err_release_ucx;
     if (ctx->cfg.progress_thread &&
-        (st = weft__agree(ctx, start_progress_thread(ctx))) != WEFT_OK)
+        (st = weft__agree(ctx, start_progress_thread(ctx), "weft_init")) != WEFT_OK)
         goto err_stop_thread;
 
     ctx->state = WEFT__ALIVE;

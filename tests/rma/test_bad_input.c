@@ -129,6 +129,9 @@ int main(int argc, char **argv)
     else
         expect_message("different sizes");
     FAILS(weft_seg_alloc(ctx, SEG, rank == 0 ? NULL : &seg, NULL), WEFT_ERR_INVALID_ARG);
+    /* the other ranks' message names the call they made, not weft's
+     * internal agreement step */
+    expect_message(rank == 0 ? "weft_seg_alloc: seg is NULL" : "weft_seg_alloc: another rank failed");
     /* a size whose rounding to whole pages wraps around: refused, naming
      * it (not a 0-byte mapping, which a rank alone on its node zeroed as
      * SIZE_MAX bytes) */
