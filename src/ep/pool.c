@@ -283,7 +283,7 @@ static weft_status_t create_eps(struct weft__ep_pool *p)
             struct weft__pool_worker *pw = p->on_home ? NULL : &p->workers[worker_of(p, t, i)];
             struct weft__ep *ep;
 
-            st = weft__ep_create(ctx, pw ? pw->worker : ctx->home, &ep);
+            st = weft__ep_create(ctx, pw ? pw->worker : ctx->home, &ep, "weft_ep_pool_create");
             if (st != WEFT_OK)
                 break;
             ep->pool = p;

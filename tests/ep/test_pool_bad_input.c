@@ -252,7 +252,7 @@ static void test_out_of_memory(weft_ctx_t ctx)
     FAILS(weft_ep_pool_create(ctx, &p, &pool), WEFT_ERR_NO_MEMORY);
     fail_weft_realloc = 0;
     CHECK(weft_reallocs_failed > 0);
-    HAS("trace point watch list");
+    HAS("weft_ep_pool_create: trace point watch list");
     CHECK(pool == NULL);
     /* the endpoints it had made were never handed out: none stays behind */
     if (live_weft_blocks() != blocks) {
