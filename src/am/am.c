@@ -228,8 +228,9 @@ weft_status_t weft_am_dropped(weft_ctx_t ctx, uint64_t *dropped)
     return WEFT_OK;
 }
 
-weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, size_t hdr_len,
-                              const void *payload, size_t len, weft_event_t *ev)
+/* The body of weft_am_send_nb and weft_am_send; fn names the call made. */
+static weft_status_t am_send(weft_ep_t ep, int rank, int id, const void *hdr, size_t hdr_len,
+                             const void *payload, size_t len, weft_event_t *ev, const char *fn)
 {
     struct am_layer *L;
     struct weft__am_slot *slot;
@@ -238,26 +239,27 @@ weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, s
     weft_status_t st;
     WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_POST);
 
-    if ((st = weft__ep_check(ep, __func__)) != WEFT_OK ||
-        (ep->check && (st = weft__ep_check_caller(ep, __func__)) != WEFT_OK))
+    if ((st = weft__ep_check(ep, fn)) != WEFT_OK ||
+        (ep->check && (st = weft__ep_check_caller(ep, fn)) != WEFT_OK))
         return st;
     if (ev == NULL)
-        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "event pointer is NULL");
+        return weft__error(WEFT_ERR_INVALID_ARG, fn, "event pointer is NULL");
     if (rank < 0 || rank >= ep->nranks)
-        return weft__error(WEFT_ERR_RANK, __func__, "rank %d is outside [0, %d)", rank, ep->nranks);
+        return weft__error(WEFT_ERR_RANK, fn, "rank %d is outside [0, %d)", rank, ep->nranks);
     L = ep->ctx->layer[WEFT__LAYER_AM];
     if (id < 0 || id >= WEFT_AM_MAX_ID || L == NULL || L->h[id].fn == NULL)
-        return weft__error(WEFT_ERR_AM_ID, __func__, "id %d has no handler registered", id);
+        return weft__error(WEFT_ERR_AM_ID, fn, "id %d has no handler registered", id);
     if (hdr_len > WEFT_AM_MAX_HDR)
-        return weft__error(WEFT_ERR_TOO_LARGE, __func__, "header of %zu bytes exceeds %d", hdr_len,
+        return weft__error(WEFT_ERR_TOO_LARGE, fn, "header of %zu bytes exceeds %d", hdr_len,
                            WEFT_AM_MAX_HDR);
     if ((hdr == NULL && hdr_len > 0) || (payload == NULL && len > 0))
-        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "%s is NULL", hdr == NULL ? "hdr" : "payload");
+        return weft__error(WEFT_ERR_INVALID_ARG, fn, "%s is NULL",
+                           hdr == NULL && hdr_len > 0 ? "hdr" : "payload");
     if (WEFT__UNLIKELY(weft__peer_failed(ep->ctx, rank))) {
         weft__ep_sync_failed(ep);
-        return weft__error(WEFT_ERR_PEER_FAILED, __func__, "rank %d has failed", rank);
+        return weft__error(WEFT_ERR_PEER_FAILED, fn, "rank %d has failed", rank);
     }
-    if (ep->peers[rank] == NULL && (st = weft__ep_connect(ep, rank, __func__)) != WEFT_OK)
+    if (ep->peers[rank] == NULL && (st = weft__ep_connect(ep, rank, fn)) != WEFT_OK)
         return st;
 
     slots_lock(ep);
@@ -266,7 +268,7 @@ weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, s
         ep->am_slots = slot->next;
     slots_unlock(ep);
     if (slot == NULL && (slot = malloc(sizeof(*slot))) == NULL) {
-        return weft__error(WEFT_ERR_NO_MEMORY, __func__, "header buffer");
+        return weft__error(WEFT_ERR_NO_MEMORY, fn, "header buffer");
     }
     slot->ep = ep;
     slot->src = ep->ctx->rank;
@@ -291,7 +293,7 @@ weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, s
         st = WEFT_OK;
     } else if (UCS_PTR_IS_ERR(sp)) {
         weft__ep_sync_failed(ep);
-        st = weft__ucs_error(UCS_PTR_STATUS(sp), __func__, "ucp_am_send_nbx");
+        st = weft__ucs_error(UCS_PTR_STATUS(sp), fn, "ucp_am_send_nbx");
     } else {
         ((weft__req_t *)sp)->ep = ep;
         *ev = sp;
@@ -301,11 +303,20 @@ weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, s
     return st;
 }
 
+weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, size_t hdr_len,
+                              const void *payload, size_t len, weft_event_t *ev)
+{
+    return am_send(ep, rank, id, hdr, hdr_len, payload, len, ev, __func__);
+}
+
 weft_status_t weft_am_send(weft_ep_t ep, int rank, int id, const void *hdr, size_t hdr_len,
                            const void *payload, size_t len)
 {
     weft_event_t ev;
-    weft_status_t st = weft_am_send_nb(ep, rank, id, hdr, hdr_len, payload, len, &ev);
+    weft_status_t st = am_send(ep, rank, id, hdr, hdr_len, payload, len, &ev, __func__);
 
-    return st != WEFT_OK ? st : weft_wait(&ev);
+    /* a blocking operation: past WEFT_TIMEOUT_MS its target is declared
+     * failed, which completes the send (weft.h), rather than the request
+     * being left outstanding with no event to wait for it again */
+    return st != WEFT_OK ? st : weft__ep_wait_req(ep, ev, rank, __func__, "ucp_am_send_nbx");
 }

@@ -374,13 +374,14 @@ static void teardown(weft_ctx_t ctx)
      * than undefined. */
 }
 
-weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__ep **out)
+weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__ep **out,
+                              const char *fn)
 {
     struct weft__ep_layer *L = NULL;
     struct weft__ep *ep;
     weft_status_t st;
 
-    L = weft__ctx_layer(ctx, WEFT__LAYER_EP, sizeof(*L), quiesce, teardown, "weft_ep");
+    L = weft__ctx_layer(ctx, WEFT__LAYER_EP, sizeof(*L), quiesce, teardown, fn);
     if (L == NULL)
         return WEFT_ERR_NO_MEMORY;
     /* Whole cache lines of its own: endpoints of different threads must
@@ -390,11 +391,11 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
     if (ep != NULL)
         memset(ep, 0, sizeof(*ep));
     if (ep == NULL)
-        return weft__error(WEFT_ERR_NO_MEMORY, "weft_ep", "endpoint");
+        return weft__error(WEFT_ERR_NO_MEMORY, fn, "endpoint");
     ep->peers = calloc((size_t)ctx->nranks, sizeof(*ep->peers));
     if (ep->peers == NULL) {
         free(ep);
-        return weft__error(WEFT_ERR_NO_MEMORY, "weft_ep", "peer table");
+        return weft__error(WEFT_ERR_NO_MEMORY, fn, "peer table");
     }
     ep->ctx = ctx;
     ep->nranks = ctx->nranks;
@@ -405,7 +406,7 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
     if (weft__prof_watch(&ep->divert) != 0) {
         free(ep->peers);
         free(ep);
-        return weft__error(WEFT_ERR_NO_MEMORY, "weft_ep", "trace point watch list");
+        return weft__error(WEFT_ERR_NO_MEMORY, fn, "trace point watch list");
     }
     pthread_mutex_init(&ep->am_lock, NULL);
     ep->prm_nbi.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
@@ -415,7 +416,7 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
 
     if (ctx->cfg.connect == WEFT_CONNECT_EAGER)
         for (int r = 0; r < ctx->nranks; r++)
-            if ((st = weft__ep_connect(ep, r, "weft_ep")) != WEFT_OK)
+            if ((st = weft__ep_connect(ep, r, fn)) != WEFT_OK)
                 goto err_destroy;
     ep->state = WEFT__ALIVE;
     ep->next = L->eps;
@@ -448,7 +449,7 @@ weft_status_t weft_ep_default(weft_ctx_t ctx, weft_ep_t *out)
          * UCX then locks.  (A second worker for the application would avoid
          * the lock, but UCX 1.13's TCP transport crashes with one worker
          * per thread in this pattern.) */
-        st = weft__ep_create(ctx, ctx->home, &ep);
+        st = weft__ep_create(ctx, ctx->home, &ep, __func__);
         if (st == WEFT_OK)
             weft__ep_layer(ctx)->dflt = ep;
     }

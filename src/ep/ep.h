@@ -97,8 +97,10 @@ weft_status_t weft__ep_check(weft_ep_t ep, const char *fn);
 weft_status_t weft__ep_check_caller(weft_ep_t ep, const char *fn);
 
 /* Create an endpoint on worker (which the caller owns) and add it to the
- * context's list.  Caller holds ctx->lock. */
-weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__ep **out);
+ * context's list; fn names the public call in messages.  Caller holds
+ * ctx->lock. */
+weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__ep **out,
+                              const char *fn);
 
 /* Flush, then close ep's connections and keys and unlink it from the
  * context's list (every rank has flushed and met at a barrier since).

@@ -283,7 +283,7 @@ static weft_status_t create_eps(struct weft__ep_pool *p)
             struct weft__pool_worker *pw = p->on_home ? NULL : &p->workers[worker_of(p, t, i)];
             struct weft__ep *ep;
 
-            st = weft__ep_create(ctx, pw ? pw->worker : ctx->home, &ep);
+            st = weft__ep_create(ctx, pw ? pw->worker : ctx->home, &ep, "weft_ep_pool_create");
             if (st != WEFT_OK)
                 break;
             ep->pool = p;
@@ -340,8 +340,12 @@ weft_status_t weft_ep_pool_create(weft_ctx_t ctx, const weft_ep_pool_params_t *p
 
         line = l > 0 ? (size_t)l : 64;
         p->buf_bytes = params->buf_bytes;
-        p->buf_stride = (params->buf_bytes + line - 1) / line * line;
-        p->bufs = aligned_alloc(line, p->buf_stride * (size_t)p->nthreads);
+        /* sizes whose padding or total would wrap around size_t cannot
+         * be allocated either */
+        if (params->buf_bytes <= SIZE_MAX - (line - 1))
+            p->buf_stride = (params->buf_bytes + line - 1) / line * line;
+        if (p->buf_stride != 0 && p->buf_stride <= SIZE_MAX / (size_t)p->nthreads)
+            p->bufs = aligned_alloc(line, p->buf_stride * (size_t)p->nthreads);
         if (p->bufs == NULL) {
             st = weft__error(WEFT_ERR_NO_MEMORY, __func__, "%d private buffers of %zu bytes",
                              p->nthreads, params->buf_bytes);
@@ -361,6 +365,9 @@ err_release:
     pthread_mutex_lock(&ctx->lock);
     release(p);
     pthread_mutex_unlock(&ctx->lock);
+    /* its endpoints were never handed out: no shell of theirs is kept */
+    for (size_t e = 0; e < (size_t)p->nthreads * (size_t)p->eps_per_thread; e++)
+        free(p->eps[e]);
     free(p->eps);
     free(p);
     return st;

@@ -153,9 +153,17 @@ void weft__peer_poll(weft_ctx_t ctx)
 
 void weft__wait_init(weft__waiter_t *w, weft_ctx_t ctx)
 {
+    uint64_t ms = ctx->cfg.timeout_ms, now;
+
     w->ctx = ctx;
     w->spins = 0;
-    w->deadline_ns = ctx->cfg.timeout_ms ? now_ns() + ctx->cfg.timeout_ms * 1000000ull : 0;
+    w->deadline_ns = 0;
+    if (ms == 0)
+        return;
+    /* a deadline past what 64 bits of nanoseconds hold is no deadline (it
+     * would wrap around into the past: every wait would end at once) */
+    now = now_ns();
+    w->deadline_ns = ms > (UINT64_MAX - now) / 1000000ull ? UINT64_MAX : now + ms * 1000000ull;
 }
 
 weft_status_t weft__wait_step(weft__waiter_t *w, unsigned progressed, const char *fn)

@@ -87,20 +87,20 @@ weft_status_t weft__mpi_wait(weft_ctx_t ctx, MPI_Request *req, const char *fn)
     return WEFT_OK;
 }
 
-weft_status_t weft__agree(weft_ctx_t ctx, weft_status_t st)
+weft_status_t weft__agree(weft_ctx_t ctx, weft_status_t st, const char *fn)
 {
     int local = (int)st, global;
     MPI_Request req;
     weft_status_t err;
 
-    if ((err = weft__collective_check(ctx, __func__)) != WEFT_OK)
+    if ((err = weft__collective_check(ctx, fn)) != WEFT_OK)
         return err;
     if (MPI_Iallreduce(&local, &global, 1, MPI_INT, MPI_MIN, ctx->comm, &req) != MPI_SUCCESS)
-        return weft__error(WEFT_ERR_MPI, __func__, "MPI_Iallreduce failed");
-    if ((err = weft__mpi_wait(ctx, &req, __func__)) != WEFT_OK)
+        return weft__error(WEFT_ERR_MPI, fn, "MPI_Iallreduce failed");
+    if ((err = weft__mpi_wait(ctx, &req, fn)) != WEFT_OK)
         return err;
     if (global != WEFT_OK && local == WEFT_OK)
-        return weft__error((weft_status_t)global, __func__,
+        return weft__error((weft_status_t)global, fn,
                            "another rank failed: %s", weft_strerror((weft_status_t)global));
     return (weft_status_t)global;
 }
@@ -110,7 +110,10 @@ static void *progress_main(void *arg)
     weft_ctx_t ctx = arg;
     int efd = -1;
     struct pollfd fds[2];
-    struct timespec tmo = {.tv_sec = 0, .tv_nsec = (long)ctx->cfg.progress_interval_us * 1000};
+    /* a second or more is whole seconds plus a fraction: ppoll refuses
+     * tv_nsec >= 1e9 (EINVAL at once, and the thread would spin) */
+    struct timespec tmo = {.tv_sec = (time_t)(ctx->cfg.progress_interval_us / 1000000),
+                           .tv_nsec = (long)(ctx->cfg.progress_interval_us % 1000000) * 1000};
     uint64_t drain;
 
     if (ucp_worker_get_efd(ctx->home, &efd) != UCS_OK)
@@ -168,9 +171,12 @@ static void stop_progress_thread(weft_ctx_t ctx)
 
 static weft_status_t init_mpi(weft_ctx_t ctx)
 {
-    int inited, finalized, provided;
-    MPI_Comm parent;
+    int inited, finalized, provided, inter;
+    MPI_Comm parent = ctx->cfg.mpi_comm ? *(MPI_Comm *)ctx->cfg.mpi_comm : MPI_COMM_WORLD;
 
+    /* MPI would hand MPI_COMM_NULL to its fatal error handler */
+    if (parent == MPI_COMM_NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, "weft_init", "cfg->mpi_comm is MPI_COMM_NULL");
     MPI_Finalized(&finalized);
     if (finalized)
         return weft__error(WEFT_ERR_MPI, "weft_init", "MPI is already finalised");
@@ -180,7 +186,10 @@ static weft_status_t init_mpi(weft_ctx_t ctx)
             return weft__error(WEFT_ERR_MPI, "weft_init", "MPI_Init_thread failed");
         ctx->owns_mpi = 1;
     }
-    parent = ctx->cfg.mpi_comm ? *(MPI_Comm *)ctx->cfg.mpi_comm : MPI_COMM_WORLD;
+    /* The collectives below would gather the remote group's addresses */
+    if (MPI_Comm_test_inter(parent, &inter) != MPI_SUCCESS || inter)
+        return weft__error(WEFT_ERR_INVALID_ARG, "weft_init",
+                           "cfg->mpi_comm is an intercommunicator; a context is one group of ranks");
     if (MPI_Comm_dup(parent, &ctx->comm) != MPI_SUCCESS)
         return weft__error(WEFT_ERR_MPI, "weft_init", "MPI_Comm_dup failed");
     /* A dead peer must give weft an error to handle, not abort the rank. */
@@ -318,18 +327,18 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *out)
 
     if ((st = init_mpi(ctx)) != WEFT_OK)
         goto err_free_ctx;
-    st = weft__agree(ctx, init_ucx(ctx));
+    st = weft__agree(ctx, init_ucx(ctx), "weft_init");
     if (st != WEFT_OK)
         goto err_release_ucx;
-    st = weft__agree(ctx, exchange_addresses(ctx));
+    st = weft__agree(ctx, exchange_addresses(ctx), "weft_init");
     if (st != WEFT_OK)
         goto err_release_ucx;
-    if ((st = weft__agree(ctx, weft__peer_init(ctx))) != WEFT_OK)
+    if ((st = weft__agree(ctx, weft__peer_init(ctx), "weft_init")) != WEFT_OK)
         goto err_release_ucx;
-    if ((st = weft__agree(ctx, weft__profile_start())) != WEFT_OK)
+    if ((st = weft__agree(ctx, weft__profile_start(), "weft_init")) != WEFT_OK)
         goto err_release_ucx;
     if (ctx->cfg.progress_thread &&
-        (st = weft__agree(ctx, start_progress_thread(ctx))) != WEFT_OK)
+        (st = weft__agree(ctx, start_progress_thread(ctx), "weft_init")) != WEFT_OK)
         goto err_stop_thread;
 
     ctx->state = WEFT__ALIVE;
@@ -345,9 +354,14 @@ err_release_ucx:
     free(ctx->addrs);
     free(ctx->addr_off);
     release_ucx(ctx);
-    MPI_Comm_free(&ctx->comm);
-    if (ctx->owns_mpi)
-        MPI_Finalize();
+    /* As weft_finalize: a collective step given up on (a timeout, a dead
+     * rank) is still pending, and MPI_Comm_free or MPI_Finalize would
+     * progress it on memory that is gone, or wait for every rank. */
+    if (!ctx->mpi_abandoned) {
+        MPI_Comm_free(&ctx->comm);
+        if (ctx->owns_mpi)
+            MPI_Finalize();
+    }
 err_free_ctx:
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);

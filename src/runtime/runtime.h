@@ -165,8 +165,9 @@ weft_status_t weft__collective_check(weft_ctx_t ctx, const char *fn);
 weft_status_t weft__mpi_wait(weft_ctx_t ctx, MPI_Request *req, const char *fn);
 
 /* MPI_Allreduce(MIN) of a local status, so that every rank returns the same
- * error from a collective call and none is left waiting. */
-weft_status_t weft__agree(weft_ctx_t ctx, weft_status_t st);
+ * error from a collective call and none is left waiting; fn names that
+ * call in the messages. */
+weft_status_t weft__agree(weft_ctx_t ctx, weft_status_t st, const char *fn);
 
 /* Map a UCX status to a weft status, recording a message. */
 weft_status_t weft__ucs_error(ucs_status_t s, const char *fn, const char *what);

@@ -195,7 +195,7 @@ static weft_status_t learn_nodes(weft_ctx_t ctx, struct seg_layer *L)
     L->nodes = malloc(sizeof(*L->nodes) * (size_t)n);
     if (st == WEFT_OK && (!all || !L->local || !L->nodes))
         st = weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc", "node tables");
-    if ((st = weft__agree(ctx, st)) != WEFT_OK)
+    if ((st = weft__agree(ctx, st, "weft_seg_alloc")) != WEFT_OK)
         goto err_free;
     if (MPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, all, (int)sizeof(mine), MPI_BYTE,
                       ctx->comm) != MPI_SUCCESS) {
@@ -307,6 +307,10 @@ static weft_status_t map_local(weft_ctx_t ctx, struct seg_layer *L, struct weft_
     ucs_status_t s;
     long page = sysconf(_SC_PAGESIZE);
 
+    /* whole pages of a size near SIZE_MAX would wrap around to 0 */
+    if (seg->size > SIZE_MAX - ((size_t)page - 1))
+        return weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc",
+                           "a part of %zu bytes is larger than the address space", seg->size);
     seg->map_len = (seg->size + (size_t)page - 1) / (size_t)page * (size_t)page;
     memset(&mp, 0, sizeof(mp));
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
@@ -398,13 +402,13 @@ static weft_status_t cross_map(weft_ctx_t ctx, struct seg_layer *L, struct weft_
             st = weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc", "name table");
     }
     /* every rank takes part, so ranks alone on their node too */
-    if ((st = weft__agree(ctx, st)) == WEFT_OK && L->nlocal > 1 &&
+    if ((st = weft__agree(ctx, st, "weft_seg_alloc")) == WEFT_OK && L->nlocal > 1 &&
         MPI_Allgather(name, SHM_NAME_MAX, MPI_CHAR, names, SHM_NAME_MAX, MPI_CHAR,
                       ctx->comm) != MPI_SUCCESS)
         st = weft__error(WEFT_ERR_MPI, "weft_seg_alloc", "MPI_Allgather of segment names failed");
     if (st == WEFT_OK && L->nlocal > 1)
         st = map_peers(ctx, L, seg, (const char (*)[SHM_NAME_MAX])names);
-    st = weft__agree(ctx, st);
+    st = weft__agree(ctx, st, "weft_seg_alloc");
     if (name[0] != '\0')
         shm_unlink(name);
     name[0] = '\0';
@@ -430,7 +434,7 @@ static weft_status_t exchange(weft_ctx_t ctx, struct weft__seg *seg)
     seg->key_off = malloc(sizeof(size_t) * ((size_t)n + 1));
     if (st == WEFT_OK && (!lens || !displs || !seg->bases || !seg->key_off))
         st = weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc", "key tables");
-    if ((st = weft__agree(ctx, st)) != WEFT_OK)
+    if ((st = weft__agree(ctx, st, "weft_seg_alloc")) != WEFT_OK)
         goto out;
 
     mylen = (int)plen;
@@ -448,7 +452,8 @@ static weft_status_t exchange(weft_ctx_t ctx, struct weft__seg *seg)
     seg->keys = malloc((size_t)total);
     if ((st = weft__agree(ctx, seg->keys ? WEFT_OK
                                          : weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc",
-                                                       "key tables"))) != WEFT_OK)
+                                                       "key tables"),
+                          "weft_seg_alloc")) != WEFT_OK)
         goto out;
     if (MPI_Allgatherv(packed, mylen, MPI_BYTE, seg->keys, lens, displs, MPI_BYTE,
                        ctx->comm) != MPI_SUCCESS)
@@ -490,13 +495,13 @@ weft_status_t weft_seg_alloc(weft_ctx_t ctx, size_t bytes, weft_seg_t *out, void
         st = weft__error(WEFT_ERR_INVALID_ARG, __func__,
                          "ranks passed different sizes (%llu to %llu bytes); segments are symmetric",
                          lo, hi);
-    if ((st = weft__agree(ctx, st)) != WEFT_OK)
+    if ((st = weft__agree(ctx, st, __func__)) != WEFT_OK)
         return st;
 
     pthread_mutex_lock(&ctx->lock);
     L = weft__ctx_layer(ctx, WEFT__LAYER_SEG, sizeof(*L), NULL, teardown, __func__);
     pthread_mutex_unlock(&ctx->lock);
-    if ((st = weft__agree(ctx, L ? WEFT_OK : WEFT_ERR_NO_MEMORY)) != WEFT_OK)
+    if ((st = weft__agree(ctx, L ? WEFT_OK : WEFT_ERR_NO_MEMORY, __func__)) != WEFT_OK)
         return st;
     if (L->local == NULL && (st = learn_nodes(ctx, L)) != WEFT_OK)
         return st;
@@ -508,7 +513,7 @@ weft_status_t weft_seg_alloc(weft_ctx_t ctx, size_t bytes, weft_seg_t *out, void
         seg->size = bytes;
         st = map_local(ctx, L, seg, name);
     }
-    if ((st = weft__agree(ctx, st)) != WEFT_OK)
+    if ((st = weft__agree(ctx, st, __func__)) != WEFT_OK)
         goto err_unmap;
     if ((st = cross_map(ctx, L, seg, name)) != WEFT_OK)
         goto err_unmap_peers;
@@ -562,7 +567,7 @@ weft_status_t weft_seg_free(weft_ctx_t ctx, weft_seg_t seg)
     EL = weft__ep_layer(ctx);
     for (struct weft__ep *ep = EL ? EL->eps : NULL; st == WEFT_OK && ep; ep = ep->next)
         st = weft__ep_flush(ep, __func__);
-    if ((agreed = weft__agree(ctx, st)) != WEFT_OK)
+    if ((agreed = weft__agree(ctx, st, __func__)) != WEFT_OK)
         return st != WEFT_OK ? st : agreed;
     if ((st = weft_barrier(ctx)) != WEFT_OK)
         return st;

@@ -29,6 +29,55 @@ void *realloc(void *p, size_t n)
     }
     return __libc_realloc(p, n);
 }
+
+/* aligned_alloc and free as libweft sees them too: the blocks libweft gets
+ * from aligned_alloc (its endpoints, a pool's buffers) are counted while
+ * they live, so a test can tell whether a failed call gave back what it
+ * made.  free serves every caller (MPI's and UCX's threads too). */
+extern void *__libc_memalign(size_t align, size_t n);
+extern void __libc_free(void *p);
+static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *weft_blocks[1024];
+static int nweft_blocks;
+
+void *aligned_alloc(size_t align, size_t n)
+{
+    void *p = __libc_memalign(align, n);
+    Dl_info info;
+
+    if (p != NULL && dladdr(__builtin_return_address(0), &info) != 0 &&
+        info.dli_fname != NULL && strstr(info.dli_fname, "libweft") != NULL) {
+        pthread_mutex_lock(&blocks_lock);
+        if (nweft_blocks < (int)(sizeof(weft_blocks) / sizeof(weft_blocks[0])))
+            weft_blocks[nweft_blocks++] = p;
+        pthread_mutex_unlock(&blocks_lock);
+    }
+    return p;
+}
+
+void free(void *p)
+{
+    if (p != NULL) {
+        pthread_mutex_lock(&blocks_lock);
+        for (int i = 0; i < nweft_blocks; i++)
+            if (weft_blocks[i] == p) {
+                weft_blocks[i] = weft_blocks[--nweft_blocks];
+                break;
+            }
+        pthread_mutex_unlock(&blocks_lock);
+    }
+    __libc_free(p);
+}
+
+static int live_weft_blocks(void)
+{
+    int n;
+
+    pthread_mutex_lock(&blocks_lock);
+    n = nweft_blocks;
+    pthread_mutex_unlock(&blocks_lock);
+    return n;
+}
 #endif
 
 #define HAS(text) CHECK(strstr(weft_last_error(), text) != NULL)
@@ -149,6 +198,17 @@ static void test_buffers(weft_ctx_t ctx)
     FAILS(weft_ep_pool_buffer(pool, 3, (void **)&b[0], &bytes), WEFT_ERR_INVALID_ARG);
     FAILS(weft_ep_pool_buffer(pool, 0, NULL, &bytes), WEFT_ERR_INVALID_ARG);
     OK(weft_ep_pool_destroy(pool));
+
+    /* Sizes whose padding to whole lines, or whose total over the threads,
+     * does not fit in a size_t: refused, never a short allocation handed
+     * out as buf_bytes per thread. */
+    p.buf_bytes = SIZE_MAX;
+    FAILS(weft_ep_pool_create(ctx, &p, &pool), WEFT_ERR_NO_MEMORY);
+    HAS("3 private buffers of 18446744073709551615 bytes");
+    p = params(4, "single");
+    p.buf_bytes = (size_t)1 << 62;
+    FAILS(weft_ep_pool_create(ctx, &p, &pool), WEFT_ERR_NO_MEMORY);
+    HAS("4 private buffers of 4611686018427387904 bytes");
 }
 
 /* With the progress thread only "single" is allowed, on the home worker. */
@@ -187,12 +247,19 @@ static void test_out_of_memory(weft_ctx_t ctx)
     weft_ep_t ep;
 
     p.eps_per_thread = 40;
+    int blocks = live_weft_blocks();
     fail_weft_realloc = 1;
     FAILS(weft_ep_pool_create(ctx, &p, &pool), WEFT_ERR_NO_MEMORY);
     fail_weft_realloc = 0;
     CHECK(weft_reallocs_failed > 0);
-    HAS("trace point watch list");
+    HAS("weft_ep_pool_create: trace point watch list");
     CHECK(pool == NULL);
+    /* the endpoints it had made were never handed out: none stays behind */
+    if (live_weft_blocks() != blocks) {
+        fprintf(stderr, "a refused pool left %d of libweft's endpoints allocated\n",
+                live_weft_blocks() - blocks);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     OK(weft_ep_pool_create(ctx, &p, &pool));
     OK(weft_ep_get_nth(pool, 0, 39, &ep));
     OK(weft_flush(ep));

@@ -89,6 +89,30 @@ int main(int argc, char **argv)
     }
     CHECK(((unsigned char *)&cfg)[0] == 0xab);
 
+    /* cfg->mpi_comm that is no group of ranks: an error, not MPI's fatal
+     * handler (MPI_COMM_NULL) nor a context over the other group of an
+     * intercommunicator */
+    {
+        MPI_Comm null_comm = MPI_COMM_NULL, local, inter;
+        int wrank, wsize;
+
+        OK(weft_config_init(&cfg));
+        cfg.mpi_comm = &null_comm;
+        FAILS(weft_init(&cfg, &ctx), WEFT_ERR_INVALID_ARG);
+        expect_message("weft_init: cfg->mpi_comm is MPI_COMM_NULL");
+        MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+        MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+        if (wsize >= 2) {
+            MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, wrank, &local);
+            MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, wrank % 2 ? 0 : 1, 7, &inter);
+            cfg.mpi_comm = &inter;
+            FAILS(weft_init(&cfg, &ctx), WEFT_ERR_INVALID_ARG);
+            expect_message("intercommunicator");
+            MPI_Comm_free(&inter);
+            MPI_Comm_free(&local);
+        }
+    }
+
     OK(weft_init(NULL, &ctx));
     OK(weft_rank(ctx, &rank));
     OK(weft_nranks(ctx, &n));
@@ -105,6 +129,14 @@ int main(int argc, char **argv)
     else
         expect_message("different sizes");
     FAILS(weft_seg_alloc(ctx, SEG, rank == 0 ? NULL : &seg, NULL), WEFT_ERR_INVALID_ARG);
+    /* the other ranks' message names the call they made, not weft's
+     * internal agreement step */
+    expect_message(rank == 0 ? "weft_seg_alloc: seg is NULL" : "weft_seg_alloc: another rank failed");
+    /* a size whose rounding to whole pages wraps around: refused, naming
+     * it (not a 0-byte mapping, which a rank alone on its node zeroed as
+     * SIZE_MAX bytes) */
+    FAILS(weft_seg_alloc(ctx, SIZE_MAX, &seg, NULL), WEFT_ERR_NO_MEMORY);
+    expect_message("18446744073709551615 bytes");
 
     OK(weft_seg_alloc(ctx, SEG, &seg, (void **)&local));
     int peer = (rank + 1) % n;
@@ -163,7 +195,11 @@ int main(int argc, char **argv)
     OK(weft_am_register(ctx, 3, nop_handler, NULL));
     FAILS(weft_am_send(ep, peer, 3, buf, WEFT_AM_MAX_HDR + 1, NULL, 0), WEFT_ERR_TOO_LARGE);
     FAILS(weft_am_send(ep, peer, 3, NULL, 4, NULL, 0), WEFT_ERR_INVALID_ARG);
+    expect_message("weft_am_send: hdr is NULL");
+    /* no header (hdr NULL, hdr_len 0 is fine): the payload is what is
+     * wrong; both named under the call made */
     FAILS(weft_am_send(ep, peer, 3, NULL, 0, NULL, 4), WEFT_ERR_INVALID_ARG);
+    expect_message("weft_am_send: payload is NULL");
     FAILS(weft_am_send_nb(ep, peer, 3, NULL, 0, NULL, 0, NULL), WEFT_ERR_INVALID_ARG);
 
     /* freed segments and double free */
