@@ -429,7 +429,8 @@ weft_status_t weft_ep_pool_destroy(weft_ep_pool_t pool);
  * WEFT_ERR_CONFIG when ranks disagree on WEFT_SHM or WEFT_TOPO_NODE is
  * malformed.  Every rank returns the same status: WEFT_ERR_INVALID_ARG
  * (seg NULL, bytes 0, sizes that differ), WEFT_ERR_NO_MEMORY (allocation
- * or mapping failed, /dev/shm too small), WEFT_ERR_TRANSPORT (another UCX
+ * or mapping failed, /dev/shm too small, a part larger than the node's
+ * memory: a part is backed and zeroed at once), WEFT_ERR_TRANSPORT (another UCX
  * registration error), WEFT_ERR_BUSY (every random
  * shared-memory name tried already existed; SECURITY.md), WEFT_ERR_MPI.
  *

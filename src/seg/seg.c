@@ -305,13 +305,21 @@ static weft_status_t map_local(weft_ctx_t ctx, struct seg_layer *L, struct weft_
     ucp_mem_attr_t attr;
     weft_status_t st;
     ucs_status_t s;
-    long page = sysconf(_SC_PAGESIZE);
+    long page = sysconf(_SC_PAGESIZE), phys_pages = sysconf(_SC_PHYS_PAGES);
 
     /* whole pages of a size near SIZE_MAX would wrap around to 0 */
     if (seg->size > SIZE_MAX - ((size_t)page - 1))
         return weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc",
                            "a part of %zu bytes is larger than the address space", seg->size);
     seg->map_len = (seg->size + (size_t)page - 1) / (size_t)page * (size_t)page;
+    /* A part is backed and zeroed here, so one larger than the node's
+     * memory cannot be had.  Without this a rank alone on its node let UCX
+     * allocate it (lazily backed), and zeroing it ended in an OOM kill that
+     * left UCX's file in /dev/shm. */
+    if (phys_pages > 0 && seg->map_len / (size_t)page > (size_t)phys_pages)
+        return weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc",
+                           "a part of %zu bytes is larger than this node's memory (%zu bytes)",
+                           seg->size, (size_t)phys_pages * (size_t)page);
     memset(&mp, 0, sizeof(mp));
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
                     UCP_MEM_MAP_PARAM_FIELD_FLAGS;

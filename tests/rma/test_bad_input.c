@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SEG 4096
 
@@ -140,6 +141,28 @@ int main(int argc, char **argv)
 
     OK(weft_seg_alloc(ctx, SEG, &seg, (void **)&local));
     int peer = (rank + 1) % n;
+
+    /* a part larger than the node's memory: refused before anything is
+     * allocated (a rank alone on its node let UCX allocate and zeroed it,
+     * filling memory until the OOM killer left UCX's file in /dev/shm).
+     * The check comes before the paths part.  It is tried only when every
+     * rank maps a neighbour's part (the direct path), where /dev/shm's free
+     * space is checked before any page is reserved, so that a regression
+     * fails here instead of filling the machine. */
+    {
+        void *p;
+        int   direct = n > 1 && weft_ptr(ctx, peer, seg, 0, &p) == WEFT_OK, all;
+        weft_seg_t huge;
+
+        MPI_Allreduce(&direct, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (all) {
+            size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+            FAILS(weft_seg_alloc(ctx, (size_t)sysconf(_SC_PHYS_PAGES) * page + page, &huge,
+                                 NULL), WEFT_ERR_NO_MEMORY);
+            expect_message("larger than this node's memory");
+        }
+    }
 
     /* ranks */
     FAILS(weft_put(ep, -1, seg, 0, buf, 1), WEFT_ERR_RANK);
