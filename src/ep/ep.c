@@ -223,9 +223,13 @@ weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn)
     st = st != WEFT_OK ? st : err;
     ep->window_ops = 0;
     /* The flush completed every operation; their callbacks have run (on
-     * a shared worker, perhaps in another thread). */
+     * a shared worker, perhaps in another thread, whose last error then
+     * says it): the caller's message is recorded here. */
     err = __atomic_exchange_n(&ep->nbi_error, WEFT_OK, __ATOMIC_ACQ_REL);
-    return st != WEFT_OK ? st : err;
+    if (st == WEFT_OK && err != WEFT_OK)
+        st = weft__error(err, fn, "an implicit operation of the endpoint was lost (%s)",
+                         weft_strerror(err));
+    return st;
 }
 
 /* Checks of weft_flush and weft_progress (and of every call under

@@ -4,7 +4,9 @@
  * after WEFT_TIMEOUT_MS with WEFT_ERR_TIMEOUT and the rank declared
  * failed; the next operation to it is refused with WEFT_ERR_PEER_FAILED;
  * rank 1 stays reachable.  The same for a blocking active message to rank
- * 3 (1 MiB: rendezvous, which needs the target).  Rank 0 then wakes ranks
+ * 3 (1 MiB: rendezvous, which needs the target), behind an implicit put
+ * to it that the failure then cancels: the next weft_flush reports it,
+ * once, under its own name.  Rank 0 then wakes ranks
  * 2 and 3 (SIGCONT), whose own weft_finalize must end too (their peers no
  * longer wait for them).  Also weft_rank_failed's bad input.  Run with 4
  * ranks, UCX_TLS=tcp,self WEFT_SHM=0 WEFT_TIMEOUT_MS, under mpirun
@@ -13,6 +15,7 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,12 +34,13 @@ static void on_message(weft_ctx_t ctx, int src, const void *hdr, size_t hdr_len,
 }
 
 #define AM_BYTES (1u << 20)
+#define PUT_BYTES (16u << 20)   /* more than the sockets hold: still in flight */
 
 int main(void)
 {
     weft_ctx_t ctx;
     weft_ep_t ep;
-    weft_seg_t seg;
+    weft_seg_t seg, bigseg;
     weft_config_t cfg;
     uint64_t *mine, v = 0;
     int me, n, failed;
@@ -62,7 +66,8 @@ int main(void)
     OK(weft_seg_alloc(ctx, 4096, &seg, (void **)&mine));
     mine[0] = 100 + (uint64_t)me;
     OK(weft_am_register(ctx, 1, on_message, NULL));
-    big = calloc(1, AM_BYTES);
+    OK(weft_seg_alloc(ctx, PUT_BYTES, &bigseg, NULL));
+    big = calloc(1, PUT_BYTES);
     CHECK(big != NULL);
     pid = (int)getpid();
     MPI_Allgather(&pid, 1, MPI_INT, pids, 1, MPI_INT, MPI_COMM_WORLD);
@@ -96,6 +101,7 @@ int main(void)
         FAILS(weft_get(ep, &v, 2, seg, 0, sizeof(v)), WEFT_ERR_PEER_FAILED);
         FAILS(weft_barrier(ctx), WEFT_ERR_PEER_FAILED);
         /* a blocking active message is a blocking operation too */
+        OK(weft_put_nbi(ep, 3, bigseg, 0, big, PUT_BYTES));
         t = now_ms();
         st = weft_am_send(ep, 3, 1, NULL, 0, big, AM_BYTES);
         t = now_ms() - t;
@@ -111,6 +117,14 @@ int main(void)
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
         FAILS(weft_am_send(ep, 3, 1, NULL, 0, big, 1), WEFT_ERR_PEER_FAILED);
+        /* the put was lost with rank 3: weft_flush says so, once */
+        st = weft_flush(ep);
+        if (st != WEFT_ERR_PEER_FAILED || strncmp(weft_last_error(), "weft_flush: ", 12) != 0) {
+            fprintf(stderr, "FAIL: flush after a lost put -> %s (%s)\n", weft_strerror(st),
+                    weft_last_error());
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        OK(weft_flush(ep));
         OK(weft_get(ep, &v, 1, seg, 0, sizeof(v)));
         CHECK(v == 101);
         /* tell rank 1 it may go, then wake rank 2 */
