@@ -552,7 +552,10 @@ weft_status_t weft_test(weft_event_t *ev, int *done);
 weft_status_t weft_wait(weft_event_t *ev);
 
 /** Wait for n events, in any order; each becomes WEFT_EVENT_NULL.  Returns
- *  the first error met, after completing all of them. */
+ *  the first error met, after waiting for all of them; weft_last_error
+ *  names that event's index ("event I of N") and its weft_wait error.  An
+ *  event whose wait ended with WEFT_ERR_TIMEOUT or was refused
+ *  (WEFT_ERR_BUSY under WEFT_CHECK) keeps its value, as with weft_wait. */
 weft_status_t weft_wait_all(weft_event_t *evs, size_t n);
 
 /** Complete every implicit operation issued on ep (puts visible at their

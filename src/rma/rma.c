@@ -597,13 +597,20 @@ weft_status_t weft_wait(weft_event_t *ev)
 weft_status_t weft_wait_all(weft_event_t *evs, size_t n)
 {
     weft_status_t st, first = WEFT_OK;
+    size_t at = 0;
+    char why[256];
 
     if (evs == NULL && n > 0)
         return weft__error(WEFT_ERR_INVALID_ARG, __func__, "evs is NULL");
     for (size_t i = 0; i < n; i++)
-        if ((st = weft_wait(&evs[i])) != WEFT_OK && first == WEFT_OK)
+        if ((st = weft_wait(&evs[i])) != WEFT_OK && first == WEFT_OK) {
             first = st;
-    return first;
+            at = i;
+            snprintf(why, sizeof(why), "%s", weft_last_error());
+        }
+    if (first != WEFT_OK)
+        return weft__error(first, __func__, "event %zu of %zu: %s", at, n, why);
+    return WEFT_OK;
 }
 
 /* weft_ucx.h */

@@ -62,6 +62,14 @@ static void *intruder(void *arg)
         FAILS(weft_test(&owned_ev, &done), WEFT_ERR_BUSY);
         FAILS(weft_wait(&owned_ev), WEFT_ERR_BUSY);
         CHECK(owned_ev != WEFT_EVENT_NULL);
+        {
+            /* the first failure, named by its place in the array */
+            weft_event_t both[2] = {WEFT_EVENT_NULL, owned_ev};
+
+            FAILS(weft_wait_all(both, 2), WEFT_ERR_BUSY);
+            CHECK(strncmp(weft_last_error(), "weft_wait_all: event 1 of 2: weft_wait: ", 40) == 0);
+            CHECK(both[1] == owned_ev);
+        }
         event_checked = 1;
     }
     return NULL;
