@@ -43,6 +43,16 @@ static inline void direct_copy(void *dst, const void *src, size_t n)
     memcpy(dst, src, n);
 }
 
+/* A direct-path transfer of rma_nb and rma_blocking: into the target's
+ * bytes for a put (`put` a constant), out of them for a get. */
+static inline void direct_rma(char *local, void *buf, size_t n, const int put)
+{
+    if (put)
+        direct_copy(local, buf, n);
+    else
+        direct_copy(buf, local, n);
+}
+
 static __attribute__((noinline)) weft_status_t
 resolve_slow(weft_ep_t ep, int rank, weft_seg_t seg, const char *fn)
 {
@@ -284,10 +294,7 @@ rma_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, void *buf, size_t n,
     WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     if (t.local) {
         WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
-        if (put)
-            direct_copy(t.local, buf, n);
-        else
-            direct_copy(buf, t.local, n);
+        direct_rma(t.local, buf, n, put);
         WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
         *ev = WEFT_EVENT_NULL;
         return WEFT_OK;
@@ -326,10 +333,7 @@ rma_blocking(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, void *buf, size
         return st;
     if (t.local) {
         WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
-        if (put)
-            direct_copy(t.local, buf, n);
-        else
-            direct_copy(buf, t.local, n);
+        direct_rma(t.local, buf, n, put);
         WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
         if (put)
             atomic_thread_fence(memory_order_release);
