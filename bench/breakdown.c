@@ -45,6 +45,7 @@ static int rank, nranks;
 static weft_ctx_t ctx;
 static volatile int got;           /* set by the AM handlers */
 static uint64_t done_count;        /* injection passes finished, told to rank 1 */
+static struct bench_calm sched;    /* the ranks' waits for a core (rank 0 reads them) */
 
 static void die(const char *what, weft_status_t st)
 {
@@ -278,21 +279,34 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
  * a tail of 14 ns in place of 2-5).  The cycles at another speed are left
  * out of every figure alike.
  *
+ * Chunks during which a rank waited for a core (bench_calm) are left out
+ * the same way: a cycle is kept only if its observed chunk was calm (the
+ * median speed is that of the calm observed chunks), and a kind's figure
+ * comes from its calm chunks of the cycles kept (from all its chunks of
+ * those cycles if none was calm).  On a loaded machine a sender whose
+ * peer is descheduled stalls for milliseconds: over TCP, on 2026-11-23
+ * with other jobs running, half the chunks of every kind ran 5-100x
+ * slower than the rest, and nearly all of those (2464 of 2623) were
+ * chunks in which a rank had waited for a core, against 190 of 2195 of
+ * the fast ones; the medians of the kinds then fell on either side, and
+ * rounds came out -82 % to +45 %.
+ *
  * Rank 0: about n puts per kind in [first, last), kinds alternating chunk
  * by chunk (64 batches of q); fig[kind] is the median over the kind's
  * chunks (of the cycles kept, above) of its value per put, chunk_ns[kind]
  * of their time per put (what the kind's own timing costs shows beside
  * the observed time) and regions[kind] of their timed regions per put;
  * *kept the share of the cycles kept (all when the pass has no observed
- * kind; at least the one whose observed chunk is the lower middle).
+ * kind; at least the one whose observed chunk is the lower middle) and
+ * *calm_share the share of the pass's chunks that were calm.
  * Rank 1 serves the puts until rank 0 signals the end.  The final flush
  * is outside every chunk. */
 static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int last, double *fig,
-                   double *chunk_ns, double *regions, double *kept)
+                   double *chunk_ns, double *regions, double *kept, double *calm_share)
 {
     static double val[I_KINDS][MAX_SAMPLES], tim[I_KINDS][MAX_SAMPLES], reg[I_KINDS][MAX_SAMPLES];
-    static char keep[MAX_SAMPLES];
-    long m = chunk_of(n, q), chunks = n / m, next = 0, nkept = chunks;
+    static char keep[MAX_SAMPLES], calm[I_KINDS][MAX_SAMPLES];
+    long m = chunk_of(n, q), chunks = n / m, next = 0, nkept = chunks, ncalm = 0;
 
     OK(weft_barrier(ctx));
     done_count++;
@@ -303,19 +317,24 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
             for (int j = 0; j < last - first; j++) {
                 /* rotate the order, so that no kind always follows another */
                 int kind = first + (int)((j + c) % (last - first));
+                unsigned long long waited = bench_calm_waited(&sched);
 
                 val[kind][c] = inject_chunk(ep, seg, m, q, kind, &next, &tim[kind][c],
                                             &reg[kind][c]);
+                calm[kind][c] = bench_calm_waited(&sched) == waited;
+                ncalm += calm[kind][c];
             }
         OK(weft_flush(ep));
         memset(keep, 1, (size_t)chunks);
         if (first == I_OBSERVED)
-            nkept = bench_keep_speed(val[I_OBSERVED], chunks, BENCH_SPEED_BAND, keep);
+            nkept = bench_keep_speed(val[I_OBSERVED], calm[I_OBSERVED], chunks, BENCH_SPEED_BAND,
+                                     keep);
         *kept = (double)nkept / (double)chunks;
+        *calm_share = (double)ncalm / (double)(chunks * (last - first));
         for (int kind = first; kind < last; kind++) {
-            fig[kind] = bench_median_kept(val[kind], keep, chunks);
-            chunk_ns[kind] = bench_median_kept(tim[kind], keep, chunks);
-            regions[kind] = bench_median_kept(reg[kind], keep, chunks);
+            fig[kind] = bench_median_calm(val[kind], keep, calm[kind], chunks);
+            chunk_ns[kind] = bench_median_calm(tim[kind], keep, calm[kind], chunks);
+            regions[kind] = bench_median_calm(reg[kind], keep, calm[kind], chunks);
         }
         OK(weft_put(ep, 1, seg, 1024, &done_count, 8));
     } else {
@@ -326,13 +345,13 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
 static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct bench_breakdown_opts *o,
                             struct bench_injection *r)
 {
-    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, regions[I_KINDS] = {0}, kept;
+    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, regions[I_KINDS] = {0}, kept, calm;
 
     /* the observed figure, Misc, every point's component, the whole calls
      * and the timer's calibration, interleaved */
     OK(weft_prof_reset());
-    inject(ep, seg, o->iters, o->batch, I_OBSERVED, I_KINDS, fig, chunk_ns, regions, &kept);
-    bench_injection_push(r, I_KINDS, fig, chunk_ns, regions, kept);
+    inject(ep, seg, o->iters, o->batch, I_OBSERVED, I_KINDS, fig, chunk_ns, regions, &kept, &calm);
+    bench_injection_push(r, I_KINDS, fig, chunk_ns, regions, kept, calm);
 }
 
 /* The library's timer overhead in ns (what it took off every sample). */
@@ -634,10 +653,11 @@ static const char *const point_names[NPOINTS] = {"HLP_post", "LLP_post", "LLP_pr
 static void collect_points(weft_ep_t ep, weft_seg_t seg, const struct bench_breakdown_opts *o,
                            weft_prof_stat_t *s)
 {
-    double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept;
+    double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, calm;
 
     OK(weft_prof_reset());
-    inject(ep, seg, o->iters, o->batch, I_HLP_POST, I_POST_CALL, fig, chunk_ns, regions, &kept);
+    inject(ep, seg, o->iters, o->batch, I_HLP_POST, I_POST_CALL, fig, chunk_ns, regions, &kept,
+           &calm);
     for (int i = 0; i < NPOINTS; i++)
         OK(weft_prof_stat(point_names[i], &s[i]));
 }
@@ -686,6 +706,9 @@ static void injection_json(FILE *f, const struct bench_breakdown_opts *o,
     model_rounds(f, in, inj_model_of, in->fig[I_OBSERVED].n);
     fprintf(f, ", ");
     bench_put_rounds(f, "cycles_kept_rounds", &in->kept);
+    fprintf(f, ", ");
+    bench_put_rounds(f, "chunks_calm_rounds", &in->calm);
+    fprintf(f, ", \"ranks_watched\": %d", sched.n);
     fprintf(f, ",\n    \"components_ns\": {");
     /* HLP_post: weft's code before the UCX call and after it; the
      * callbacks inside the progress calls are HLP_tx_prog, with
@@ -793,6 +816,7 @@ int main(int argc, char **argv)
                        rank, nranks, usage) != 0)
         return 2;
     OK(weft_init(NULL, &ctx));
+    bench_calm_open(&sched);
     OK(weft_ep_default(ctx, &ep));
     OK(weft_seg_alloc(ctx, 1 << 16, &seg, &local));
     OK(weft_am_register(ctx, AM_ID, on_ping, NULL));
@@ -813,10 +837,10 @@ int main(int argc, char **argv)
     OK(weft_prof_select("0"));
     /* warm-up: connections, keys, caches */
     {
-        double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept;
+        double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, calm;
 
         inject(ep, seg, bench_breakdown_warmup(&o), o.batch, I_OBSERVED, I_KINDS, fig, chunk_ns, regions,
-               &kept);
+               &kept, &calm);
     }
     {
         double obs, raw;
@@ -835,6 +859,7 @@ int main(int argc, char **argv)
         bench_json_close(f);
     }
     OK(weft_barrier(ctx));
+    bench_calm_close(&sched);
     bench_finish("weft_bench_breakdown", ctx, seg);
     return 0;
 }

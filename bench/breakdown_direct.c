@@ -58,6 +58,7 @@ static weft_seg_t seg;
 static char *mine;              /* this rank's segment */
 static char *theirs;            /* the peer's segment, mapped here */
 static uint64_t done_count;     /* injection passes, told to rank 1 */
+static struct bench_calm sched; /* the ranks' waits for a core (rank 0 reads them) */
 static uint64_t sig_seen;       /* round trips of the ping-pong so far */
 static uint64_t probe_seen;     /* round trips of the probe so far */
 static volatile uint64_t sink;  /* payloads read */
@@ -213,13 +214,16 @@ static double inject_chunk(long m, long q, int kind, long *next, double *chunk_n
  * rotating; fig[kind], chunk_ns[kind] and regions[kind] are medians over
  * the kind's chunks, of the cycles (one chunk of every kind) whose
  * observed chunk ran within 15 % of the median (bench_keep_speed: the
- * core changes speed within a pass), *kept the share of cycles kept.
- * Rank 1 waits for the end of the pass. */
-static void inject(long n, long q, double *fig, double *chunk_ns, double *regions, double *kept)
+ * core changes speed within a pass) and, as over UCX (breakdown.c), from
+ * the chunks in which no rank waited for a core (bench_calm); *kept the
+ * share of cycles kept, *calm_share that of the calm chunks.  Rank 1
+ * waits for the end of the pass. */
+static void inject(long n, long q, double *fig, double *chunk_ns, double *regions, double *kept,
+                   double *calm_share)
 {
     static double val[I_KINDS][MAX_CHUNKS], tim[I_KINDS][MAX_CHUNKS], reg[I_KINDS][MAX_CHUNKS];
-    static char keep[MAX_CHUNKS];
-    long m = 64 * q, chunks, next = 0;
+    static char keep[MAX_CHUNKS], calm[I_KINDS][MAX_CHUNKS];
+    long m = 64 * q, chunks, next = 0, ncalm = 0;
 
     if (m > n)
         m = n / q * q;
@@ -230,15 +234,19 @@ static void inject(long n, long q, double *fig, double *chunk_ns, double *region
         for (long c = 0; c < chunks; c++)
             for (int j = 0; j < I_KINDS; j++) {
                 int kind = (int)((j + c) % I_KINDS);
+                unsigned long long waited = bench_calm_waited(&sched);
 
                 val[kind][c] = inject_chunk(m, q, kind, &next, &tim[kind][c], &reg[kind][c]);
+                calm[kind][c] = bench_calm_waited(&sched) == waited;
+                ncalm += calm[kind][c];
             }
-        *kept = (double)bench_keep_speed(val[I_OBSERVED], chunks, BENCH_SPEED_BAND, keep) /
-                (double)chunks;
+        *kept = (double)bench_keep_speed(val[I_OBSERVED], calm[I_OBSERVED], chunks,
+                                         BENCH_SPEED_BAND, keep) / (double)chunks;
+        *calm_share = (double)ncalm / (double)(chunks * I_KINDS);
         for (int kind = 0; kind < I_KINDS; kind++) {
-            fig[kind] = bench_median_kept(val[kind], keep, chunks);
-            chunk_ns[kind] = bench_median_kept(tim[kind], keep, chunks);
-            regions[kind] = bench_median_kept(reg[kind], keep, chunks);
+            fig[kind] = bench_median_calm(val[kind], keep, calm[kind], chunks);
+            chunk_ns[kind] = bench_median_calm(tim[kind], keep, calm[kind], chunks);
+            regions[kind] = bench_median_calm(reg[kind], keep, calm[kind], chunks);
         }
         OK(weft_flush(ep));
         OK(weft_put(ep, 1, seg, DONE_OFF, &done_count, 8));
@@ -476,11 +484,11 @@ static void latency_round(const struct bench_breakdown_opts *o, struct latency *
  * taken off each region), its chunks' time and its timed regions per put. */
 static void injection_round(const struct bench_breakdown_opts *o, struct bench_injection *r)
 {
-    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, regions[I_KINDS] = {0}, kept = 1;
+    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, regions[I_KINDS] = {0}, kept = 1, calm = 1;
 
     OK(weft_prof_reset());
-    inject(o->iters, o->batch, fig, chunk_ns, regions, &kept);
-    bench_injection_push(r, I_KINDS, fig, chunk_ns, regions, kept);
+    inject(o->iters, o->batch, fig, chunk_ns, regions, &kept, &calm);
+    bench_injection_push(r, I_KINDS, fig, chunk_ns, regions, kept, calm);
 }
 
 /* Every kind's figures, round by round, with the round's calibration
@@ -564,6 +572,9 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const stru
     bench_put_rounds(f, "model_rounds_ns", &inj_model);
     fprintf(f, ", ");
     bench_put_rounds(f, "cycles_kept_rounds", &in->kept);
+    fprintf(f, ", ");
+    bench_put_rounds(f, "chunks_calm_rounds", &in->calm);
+    fprintf(f, ", \"ranks_watched\": %d", sched.n);
     fprintf(f, ",\n    \"components_ns\": {");
     bench_put_value(f, "HLP_post", mid(&ifig[I_HLP_POST]), ", ");
     bench_put_value(f, "direct_copy", mid(&ifig[I_COPY]), ", ");
@@ -635,10 +646,10 @@ static void usage(void)
  * pass; rank 0's. */
 static void collect_points(const struct bench_breakdown_opts *o, weft_prof_stat_t *s)
 {
-    double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, obs, probe;
+    double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, calm, obs, probe;
 
     OK(weft_prof_reset());
-    inject(o->iters, o->batch, fig, chunk_ns, regions, &kept);
+    inject(o->iters, o->batch, fig, chunk_ns, regions, &kept, &calm);
     for (int i = 0; i < INJ_POINTS; i++)
         OK(weft_prof_stat(point_names[i], &s[i]));
     OK(weft_prof_reset());
@@ -664,6 +675,7 @@ int main(int argc, char **argv)
                        rank, nranks, usage) != 0)
         return 2;
     OK(weft_init(NULL, &ctx));
+    bench_calm_open(&sched);
     OK(weft_ep_default(ctx, &ep));
     OK(weft_seg_alloc(ctx, SEG_BYTES, &seg, &local));
     mine = local;
@@ -686,10 +698,10 @@ int main(int argc, char **argv)
     OK(weft_prof_select("0"));
     OK(weft_prof_timer(&timer_ghz, &timer_ovh));
     {
-        double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, obs, probe;
+        double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, calm, obs, probe;
 
         /* warm-up: code, caches, the lines' first owners */
-        inject(bench_breakdown_warmup(&o), o.batch, fig, chunk_ns, regions, &kept);
+        inject(bench_breakdown_warmup(&o), o.batch, fig, chunk_ns, regions, &kept, &calm);
         latency_pass(o.lat_iters / 8 + 1, &obs, &probe);
     }
     for (long r = 0; r < o.rounds; r++) {
@@ -704,6 +716,7 @@ int main(int argc, char **argv)
         bench_json_close(f);
     }
     OK(weft_barrier(ctx));
+    bench_calm_close(&sched);
     bench_finish("weft_bench_breakdown_direct", ctx, seg);
     return 0;
 }

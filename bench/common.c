@@ -4,10 +4,13 @@
 
 #include <mpi.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void bench_fail(const char *name, const char *what, weft_status_t st)
 {
@@ -102,9 +105,10 @@ void bench_series_push(struct bench_series *s, double v)
 }
 
 void bench_injection_push(struct bench_injection *in, int nkinds, const double *fig,
-                          const double *chunk_ns, const double *regions, double kept)
+                          const double *chunk_ns, const double *regions, double kept, double calm)
 {
     bench_series_push(&in->kept, kept);
+    bench_series_push(&in->calm, calm);
     for (int kind = 0; kind < nkinds; kind++) {
         bench_series_push(&in->fig[kind], fig[kind]);
         bench_series_push(&in->chunk[kind], chunk_ns[kind]);
@@ -216,20 +220,26 @@ static double *kept_values(const double *v, const char *keep, long n, long *coun
     return out;
 }
 
-long bench_keep_speed(const double *observed, long n, double band, char *keep)
+long bench_keep_speed(const double *observed, const char *calm, long n, double band, char *keep)
 {
     long count, kept = 0;
-    double *sorted = kept_values(observed, NULL, n, &count), speed;
+    double *sorted = kept_values(observed, calm, n, &count), speed;
 
-    if (n == 0) {
+    if (count == 0) {
+        free(sorted);
+        sorted = kept_values(observed, NULL, n, &count);
+        calm = NULL;
+    }
+    if (count == 0) {
         free(sorted);
         return 0;
     }
-    bench_sort(sorted, n);
-    speed = sorted[(n - 1) / 2];
+    bench_sort(sorted, count);
+    speed = sorted[(count - 1) / 2];
     free(sorted);
     for (long c = 0; c < n; c++) {
-        keep[c] = observed[c] >= (1 - band) * speed && observed[c] <= (1 + band) * speed;
+        keep[c] = (calm == NULL || calm[c]) && observed[c] >= (1 - band) * speed &&
+                  observed[c] <= (1 + band) * speed;
         kept += keep[c];
     }
     return kept;
@@ -243,6 +253,132 @@ double bench_median_kept(const double *v, const char *keep, long n)
 
     free(values);
     return m;
+}
+
+double bench_median_calm(const double *v, const char *keep, const char *calm, long n)
+{
+    char *both = malloc(n > 0 ? (size_t)n : 1);
+    long count = 0;
+    double m;
+
+    if (both == NULL) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(2);
+    }
+    for (long c = 0; c < n; c++) {
+        both[c] = (keep == NULL || keep[c]) && (calm == NULL || calm[c]);
+        count += both[c];
+    }
+    m = bench_median_kept(v, count > 0 ? both : keep, n);
+    free(both);
+    return m;
+}
+
+int bench_schedstat_wait(const char *text, size_t len, unsigned long long *ns)
+{
+    unsigned long long field[3];
+    size_t i = 0;
+
+    for (int f = 0; f < 3; f++) {
+        unsigned long long v = 0;
+        size_t start;
+
+        while (f > 0 && i < len && text[i] == ' ')
+            i++;
+        start = i;
+        for (; i < len && text[i] >= '0' && text[i] <= '9'; i++) {
+            if (v > (ULLONG_MAX - (unsigned)(text[i] - '0')) / 10)
+                return -1;
+            v = 10 * v + (unsigned)(text[i] - '0');
+        }
+        if (i == start || (f < 2 && (i == len || text[i] != ' ')))
+            return -1;
+        field[f] = v;
+    }
+    if (i < len && text[i] == '\n')
+        i++;
+    if (i != len)
+        return -1;
+    *ns = field[1];
+    return 0;
+}
+
+struct calm_id {
+    int  pid;
+    char host[64];
+    char pidns[64];
+};
+
+/* Who this process is, to tell the ranks whose /proc entries it can read. */
+static void calm_whoami(struct calm_id *me)
+{
+    ssize_t n;
+
+    memset(me, 0, sizeof(*me));
+    me->pid = (int)getpid();
+    if (gethostname(me->host, sizeof(me->host) - 1) != 0)
+        me->host[0] = '\0';
+    n = readlink("/proc/self/ns/pid", me->pidns, sizeof(me->pidns) - 1);
+    me->pidns[n > 0 ? n : 0] = '\0';
+}
+
+int bench_calm_open(struct bench_calm *s)
+{
+    struct calm_id me, *all;
+    int nranks;
+
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    all = calloc((size_t)nranks, sizeof(*all));
+    if (all == NULL) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(2);
+    }
+    calm_whoami(&me);
+    MPI_Allgather(&me, (int)sizeof(me), MPI_BYTE, all, (int)sizeof(me), MPI_BYTE, MPI_COMM_WORLD);
+    s->n = 0;
+    for (int r = 0; r < nranks && s->n < BENCH_CALM_MAX_RANKS; r++) {
+        char path[64], text[128];
+        unsigned long long ns;
+        ssize_t len;
+        int fd;
+
+        if (me.pidns[0] == '\0' || strcmp(all[r].host, me.host) != 0 ||
+            strcmp(all[r].pidns, me.pidns) != 0)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/schedstat", all[r].pid);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+            continue;
+        len = pread(fd, text, sizeof(text), 0);
+        if (len <= 0 || bench_schedstat_wait(text, (size_t)len, &ns) != 0) {
+            close(fd);
+            continue;
+        }
+        s->fd[s->n++] = fd;
+    }
+    free(all);
+    return s->n;
+}
+
+unsigned long long bench_calm_waited(const struct bench_calm *s)
+{
+    unsigned long long sum = 0, ns;
+    char text[128];
+
+    for (int i = 0; i < s->n; i++) {
+        ssize_t len = pread(s->fd[i], text, sizeof(text), 0);
+
+        if (len <= 0 || bench_schedstat_wait(text, (size_t)len, &ns) != 0)
+            return 0;
+        sum += ns;
+    }
+    return sum;
+}
+
+void bench_calm_close(struct bench_calm *s)
+{
+    for (int i = 0; i < s->n; i++)
+        close(s->fd[i]);
+    s->n = 0;
 }
 
 FILE *bench_json_open(const char *name, const char *path)

@@ -72,16 +72,17 @@ void bench_series_push(struct bench_series *s, double v);
 
 /* A breakdown's injection figures over rounds: per kind of chunk (at most
  * BENCH_MAX_KINDS), its figure, its chunks' time and its timed regions
- * per put, and the share of the cycles kept at the median speed. */
+ * per put, the share of the cycles kept at the median speed, and the
+ * share of chunks in which no rank waited for a core (bench_calm). */
 #define BENCH_MAX_KINDS 16
 struct bench_injection {
     struct bench_series fig[BENCH_MAX_KINDS], chunk[BENCH_MAX_KINDS], regions[BENCH_MAX_KINDS];
-    struct bench_series kept;
+    struct bench_series kept, calm;
 };
 
 /* Append one round's figures of nkinds kinds. */
 void bench_injection_push(struct bench_injection *in, int nkinds, const double *fig,
-                          const double *chunk_ns, const double *regions, double kept);
+                          const double *chunk_ns, const double *regions, double kept, double calm);
 
 /* "name": v with three decimals, then sep. */
 void bench_put_value(FILE *f, const char *name, double v, const char *sep);
@@ -106,7 +107,7 @@ double bench_timer_corrected(double fig, double regions, double library_ns, doub
  * core's speed changes during a pass, medians over all cycles taken kind
  * by kind can fall at different speeds; over the cycles kept they do
  * not. */
-long bench_keep_speed(const double *observed, long n, double band, char *keep);
+long bench_keep_speed(const double *observed, const char *calm, long n, double band, char *keep);
 
 /* The band both breakdown benchmarks keep their cycles within: 15 %, well
  * inside the 2x between this VM's two core speeds. */
@@ -115,6 +116,46 @@ long bench_keep_speed(const double *observed, long n, double band, char *keep);
 /* The median of v[c] over the cycles c kept (all when keep is NULL; 0 if
  * none). */
 double bench_median_kept(const double *v, const char *keep, long n);
+
+/* The median of v[c] over the cycles kept whose chunk was calm (calm[c]
+ * set; bench_calm), or over the cycles kept when none of them was (0 if
+ * none is kept). */
+double bench_median_calm(const double *v, const char *keep, const char *calm, long n);
+
+/* ---- runqueue waits --------------------------------------------------- */
+
+/* Linux's /proc/PID/schedstat is "<ns on a core> <ns waiting for a core>
+ * <timeslices>\n".  Its second field into *ns: 0, or -1 (*ns unchanged)
+ * unless text[0, len) is three unsigned decimal numbers separated by
+ * blanks.  A pure function, so it can be fed any input. */
+int bench_schedstat_wait(const char *text, size_t len, unsigned long long *ns);
+
+/* The time a benchmark's ranks waited for a core, as one rank sees it:
+ * the kernel counts how long a task was ready to run with no core to run
+ * on.  A chunk of a breakdown during which a rank waited measured the
+ * scheduler, not weft: a sender whose peer is off its core soon stalls
+ * (over TCP the socket's buffer fills, then each put waits for the peer's
+ * next timeslice, milliseconds on a loaded machine), and the chunk's time
+ * per put grows by up to 100x.  Such a chunk is not calm, and the
+ * breakdowns take their figures from calm chunks (bench_median_calm). */
+#define BENCH_CALM_MAX_RANKS 8
+struct bench_calm {
+    int fd[BENCH_CALM_MAX_RANKS];   /* /proc/PID/schedstat of each rank watched */
+    int n;                          /* ranks watched */
+};
+
+/* Collective over MPI_COMM_WORLD (at most BENCH_CALM_MAX_RANKS ranks are
+ * watched): every rank watches the ranks that run on its host in its PID
+ * namespace, itself included.  Returns how many it watches: 0 where
+ * /proc/PID/schedstat cannot be read (not Linux, or a kernel without
+ * scheduler statistics), and then every chunk counts as calm. */
+int bench_calm_open(struct bench_calm *s);
+
+/* The sum of the watched ranks' waits for a core so far, in ns (0 when
+ * none is watched, or when a rank's statistics can no longer be read). */
+unsigned long long bench_calm_waited(const struct bench_calm *s);
+
+void bench_calm_close(struct bench_calm *s);
 
 /* Parse them into *o: 0, or -1 for an unknown option, a value that is not
  * a positive integer, more than BENCH_BREAKDOWN_MAX_ROUNDS rounds, a batch

@@ -95,3 +95,24 @@ def test_the_share_of_cycles_kept_is_a_note() -> None:
 def test_bad_shares_of_cycles_are_refused(kept: Any, message: str) -> None:
     with pytest.raises(WeftError, match=message):
         breakdown_model.from_measurement(with_rounds(injection={"cycles_kept_rounds": kept}))
+
+
+def test_the_share_of_calm_chunks_is_a_note() -> None:
+    document = with_rounds(injection={"chunks_calm_rounds": [0.54, 0.0, 0.65], "ranks_watched": 2})
+    assert ("injection: chunks in which no rank waited for a core, 0–65% (the figures come from those)"
+            in breakdown_model.from_measurement(document).notes)
+
+
+def test_calm_chunks_that_could_not_be_told_are_said() -> None:
+    document = with_rounds(injection={"chunks_calm_rounds": [1.0], "ranks_watched": 0})
+    assert any("could not be read here" in note for note in breakdown_model.from_measurement(document).notes)
+
+
+@pytest.mark.parametrize("calm, message", [
+    ([], "chunks_calm_rounds must be a list of one share per round"),
+    ([0.5, -0.1], "injection.chunks_calm_rounds must be non-negative"),
+    ([0.5, 2.0], "chunks_calm_rounds are shares of 0 to 1, got 2.0"),
+])
+def test_bad_shares_of_calm_chunks_are_refused(calm: Any, message: str) -> None:
+    with pytest.raises(WeftError, match=message):
+        breakdown_model.from_measurement(with_rounds(injection={"chunks_calm_rounds": calm}))

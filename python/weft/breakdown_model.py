@@ -590,19 +590,38 @@ def timer_notes(document: Mapping[str, Any]) -> tuple[str, ...]:
 
 def speed_notes(document: Mapping[str, Any]) -> tuple[str, ...]:
     """The share of each round's cycles the injection's figures come from
-    (those whose observed chunk ran within 15 % of the median), when the
-    document gives it."""
+    (those whose observed chunk ran within 15 % of the median), and of its
+    chunks in which no rank waited for a core, when the document gives
+    them."""
     section = document.get("injection")
-    kept = section.get("cycles_kept_rounds") if isinstance(section, Mapping) else None
-    if kept is None:
-        return ()
-    if not isinstance(kept, list) or not kept:
-        raise WeftError("injection.cycles_kept_rounds must be a list of one share per round")
-    shares = [_number(value, "injection.cycles_kept_rounds", positive=True) for value in kept]
+    notes = []
+    kept = _shares(section, "cycles_kept_rounds", positive=True)
+    if kept:
+        notes.append(f"injection: each round's figures from its cycles at the median speed, "
+                     f"{100 * min(kept):.0f}–{100 * max(kept):.0f}% of them")
+    calm = _shares(section, "chunks_calm_rounds", positive=False)
+    if calm:
+        watched = section.get("ranks_watched")
+        if watched == 0:
+            notes.append("injection: the ranks' waits for a core could not be read here, so no "
+                         "chunk was left out for them")
+        else:
+            notes.append(f"injection: chunks in which no rank waited for a core, "
+                         f"{100 * min(calm):.0f}–{100 * max(calm):.0f}% (the figures come from those)")
+    return tuple(notes)
+
+
+def _shares(section: Any, name: str, positive: bool) -> list[float]:
+    """injection.<name>: one share of 0 to 1 per round ([] when absent)."""
+    values = section.get(name) if isinstance(section, Mapping) else None
+    if values is None:
+        return []
+    if not isinstance(values, list) or not values:
+        raise WeftError(f"injection.{name} must be a list of one share per round")
+    shares = [_number(value, f"injection.{name}", positive=positive) for value in values]
     if max(shares) > 1:
-        raise WeftError(f"injection.cycles_kept_rounds are shares of 0 to 1, got {max(shares)!r}")
-    return (f"injection: each round's figures from its cycles at the median speed, "
-            f"{100 * min(shares):.0f}–{100 * max(shares):.0f}% of them",)
+        raise WeftError(f"injection.{name} are shares of 0 to 1, got {max(shares)!r}")
+    return shares
 
 
 def from_measurement(document: Any) -> Breakdown:

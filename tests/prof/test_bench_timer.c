@@ -1,12 +1,14 @@
 /* The benchmarks' helpers for the timer and the cycles (bench/common.c):
  * bench_timer_corrected, a figure from which the library subtracted its
  * overhead once per timed region, given the overhead calibrated beside it
- * instead; bench_keep_speed and the medians over the cycles kept; the
- * option parser (bench_parse_opts, the breakdowns' bench_breakdown_parse)
+ * instead; bench_keep_speed and the medians over the cycles kept, with
+ * and without the chunks in which a rank waited for a core (calm), and
+ * the reader of /proc/PID/schedstat that tells them; the option parser (bench_parse_opts, the breakdowns' bench_breakdown_parse)
  * and the breakdowns' warm-up length.  No MPI call. */
 #include "common.h"
 #include "../check.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,22 +43,75 @@ int main(void)
         char keep[7];
 
         /* the lower middle is 22.4: 21.7 to 22.4 and no 45 within 15 % */
-        CHECK(bench_keep_speed(obs, 7, 0.15, keep) == 4);
+        CHECK(bench_keep_speed(obs, NULL, 7, 0.15, keep) == 4);
         CHECK(keep[0] && keep[1] && keep[2] && !keep[3] && keep[4] && !keep[5] && !keep[6]);
         CHECK(near(bench_median_kept(fig, keep, 7), 4.15));
         /* NULL keeps all */
         CHECK(near(bench_median_kept(fig, NULL, 7), 4.3));
         /* a band of 0 keeps the lower middle cycle's speed alone */
-        CHECK(bench_keep_speed(obs, 7, 0.0, keep) == 1 && keep[2]);
+        CHECK(bench_keep_speed(obs, NULL, 7, 0.0, keep) == 1 && keep[2]);
         /* an even count: the lower of the two middle ones (22.0 of 21.7,
          * 22.0, 22.4, 45.0) */
-        CHECK(bench_keep_speed(obs, 4, 0.0, keep) == 1 && keep[0]);
+        CHECK(bench_keep_speed(obs, NULL, 4, 0.0, keep) == 1 && keep[0]);
         /* nothing kept, nothing to take a median of */
-        CHECK(bench_keep_speed(obs, 0, 0.15, keep) == 0);
+        CHECK(bench_keep_speed(obs, NULL, 0, 0.15, keep) == 0);
         memset(keep, 0, sizeof(keep));
         CHECK(bench_median_kept(fig, keep, 7) == 0);
     }
     printf("bench_keep_speed: ok\n");
+
+    /* calm chunks: a TCP pass whose sender stalled, 5-100x, in the chunks
+     * in which its peer waited for a core (calm 0) */
+    {
+        double obs[9] = {800, 9000, 790, 60000, 810, 4000, 805, 4300, 8000};
+        double fig[9] = {700, 5000, 690, 700, 710, 3000, 9000, 20000, 6000};
+        char ocalm[9] = {1, 0, 1, 0, 1, 0, 1, 0, 0}, fcalm[9] = {1, 1, 1, 0, 1, 0, 0, 0, 0};
+        char none[9] = {0}, keep[9];
+
+        /* without the calm mask the median observed chunk is a stalled one
+         * (4000 of 790 ... 60000), and the fast cycles are left out */
+        CHECK(bench_keep_speed(obs, NULL, 9, 0.15, keep) == 2 && keep[5] && keep[7]);
+        /* with it, the speed of the calm ones (800) and only calm cycles */
+        CHECK(bench_keep_speed(obs, ocalm, 9, 0.15, keep) == 4);
+        CHECK(keep[0] && !keep[1] && keep[2] && !keep[3] && keep[4] && !keep[5] && keep[6] &&
+              !keep[7] && !keep[8]);
+        /* a kind's figure from its calm chunks of the cycles kept: 690,
+         * 700, 710 (cycle 6 is kept, but its chunk of this kind was not
+         * calm: 9000 is left out) */
+        CHECK(near(bench_median_calm(fig, keep, fcalm, 9), 700));
+        /* no calm chunk of the kind in the cycles kept: all of them */
+        CHECK(near(bench_median_calm(fig, keep, none, 9), 705));
+        /* neither mask: every chunk */
+        CHECK(near(bench_median_calm(fig, NULL, NULL, 9), 3000));
+        /* no calm observed chunk at all: the speed of all of them */
+        CHECK(bench_keep_speed(obs, none, 9, 0.15, keep) == 2 && keep[5] && keep[7]);
+    }
+    printf("bench_median_calm: ok\n");
+
+    /* /proc/PID/schedstat: the second of three numbers; anything else is
+     * refused and leaves the value */
+    {
+        unsigned long long ns = 7;
+        const char *good[] = {"165119339 118769139 359\n", "0 85712 1", "1 2 3\n"};
+        const unsigned long long want[] = {118769139ULL, 85712ULL, 2ULL};
+        const char *bad[] = {"", "\n", "1 2\n", "1 2 3 4\n", "1 x 3\n", "-1 2 3\n",
+                             " 1 2 3\n", "1 2 3\n\n", "1\t2\t3\n", "1 2 3x",
+                             "1 99999999999999999999 3\n", "1 18446744073709551616 3\n"};
+
+        for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+            CHECK(bench_schedstat_wait(good[i], strlen(good[i]), &ns) == 0);
+            CHECK(ns == want[i]);
+        }
+        /* the largest value a field can hold */
+        CHECK(bench_schedstat_wait("0 18446744073709551615 0", 24, &ns) == 0 && ns == ULLONG_MAX);
+        ns = 7;
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+            CHECK(bench_schedstat_wait(bad[i], strlen(bad[i]), &ns) == -1 && ns == 7);
+        /* a length short of the text: only what is inside counts */
+        CHECK(bench_schedstat_wait("1 2 3 4", 5, &ns) == 0 && ns == 2);
+        CHECK(bench_schedstat_wait("1 2 3", 3, &ns) == -1);
+    }
+    printf("bench_schedstat_wait: ok\n");
 
     /* options: a value, a word, a flag; what is not given keeps its value */
     {
