@@ -282,8 +282,8 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
  * Chunks during which a rank waited for a core (bench_calm) are left out
  * the same way: a cycle is kept only if its observed chunk was calm (the
  * median speed is that of the calm observed chunks), and a kind's figure
- * comes from its calm chunks of the cycles kept (from all its chunks of
- * those cycles if none was calm).  On a loaded machine a sender whose
+ * comes from its calm chunks of the cycles kept (bench_median_calm says
+ * what stands in when there are none).  On a loaded machine a sender whose
  * peer is descheduled stalls for milliseconds: over TCP, on 2026-11-23
  * with other jobs running, half the chunks of every kind ran 5-100x
  * slower than the rest, and nearly all of those (2464 of 2623) were
@@ -298,22 +298,28 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
  * the observed time) and regions[kind] of their timed regions per put;
  * *kept the share of the cycles kept (all when the pass has no observed
  * kind; at least the one whose observed chunk is the lower middle) and
- * *calm_share the share of the pass's chunks that were calm.
+ * *calm_share the share of the pass's chunks that were calm; *cycles the
+ * cycles it ran: past n puts per kind until half as many chunks of every
+ * kind were calm (bench_calm_enough), at most 4x.
  * Rank 1 serves the puts until rank 0 signals the end.  The final flush
  * is outside every chunk. */
 static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int last, double *fig,
-                   double *chunk_ns, double *regions, double *kept, double *calm_share)
+                   double *chunk_ns, double *regions, double *kept, double *calm_share,
+                   double *cycles)
 {
     static double val[I_KINDS][MAX_SAMPLES], tim[I_KINDS][MAX_SAMPLES], reg[I_KINDS][MAX_SAMPLES];
     static char keep[MAX_SAMPLES], calm[I_KINDS][MAX_SAMPLES];
-    long m = chunk_of(n, q), chunks = n / m, next = 0, nkept = chunks, ncalm = 0;
+    long m = chunk_of(n, q), chunks = n / m, next = 0, nkept, ncalm = 0, c, limit;
 
     OK(weft_barrier(ctx));
     done_count++;
     if (rank == 0) {
         if (chunks > MAX_SAMPLES)
             chunks = MAX_SAMPLES;
-        for (long c = 0; c < chunks; c++)
+        limit = 4 * chunks < MAX_SAMPLES ? 4 * chunks : MAX_SAMPLES;
+        for (c = 0; c < chunks || (c < limit && !bench_calm_enough(&calm[0][0], MAX_SAMPLES, first,
+                                                                   last, c, (chunks + 1) / 2));
+             c++)
             for (int j = 0; j < last - first; j++) {
                 /* rotate the order, so that no kind always follows another */
                 int kind = first + (int)((j + c) % (last - first));
@@ -325,6 +331,9 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
                 ncalm += calm[kind][c];
             }
         OK(weft_flush(ep));
+        *cycles = (double)c;
+        chunks = c;
+        nkept = chunks;
         memset(keep, 1, (size_t)chunks);
         if (first == I_OBSERVED)
             nkept = bench_keep_speed(val[I_OBSERVED], calm[I_OBSERVED], chunks, BENCH_SPEED_BAND,
@@ -345,13 +354,14 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
 static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct bench_breakdown_opts *o,
                             struct bench_injection *r)
 {
-    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, regions[I_KINDS] = {0}, kept, calm;
+    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, regions[I_KINDS] = {0}, kept, calm, cycles;
 
     /* the observed figure, Misc, every point's component, the whole calls
      * and the timer's calibration, interleaved */
     OK(weft_prof_reset());
-    inject(ep, seg, o->iters, o->batch, I_OBSERVED, I_KINDS, fig, chunk_ns, regions, &kept, &calm);
-    bench_injection_push(r, I_KINDS, fig, chunk_ns, regions, kept, calm);
+    inject(ep, seg, o->iters, o->batch, I_OBSERVED, I_KINDS, fig, chunk_ns, regions, &kept, &calm,
+           &cycles);
+    bench_injection_push(r, I_KINDS, fig, chunk_ns, regions, kept, calm, cycles);
 }
 
 /* The library's timer overhead in ns (what it took off every sample). */
@@ -653,11 +663,11 @@ static const char *const point_names[NPOINTS] = {"HLP_post", "LLP_post", "LLP_pr
 static void collect_points(weft_ep_t ep, weft_seg_t seg, const struct bench_breakdown_opts *o,
                            weft_prof_stat_t *s)
 {
-    double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, calm;
+    double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, calm, cycles;
 
     OK(weft_prof_reset());
     inject(ep, seg, o->iters, o->batch, I_HLP_POST, I_POST_CALL, fig, chunk_ns, regions, &kept,
-           &calm);
+           &calm, &cycles);
     for (int i = 0; i < NPOINTS; i++)
         OK(weft_prof_stat(point_names[i], &s[i]));
 }
@@ -708,7 +718,8 @@ static void injection_json(FILE *f, const struct bench_breakdown_opts *o,
     bench_put_rounds(f, "cycles_kept_rounds", &in->kept);
     fprintf(f, ", ");
     bench_put_rounds(f, "chunks_calm_rounds", &in->calm);
-    fprintf(f, ", \"ranks_watched\": %d", sched.n);
+    fprintf(f, ", \"ranks_watched\": %d, ", sched.n);
+    bench_put_rounds(f, "cycles_rounds", &in->cycles);
     fprintf(f, ",\n    \"components_ns\": {");
     /* HLP_post: weft's code before the UCX call and after it; the
      * callbacks inside the progress calls are HLP_tx_prog, with
@@ -837,10 +848,10 @@ int main(int argc, char **argv)
     OK(weft_prof_select("0"));
     /* warm-up: connections, keys, caches */
     {
-        double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, calm;
+        double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, calm, cycles;
 
         inject(ep, seg, bench_breakdown_warmup(&o), o.batch, I_OBSERVED, I_KINDS, fig, chunk_ns, regions,
-               &kept, &calm);
+               &kept, &calm, &cycles);
     }
     {
         double obs, raw;

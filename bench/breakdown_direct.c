@@ -216,22 +216,27 @@ static double inject_chunk(long m, long q, int kind, long *next, double *chunk_n
  * observed chunk ran within 15 % of the median (bench_keep_speed: the
  * core changes speed within a pass) and, as over UCX (breakdown.c), from
  * the chunks in which no rank waited for a core (bench_calm); *kept the
- * share of cycles kept, *calm_share that of the calm chunks.  Rank 1
- * waits for the end of the pass. */
+ * share of cycles kept, *calm_share that of the calm chunks, *cycles the
+ * cycles run (past n puts per kind until half as many chunks of every
+ * kind were calm, at most 4x: bench_calm_enough).  Rank 1 waits for the
+ * end of the pass. */
 static void inject(long n, long q, double *fig, double *chunk_ns, double *regions, double *kept,
-                   double *calm_share)
+                   double *calm_share, double *cycles)
 {
     static double val[I_KINDS][MAX_CHUNKS], tim[I_KINDS][MAX_CHUNKS], reg[I_KINDS][MAX_CHUNKS];
     static char keep[MAX_CHUNKS], calm[I_KINDS][MAX_CHUNKS];
-    long m = 64 * q, chunks, next = 0, ncalm = 0;
+    long m = 64 * q, chunks, next = 0, ncalm = 0, c, limit;
 
     if (m > n)
         m = n / q * q;
     chunks = n / m < MAX_CHUNKS ? n / m : MAX_CHUNKS;
+    limit = 4 * chunks < MAX_CHUNKS ? 4 * chunks : MAX_CHUNKS;
     OK(weft_barrier(ctx));
     done_count++;
     if (rank == 0) {
-        for (long c = 0; c < chunks; c++)
+        for (c = 0; c < chunks || (c < limit && !bench_calm_enough(&calm[0][0], MAX_CHUNKS, 0,
+                                                                   I_KINDS, c, (chunks + 1) / 2));
+             c++)
             for (int j = 0; j < I_KINDS; j++) {
                 int kind = (int)((j + c) % I_KINDS);
                 unsigned long long waited = bench_calm_waited(&sched);
@@ -240,6 +245,8 @@ static void inject(long n, long q, double *fig, double *chunk_ns, double *region
                 calm[kind][c] = bench_calm_waited(&sched) == waited;
                 ncalm += calm[kind][c];
             }
+        *cycles = (double)c;
+        chunks = c;
         *kept = (double)bench_keep_speed(val[I_OBSERVED], calm[I_OBSERVED], chunks,
                                          BENCH_SPEED_BAND, keep) / (double)chunks;
         *calm_share = (double)ncalm / (double)(chunks * I_KINDS);
@@ -484,11 +491,11 @@ static void latency_round(const struct bench_breakdown_opts *o, struct latency *
  * taken off each region), its chunks' time and its timed regions per put. */
 static void injection_round(const struct bench_breakdown_opts *o, struct bench_injection *r)
 {
-    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, regions[I_KINDS] = {0}, kept = 1, calm = 1;
+    double fig[I_KINDS] = {0}, chunk_ns[I_KINDS] = {0}, regions[I_KINDS] = {0}, kept = 1, calm = 1, cycles = 0;
 
     OK(weft_prof_reset());
-    inject(o->iters, o->batch, fig, chunk_ns, regions, &kept, &calm);
-    bench_injection_push(r, I_KINDS, fig, chunk_ns, regions, kept, calm);
+    inject(o->iters, o->batch, fig, chunk_ns, regions, &kept, &calm, &cycles);
+    bench_injection_push(r, I_KINDS, fig, chunk_ns, regions, kept, calm, cycles);
 }
 
 /* Every kind's figures, round by round, with the round's calibration
@@ -574,7 +581,8 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const stru
     bench_put_rounds(f, "cycles_kept_rounds", &in->kept);
     fprintf(f, ", ");
     bench_put_rounds(f, "chunks_calm_rounds", &in->calm);
-    fprintf(f, ", \"ranks_watched\": %d", sched.n);
+    fprintf(f, ", \"ranks_watched\": %d, ", sched.n);
+    bench_put_rounds(f, "cycles_rounds", &in->cycles);
     fprintf(f, ",\n    \"components_ns\": {");
     bench_put_value(f, "HLP_post", mid(&ifig[I_HLP_POST]), ", ");
     bench_put_value(f, "direct_copy", mid(&ifig[I_COPY]), ", ");
@@ -646,10 +654,10 @@ static void usage(void)
  * pass; rank 0's. */
 static void collect_points(const struct bench_breakdown_opts *o, weft_prof_stat_t *s)
 {
-    double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, calm, obs, probe;
+    double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, calm, cycles, obs, probe;
 
     OK(weft_prof_reset());
-    inject(o->iters, o->batch, fig, chunk_ns, regions, &kept, &calm);
+    inject(o->iters, o->batch, fig, chunk_ns, regions, &kept, &calm, &cycles);
     for (int i = 0; i < INJ_POINTS; i++)
         OK(weft_prof_stat(point_names[i], &s[i]));
     OK(weft_prof_reset());
@@ -698,10 +706,11 @@ int main(int argc, char **argv)
     OK(weft_prof_select("0"));
     OK(weft_prof_timer(&timer_ghz, &timer_ovh));
     {
-        double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, calm, obs, probe;
+        double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, calm, cycles, obs, probe;
 
         /* warm-up: code, caches, the lines' first owners */
-        inject(bench_breakdown_warmup(&o), o.batch, fig, chunk_ns, regions, &kept, &calm);
+        inject(bench_breakdown_warmup(&o), o.batch, fig, chunk_ns, regions, &kept, &calm,
+               &cycles);
         latency_pass(o.lat_iters / 8 + 1, &obs, &probe);
     }
     for (long r = 0; r < o.rounds; r++) {

@@ -105,10 +105,12 @@ void bench_series_push(struct bench_series *s, double v)
 }
 
 void bench_injection_push(struct bench_injection *in, int nkinds, const double *fig,
-                          const double *chunk_ns, const double *regions, double kept, double calm)
+                          const double *chunk_ns, const double *regions, double kept, double calm,
+                          double cycles)
 {
     bench_series_push(&in->kept, kept);
     bench_series_push(&in->calm, calm);
+    bench_series_push(&in->cycles, cycles);
     for (int kind = 0; kind < nkinds; kind++) {
         bench_series_push(&in->fig[kind], fig[kind]);
         bench_series_push(&in->chunk[kind], chunk_ns[kind]);
@@ -269,9 +271,27 @@ double bench_median_calm(const double *v, const char *keep, const char *calm, lo
         both[c] = (keep == NULL || keep[c]) && (calm == NULL || calm[c]);
         count += both[c];
     }
+    for (long c = 0; calm != NULL && count == 0 && c < n; c++)
+        if (calm[c]) {
+            memcpy(both, calm, (size_t)n);
+            count = 1;
+        }
     m = bench_median_kept(v, count > 0 ? both : keep, n);
     free(both);
     return m;
+}
+
+int bench_calm_enough(const char *calm, long stride, int first, int last, long n, long want)
+{
+    for (int k = first; k < last; k++) {
+        long count = 0;
+
+        for (long c = 0; c < n && count < want; c++)
+            count += calm[k * stride + c] != 0;
+        if (count < want)
+            return 0;
+    }
+    return 1;
 }
 
 int bench_schedstat_wait(const char *text, size_t len, unsigned long long *ns)

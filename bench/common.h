@@ -73,16 +73,18 @@ void bench_series_push(struct bench_series *s, double v);
 /* A breakdown's injection figures over rounds: per kind of chunk (at most
  * BENCH_MAX_KINDS), its figure, its chunks' time and its timed regions
  * per put, the share of the cycles kept at the median speed, and the
- * share of chunks in which no rank waited for a core (bench_calm). */
+ * share of chunks in which no rank waited for a core (bench_calm), and the
+ * cycles the pass ran (bench_calm_enough). */
 #define BENCH_MAX_KINDS 16
 struct bench_injection {
     struct bench_series fig[BENCH_MAX_KINDS], chunk[BENCH_MAX_KINDS], regions[BENCH_MAX_KINDS];
-    struct bench_series kept, calm;
+    struct bench_series kept, calm, cycles;
 };
 
 /* Append one round's figures of nkinds kinds. */
 void bench_injection_push(struct bench_injection *in, int nkinds, const double *fig,
-                          const double *chunk_ns, const double *regions, double kept, double calm);
+                          const double *chunk_ns, const double *regions, double kept, double calm,
+                          double cycles);
 
 /* "name": v with three decimals, then sep. */
 void bench_put_value(FILE *f, const char *name, double v, const char *sep);
@@ -118,9 +120,16 @@ long bench_keep_speed(const double *observed, const char *calm, long n, double b
 double bench_median_kept(const double *v, const char *keep, long n);
 
 /* The median of v[c] over the cycles kept whose chunk was calm (calm[c]
- * set; bench_calm), or over the cycles kept when none of them was (0 if
- * none is kept). */
+ * set; bench_calm); if none of them was, over the calm chunks of every
+ * cycle; if none was calm, over the cycles kept (0 if none is kept). */
 double bench_median_calm(const double *v, const char *keep, const char *calm, long n);
+
+/* Whether a breakdown pass has enough calm chunks to end: at least want
+ * of every kind in [first, last) among its first n cycles, the calm
+ * chunks of kind k being calm[k * stride + c].  The passes run past their
+ * length until they have (at most 4x): on a loaded machine two chunks in
+ * three may be a rank's wait for a core. */
+int bench_calm_enough(const char *calm, long stride, int first, int last, long n, long want);
 
 /* ---- runqueue waits --------------------------------------------------- */
 

@@ -79,12 +79,31 @@ int main(void)
          * 700, 710 (cycle 6 is kept, but its chunk of this kind was not
          * calm: 9000 is left out) */
         CHECK(near(bench_median_calm(fig, keep, fcalm, 9), 700));
-        /* no calm chunk of the kind in the cycles kept: all of them */
+        /* no calm chunk of the kind in the cycles kept: its calm chunks of
+         * the other cycles (5000 and 700 of cycles 1 and 3) */
+        {
+            char elsewhere[9] = {0, 1, 0, 1, 0, 0, 0, 0, 0};
+
+            CHECK(near(bench_median_calm(fig, keep, elsewhere, 9), 2850));
+        }
+        /* no calm chunk of the kind at all: the cycles kept */
         CHECK(near(bench_median_calm(fig, keep, none, 9), 705));
         /* neither mask: every chunk */
         CHECK(near(bench_median_calm(fig, NULL, NULL, 9), 3000));
         /* no calm observed chunk at all: the speed of all of them */
         CHECK(bench_keep_speed(obs, none, 9, 0.15, keep) == 2 && keep[5] && keep[7]);
+    }
+    /* enough calm chunks to end a pass: want of every kind of [first,
+     * last), the kinds' rows stride apart */
+    {
+        char calm[3][6] = {{1, 1, 0, 1, 0, 0}, {0, 1, 1, 0, 0, 0}, {0, 0, 0, 0, 0, 0}};
+
+        CHECK(bench_calm_enough(&calm[0][0], 6, 0, 2, 3, 2));
+        CHECK(!bench_calm_enough(&calm[0][0], 6, 0, 2, 2, 2));   /* kind 1: one in 2 cycles */
+        CHECK(!bench_calm_enough(&calm[0][0], 6, 0, 3, 6, 1));   /* kind 2: none */
+        CHECK(bench_calm_enough(&calm[0][0], 6, 0, 3, 6, 0));
+        CHECK(bench_calm_enough(&calm[0][0], 6, 1, 2, 6, 2));
+        CHECK(!bench_calm_enough(&calm[0][0], 6, 0, 1, 6, 4));
     }
     printf("bench_median_calm: ok\n");
 
