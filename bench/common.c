@@ -271,11 +271,10 @@ double bench_median_calm(const double *v, const char *keep, const char *calm, lo
         both[c] = (keep == NULL || keep[c]) && (calm == NULL || calm[c]);
         count += both[c];
     }
-    for (long c = 0; calm != NULL && count == 0 && c < n; c++)
-        if (calm[c]) {
-            memcpy(both, calm, (size_t)n);
-            count = 1;
-        }
+    if (count == 0 && calm != NULL && n > 0 && memchr(calm, 1, (size_t)n) != NULL) {
+        memcpy(both, calm, (size_t)n);   /* the calm chunks of every cycle */
+        count = 1;
+    }
     m = bench_median_kept(v, count > 0 ? both : keep, n);
     free(both);
     return m;
