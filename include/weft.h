@@ -658,7 +658,9 @@ typedef struct weft__team *weft_team_t;
 #define WEFT_TEAM_NULL ((weft_team_t)0)
 
 /**
- * The team of every rank of the context, in context rank order.  Collective.
+ * The team of every rank of the context, in context rank order.  Collective;
+ * WEFT_ERR_NO_MEMORY on every rank, no team made, when memory ran out on
+ * one (the others' messages say "on another rank").
  * \param ctx   a live context
  * \param team  [out] the new team; free it with weft_team_free()
  */
@@ -673,9 +675,10 @@ weft_status_t weft_team_world(weft_ctx_t ctx, weft_team_t *team);
  * roots is not NULL, *roots is the team of the rank 0s of every child made
  * from parent, on those ranks, and WEFT_TEAM_NULL elsewhere.  Ranks keep
  * parent's order.  On error (a malformed WEFT_TOPO_* setting, a binding
- * outside the machine, settings that differ across ranks) every rank
- * returns the same status and weft_last_error() message, and no team is
- * made.
+ * outside the machine, settings that differ across ranks, memory running
+ * out on a rank) every rank returns the same status, and no team is made;
+ * the weft_last_error() message is the same too, except that memory for
+ * the team structures themselves is reported "on another rank" elsewhere.
  * \param parent  a team
  * \param child   [out] the level, or WEFT_TEAM_NULL
  * \param roots   [out] the roots team, or WEFT_TEAM_NULL; may be NULL

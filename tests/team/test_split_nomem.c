@@ -3,12 +3,16 @@
  * ... until the call makes fewer.  Every time, every rank must come back
  * (no rank left waiting in a collective the failing one skipped) with the
  * same result: success everywhere, or MPI_ERR_NO_MEM everywhere with the
- * same message and the outputs untouched.  4 ranks.
+ * same message and the outputs untouched.  The split with the machine
+ * described by info and by the environment, the level query, and weft
+ * teams (whose structures are allocated too; the rank short of memory
+ * says so, the others name "another rank").  4 ranks.
  *
  * malloc and calloc stand in for libweft's, as realloc does in
  * tests/ep/test_pool_bad_input.c: a call whose caller is libweft counts,
  * and the armed one fails; every other caller (MPI, hwloc) is served. */
 #define _GNU_SOURCE
+#include <weft.h>
 #include <weft_mpi.h>
 #include "check.h"
 
@@ -59,8 +63,10 @@ static uint64_t hash(const char *s)
 }
 
 /* After a call made with the k-th allocation failing on VICTIM: the same
- * outcome on every rank.  Returns 1 while the failure was injected. */
-static int agreed(const char *what, int k, int got, int outputs_kept)
+ * outcome on every rank (got: an MPI error class, or a weft status for
+ * weft calls, then nomem is WEFT_ERR_NO_MEMORY).  Returns 1 while the
+ * failure was injected. */
+static int agreed_as(const char *what, int k, int got, int nomem, int same_msg, int outputs_kept)
 {
     int hit = failed, codes[2] = {got, -got};
     uint64_t h[2] = {hash(weft_last_error()), ~hash(weft_last_error())};
@@ -72,15 +78,20 @@ static int agreed(const char *what, int k, int got, int outputs_kept)
           "(this one %d: %s)", what, k, got, weft_last_error());
     if (got != MPI_SUCCESS) {
         MPI_Allreduce(MPI_IN_PLACE, h, 2, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
-        CHECK(got == MPI_ERR_NO_MEM, "%s, allocation %d failing: returned %d (%s)", what, k, got,
+        CHECK(got == nomem, "%s, allocation %d failing: returned %d (%s)", what, k, got,
               weft_last_error());
-        CHECK(h[0] == ~h[1], "%s, allocation %d failing: messages differ (this one: '%s')", what,
-              k, weft_last_error());
+        CHECK(!same_msg || h[0] == ~h[1], "%s, allocation %d failing: messages differ (this "
+              "one: '%s')", what, k, weft_last_error());
         CHECK(outputs_kept, "%s, allocation %d failing: output written on error", what, k);
     }
     CHECK(hit || got == MPI_SUCCESS, "%s failed with nothing injected: %s", what,
           weft_last_error());
     return hit;
+}
+
+static int agreed(const char *what, int k, int got, int outputs_kept)
+{
+    return agreed_as(what, k, got, MPI_ERR_NO_MEM, 1, outputs_kept);
 }
 
 static void arm(int k)
@@ -140,6 +151,52 @@ int main(int argc, char **argv)
     CHECK(k > 2 && !hit, "WEFT_Comm_get_min_hlevel: %d allocations tried", k - 1);
     if (me == 0)
         printf("WEFT_Comm_get_min_hlevel: each of its %d allocations failed in turn\n", k - 2);
+
+    /* From here the description comes from the environment. */
+    setenv("WEFT_TOPO_SYNTHETIC", FIG1, 1);
+    setenv("WEFT_TOPO_BIND", "by-core", 1);
+    for (hit = 1, k = 1; hit && k <= MAX_ALLOCS; k++) {
+        int ranks[2] = {0, 3};
+        const char *type = "untouched";
+
+        arm(k);
+        int got = WEFT_Comm_get_min_hlevel(MPI_COMM_WORLD, 2, ranks, &type);
+        hit = agreed("WEFT_Comm_get_min_hlevel (settings from the environment)", k, got,
+                     strcmp(type, "untouched") == 0);
+    }
+    CHECK(k > 3 && !hit, "WEFT_Comm_get_min_hlevel: %d allocations tried", k - 1);
+
+    /* weft teams: the structures too (a message of "another rank" there) */
+    weft_ctx_t ctx;
+    weft_team_t world;
+    CHECK(weft_init(NULL, &ctx) == WEFT_OK, "weft_init: %s", weft_last_error());
+    for (hit = 1, k = 1; hit && k <= MAX_ALLOCS; k++) {
+        weft_team_t team = (weft_team_t)&k;
+
+        arm(k);
+        int got = weft_team_world(ctx, &team);
+        hit = agreed_as("weft_team_world", k, got, WEFT_ERR_NO_MEMORY, 0, team == (weft_team_t)&k);
+        if (got == WEFT_OK)
+            weft_team_free(&team);
+    }
+    CHECK(weft_team_world(ctx, &world) == WEFT_OK, "weft_team_world: %s", weft_last_error());
+    for (hit = 1, k = 1; hit && k <= MAX_ALLOCS; k++) {
+        weft_team_t child = (weft_team_t)&k, roots = (weft_team_t)&k;
+
+        arm(k);
+        int got = weft_team_split_topology(world, &child, &roots);
+        hit = agreed_as("weft_team_split_topology", k, got, WEFT_ERR_NO_MEMORY, 0,
+                        child == (weft_team_t)&k && roots == (weft_team_t)&k);
+        if (got == WEFT_OK) {
+            weft_team_free(&child);
+            weft_team_free(&roots);
+        }
+    }
+    CHECK(k > 4 && !hit, "weft_team_split_topology: %d allocations tried", k - 1);
+    if (me == 0)
+        printf("weft_team_split_topology: each of its %d allocations failed in turn\n", k - 2);
+    weft_team_free(&world);
+    CHECK(weft_finalize(ctx) == WEFT_OK, "weft_finalize: %s", weft_last_error());
 
     MPI_Info_free(&info);
     MPI_Allreduce(MPI_IN_PLACE, &check_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
