@@ -438,8 +438,8 @@ weft_status_t weft__topo_split(MPI_Comm parent, MPI_Info info, int key, MPI_Comm
     const weft__topo_elem_t *child = NULL;
     int                      prank, psize, color = MPI_UNDEFINED, num = 0, k;
     MPI_Comm                 nc = MPI_COMM_NULL, rc = MPI_COMM_NULL;
-    int64_t                 *all = NULL;
-    child_t                 *kids = NULL;
+    int64_t                 *all;
+    child_t                 *kids;
     weft_status_t            st;
 
     if ((st = check_comm(parent, err)) != WEFT_OK)
@@ -462,29 +462,22 @@ weft_status_t weft__topo_split(MPI_Comm parent, MPI_Info info, int key, MPI_Comm
         vals[HEAD + i] = present ? attr.path.elem[i].id : 0;
         vals[HEAD + D + i] = present ? ~attr.path.elem[i].id : 0;
     }
-    if ((st = agree(parent, st, vals, HEAD + 2 * D, err)) != WEFT_OK)
-        goto out_free;
-    st = WEFT_ERR_INVALID_ARG;
-    if (differs(vals, 1, 2)) {
-        weft__topo_fail(err, st, "the ranks of this communicator were described with different "
-                                 "topology settings: give every rank the same");
-        goto out_free;
-    }
+    st = agree(parent, st, vals, HEAD + 2 * D, err);
+    if (st == WEFT_OK && differs(vals, 1, 2))
+        st = weft__topo_fail(err, WEFT_ERR_INVALID_ARG,
+                             "the ranks of this communicator were described with different "
+                             "topology settings: give every rank the same");
     for (k = 0; k < D && vals[HEAD + k] != 0 && !differs(vals, HEAD + k, HEAD + D + k); k++)
         ;
     /* k objects are common: the ancestor is elem[k-1], the child elem[k]. */
-    if (k == 0) {
-        weft__topo_fail(err, st, "the ranks share no root object");
-        goto out_free;
-    }
-    if (attr.path.depth > k)
+    if (st == WEFT_OK && k == 0)
+        st = weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "the ranks share no root object");
+    if (st == WEFT_OK && attr.path.depth > k)
         child = &attr.path.elem[k];
-
-    st = number_children(parent, child, all, kids, &color, &num, err);
+    if (st == WEFT_OK)
+        st = number_children(parent, child, all, kids, &color, &num, err);
     free(all);
     free(kids);
-    all = NULL;
-    kids = NULL;
     if (st != WEFT_OK)
         return st;
     /* From here every rank makes both splits whatever befalls it, then
@@ -525,11 +518,6 @@ weft_status_t weft__topo_split(MPI_Comm parent, MPI_Info info, int key, MPI_Comm
     if (roots)
         *roots = rc;
     return WEFT_OK;
-
-out_free:
-    free(all);
-    free(kids);
-    return st;
 }
 
 weft_status_t weft__topo_level(MPI_Comm comm, weft__topo_level_t *level, weft__topo_err_t *err)
