@@ -4,6 +4,9 @@
  *    entries of it filled), flush, are joined; the main thread frees it;
  *    a segment allocated afterwards reuses their target tables, and a put
  *    to the freed one is WEFT_ERR_SEG;
+ *  - the same with threads that stay alive, waiting at a barrier of the
+ *    program's while the main thread frees a segment and allocates the
+ *    next;
  *  - a segment allocated while the threads put to another one;
  *  - misuse: a pool thread leaves a put that no weft_flush completed and
  *    the segment is freed: over UCX, WEFT_ERR_BUSY on every rank, naming
@@ -99,6 +102,32 @@ static void verify(weft_ctx_t ctx, const unsigned char *part, unsigned tag)
     OK(weft_barrier(ctx));
 }
 
+/* The threads that stay: put to *seg_d and flush, wait while the main
+ * thread checks, frees it and allocates *seg_e, then put to that. */
+static pthread_barrier_t quiet;
+static weft_seg_t seg_d, seg_e;
+
+static void *staying_worker(void *arg)
+{
+    int t = *(int *)arg;
+    unsigned char buf[SLOT];
+    weft_ep_t ep;
+
+    OK(weft_ep_get(pool, t, &ep));
+    for (size_t i = 0; i < SLOT; i++)
+        buf[i] = test_pattern(6u + (unsigned)t, i);
+    OK(weft_put_nbi(ep, peer, seg_d, slot(rank, t), buf, SLOT));
+    OK(weft_flush(ep));
+    pthread_barrier_wait(&quiet);  /* quiet: the main thread frees */
+    pthread_barrier_wait(&quiet);
+    for (size_t i = 0; i < SLOT; i++)
+        buf[i] = test_pattern(7u + (unsigned)t, i);
+    OK(weft_put_nbi(ep, peer, seg_e, slot(rank, t), buf, SLOT));
+    OK(weft_flush(ep));
+    FAILS(weft_put_nbi(ep, peer, seg_d, slot(rank, t), buf, SLOT), WEFT_ERR_SEG);
+    return NULL;
+}
+
 /* Thread t of the pool flushes its endpoint (its owner under WEFT_CHECK). */
 static void *flusher(void *arg)
 {
@@ -159,6 +188,25 @@ int main(void)
     run(jobs);
     verify(ctx, pc, 4);
     OK(weft_seg_free(ctx, b));
+
+    /* Threads that stay alive, quiet at the program's barrier. */
+    unsigned char *pd, *pe;
+    int ids[T];
+    CHECK(pthread_barrier_init(&quiet, NULL, T + 1) == 0);
+    OK(weft_seg_alloc(ctx, SIZE, &seg_d, (void **)&pd));
+    for (int t = 0; t < T; t++) {
+        ids[t] = t;
+        CHECK(pthread_create(&th[t], NULL, staying_worker, &ids[t]) == 0);
+    }
+    pthread_barrier_wait(&quiet);
+    verify(ctx, pd, 6);
+    OK(weft_seg_free(ctx, seg_d));
+    OK(weft_seg_alloc(ctx, SIZE, &seg_e, (void **)&pe));
+    pthread_barrier_wait(&quiet);
+    join(th);
+    verify(ctx, pe, 7);
+    OK(weft_seg_free(ctx, seg_e));
+    pthread_barrier_destroy(&quiet);
 
     /* Misuse: rank 1's thread 1 leaves a put unflushed. */
     if (rank == 1) {
