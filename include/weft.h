@@ -434,14 +434,41 @@ weft_status_t weft_ep_pool_destroy(weft_ep_pool_t pool);
  * registration error), WEFT_ERR_BUSY (every random
  * shared-memory name tried already existed; SECURITY.md), WEFT_ERR_MPI.
  *
+ * Threads: on each rank one thread makes the call, and every rank makes the
+ * context's collective calls (segments, pools, weft_barrier) in the same
+ * order.  Meanwhile the threads of endpoint pools may go on operating on
+ * other segments; the new one is theirs once the call has returned (hand
+ * the handle over with the usual synchronisation, e.g. a join or a
+ * barrier of the application's).  The default endpoint shares the home
+ * worker that the call progresses while it waits: only the calling thread
+ * may use it meanwhile.
+ *
  * \param bytes  size of this rank's part, > 0
  * \param seg    [out] the segment handle
  * \param local  [out] this rank's part (may be NULL if not wanted)
  */
 weft_status_t weft_seg_alloc(weft_ctx_t ctx, size_t bytes, weft_seg_t *seg, void **local);
 
-/** Free a segment.  Collective.  Completes outstanding operations on it
- *  first.  A second free returns WEFT_ERR_SEG. */
+/** Free a segment.  Collective, made by one thread per rank (as
+ *  weft_seg_alloc).  Completes the outstanding operations of the endpoints
+ *  that are not a pool's, then waits for every rank before the memory goes.
+ *  A second free returns WEFT_ERR_SEG, and so does any later operation on
+ *  the segment.
+ *
+ *  Threads (as MPI_Win_free after every process has completed its RMA on
+ *  the window): before any rank frees, every thread of an endpoint pool
+ *  completes its operations (weft_flush on each of its endpoints) and stops
+ *  making weft calls on the context's endpoints until weft_seg_free has
+ *  returned -- joined, or waiting at a barrier of the application's --
+ *  because freeing releases every endpoint's entries of the segment, which
+ *  operations read without a lock.  Then the main thread frees; the pool's
+ *  endpoints work on after it, on the other segments and on those
+ *  allocated later.  WEFT_ERR_BUSY on every rank, nothing freed, when a
+ *  pool endpoint has operations that no weft_flush completed (issued
+ *  through UCX, i.e. to other nodes or with WEFT_SHM=0): its thread
+ *  flushes it, then the call can be repeated.  A thread still inside a weft
+ *  call cannot be detected: that is a data race (ThreadSanitizer reports
+ *  it). */
 weft_status_t weft_seg_free(weft_ctx_t ctx, weft_seg_t seg);
 
 /** Size and local base of a segment; either output may be NULL.
@@ -631,7 +658,9 @@ typedef struct weft__team *weft_team_t;
 #define WEFT_TEAM_NULL ((weft_team_t)0)
 
 /**
- * The team of every rank of the context, in context rank order.  Collective.
+ * The team of every rank of the context, in context rank order.  Collective;
+ * WEFT_ERR_NO_MEMORY on every rank, no team made, when memory ran out on
+ * one (the others' messages say "on another rank").
  * \param ctx   a live context
  * \param team  [out] the new team; free it with weft_team_free()
  */
@@ -646,9 +675,10 @@ weft_status_t weft_team_world(weft_ctx_t ctx, weft_team_t *team);
  * roots is not NULL, *roots is the team of the rank 0s of every child made
  * from parent, on those ranks, and WEFT_TEAM_NULL elsewhere.  Ranks keep
  * parent's order.  On error (a malformed WEFT_TOPO_* setting, a binding
- * outside the machine, settings that differ across ranks) every rank
- * returns the same status and weft_last_error() message, and no team is
- * made.
+ * outside the machine, settings that differ across ranks, memory running
+ * out on a rank) every rank returns the same status, and no team is made;
+ * the weft_last_error() message is the same too, except that memory for
+ * the team structures themselves is reported "on another rank" elsewhere.
  * \param parent  a team
  * \param child   [out] the level, or WEFT_TEAM_NULL
  * \param roots   [out] the roots team, or WEFT_TEAM_NULL; may be NULL

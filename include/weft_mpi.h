@@ -64,6 +64,11 @@ extern "C" {
  *                    and MPI_COMM_WORLD uses the WEFT_TOPO_* variables or
  *                    this machine
  * \param newcomm     [out] the level, or MPI_COMM_NULL
+ * \return the same on every rank, *newcomm untouched on error:
+ *         MPI_ERR_ARG, MPI_ERR_INFO_VALUE (a malformed description),
+ *         MPI_ERR_NO_MEM (memory ran out on some rank; every rank still
+ *         returns), MPI_ERR_OTHER; weft_last_error() has the first failing
+ *         rank's message.
  */
 int WEFT_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                          MPI_Comm *newcomm);
@@ -98,7 +103,10 @@ int WEFT_Comm_get_hlevel_info(MPI_Comm comm, int *num_comms, int *index, const c
  * Name of the deepest level shared by the listed ranks of comm: an hwloc
  * level name when they share a node, "Switch<h>" or "Cluster" across nodes,
  * and "Unknown" when the caller is not listed.  Collective over comm (each
- * rank may pass its own list).
+ * rank may pass its own list).  A bad list fails on its rank only, after
+ * the collective part, with MPI_ERR_ARG: nranks < 1, ranks NULL, a rank
+ * outside comm, a rank listed twice.  MPI_ERR_NO_MEM on every rank when
+ * memory ran out on one.
  */
 int WEFT_Comm_get_min_hlevel(MPI_Comm comm, int nranks, const int *ranks, const char **type);
 

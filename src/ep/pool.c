@@ -395,8 +395,10 @@ weft_status_t weft_ep_pool_destroy(weft_ep_pool_t pool)
         if ((st = weft__ep_flush(pool->eps[e], __func__)) != WEFT_OK)
             break;
     first = st;
-    /* After the barrier no peer has an operation that needs our workers. */
-    if ((st = weft_barrier(pool->ctx)) != WEFT_OK)
+    /* After this no peer has an operation that needs our workers.  The
+     * waits are agreements rather than weft_barrier, so that an error
+     * (WEFT_TIMEOUT_MS, a failed rank) names the call the user made. */
+    if ((st = weft__agree(pool->ctx, WEFT_OK, __func__)) != WEFT_OK)
         return st;
     pthread_mutex_lock(&pool->ctx->lock);
     for (pp = &weft__ep_layer(pool->ctx)->pools; *pp != pool; pp = &(*pp)->next)
@@ -409,7 +411,7 @@ weft_status_t weft_ep_pool_destroy(weft_ep_pool_t pool)
     /* With peer error handling a connection closes only when its peer's
      * home worker answers: stay here, serving ours, until every rank's
      * closes are done. */
-    if ((st = weft_barrier(pool->ctx)) != WEFT_OK && first == WEFT_OK)
+    if ((st = weft__agree(pool->ctx, WEFT_OK, __func__)) != WEFT_OK && first == WEFT_OK)
         first = st;
     /* The endpoints and the pool stay as dead shells, so stale handles are
      * reported rather than undefined. */

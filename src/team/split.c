@@ -12,7 +12,11 @@
  * carries every rank's status together with the path identifiers, so a
  * failure anywhere becomes the same error (and message, broadcast from the
  * first failing rank) everywhere, and no rank is left in a half-made
- * communicator.
+ * communicator.  A rank whose step fails (memory running out included)
+ * still enters every collective the others enter, and agrees: what a
+ * collective step needs is allocated before the agreement that precedes
+ * it, and what can fail after the communicators are made is agreed on
+ * once more (then every rank frees them).
  *
  * The path a communicator was made from rides on it as an MPI attribute,
  * so the paper's loop (split, split the result, ...) with MPI_INFO_NULL
@@ -109,6 +113,7 @@ static weft_status_t settings_get(MPI_Info info, weft__topo_settings_t *s, int *
                                   unsigned *from_env, weft__topo_err_t *err)
 {
     char **slot[NSETTINGS] = {&s->synthetic, &s->xml, &s->bind, &s->node, &s->slurm_conf};
+    int    nomem = 0;
 
     memset(s, 0, sizeof(*s));
     *from_info = 0;
@@ -129,10 +134,13 @@ static weft_status_t settings_get(MPI_Info info, weft__topo_settings_t *s, int *
         } else {
             continue;
         }
-        if (!*slot[i]) {
-            weft__topo_settings_free(s);
-            return weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory");
-        }
+        /* the other keys are still looked at: *from_info decides whether
+         * the caller takes a collective path */
+        nomem |= !*slot[i];
+    }
+    if (nomem) {
+        weft__topo_settings_free(s);
+        return weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory for the settings");
     }
     if (s->synthetic && s->xml) {
         weft__topo_settings_free(s);
@@ -190,27 +198,19 @@ static int differs(const uint64_t *vals, int i, int j)
 
 /* ---- building a path from the settings (collective over comm) -------------- */
 
-/* This rank's position among the ranks of comm on the same node. */
-static weft_status_t local_index(MPI_Comm comm, const char node[WEFT__TOPO_NAME_MAX], int *index,
-                                 weft__topo_err_t *err)
+/* This rank's position among the ranks of comm on the same node; all has
+ * room for every rank's node name. */
+static weft_status_t local_index(MPI_Comm comm, const char node[WEFT__TOPO_NAME_MAX], char *all,
+                                 int *index, weft__topo_err_t *err)
 {
-    int   rank, size;
-    char *all;
+    int rank, n = 0;
 
     MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    all = malloc((size_t)size * WEFT__TOPO_NAME_MAX);
-    if (!all)
-        return weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory");
     if (MPI_Allgather(node, WEFT__TOPO_NAME_MAX, MPI_CHAR, all, WEFT__TOPO_NAME_MAX, MPI_CHAR,
-                      comm) != MPI_SUCCESS) {
-        free(all);
+                      comm) != MPI_SUCCESS)
         return weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Allgather failed");
-    }
-    int n = 0;
     for (int r = 0; r < rank; r++)
         n += strncmp(all + (size_t)r * WEFT__TOPO_NAME_MAX, node, WEFT__TOPO_NAME_MAX) == 0;
-    free(all);
     *index = n;
     return WEFT_OK;
 }
@@ -257,8 +257,10 @@ weft_status_t weft__topo_node_name(const char *spec, int rank, int nranks,
     return WEFT_OK;
 }
 
-/* Build this rank's path over comm.  Collective; returns the rank's own
- * status (the caller agrees on it) except for errors every rank shares.
+/* Build this rank's path over comm.  Collective, also when st (the
+ * settings' status) is an error, which is then agreed on; returns the
+ * rank's own status (the caller agrees on it) except for errors every rank
+ * shares.
  *
  * The per-rank settings (WEFT_TOPO_NODE, WEFT_TOPO_BIND) from the
  * environment describe the job: their lists and rules are read at the
@@ -269,39 +271,48 @@ weft_status_t weft__topo_node_name(const char *spec, int rank, int nranks,
  * nodes are named by WEFT_TOPO_NODE, over comm otherwise (host names are
  * not known beyond it without a collective over the job). */
 static weft_status_t path_build(MPI_Comm comm, const weft__topo_settings_t *s, unsigned from_env,
-                                weft__topo_path_t *path, uint64_t *jobsig, weft__topo_err_t *err)
+                                weft_status_t st, weft__topo_path_t *path, uint64_t *jobsig,
+                                weft__topo_err_t *err)
 {
-    weft__topo_bind_t bind;
+    weft__topo_bind_t bind = {0};
     char              node[WEFT__TOPO_NAME_MAX] = "";
+    char             *names = NULL;
     int               rank, size, wrank, wsize, index = 0;
     int               node_job = s->node && (from_env & (1u << SET_NODE));
     int               bind_job = s->bind && (from_env & (1u << SET_BIND));
+    int               by_comm;
     uint64_t          vals[3];
-    weft_status_t     st;
 
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     *jobsig = settings_hash(s);
-    st = weft__topo_node_name(s->node, node_job ? wrank : rank, node_job ? wsize : size, node, err);
+    if (st == WEFT_OK)
+        st = weft__topo_node_name(s->node, node_job ? wrank : rank, node_job ? wsize : size, node,
+                                  err);
     if (st == WEFT_OK)
         st = weft__topo_parse_bind(s->bind, bind_job ? wrank : rank, bind_job ? wsize : size,
                                    &bind, err);
     if (st == WEFT_OK && bind.kind == WEFT__BIND_RULE && node_job)
         st = weft__topo_parse_node_index(s->node, wrank, wsize, node, &index, err);
+    /* A rule's index counted over comm takes a gather, whose buffer is
+     * allocated before the agreement. */
+    by_comm = st == WEFT_OK && bind.kind == WEFT__BIND_RULE && !node_job;
+    if (by_comm && !(names = malloc((size_t)size * WEFT__TOPO_NAME_MAX)))
+        st = weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory for the node names");
     /* Everyone must take the same collective path from here on. */
     vals[1] = *jobsig;
     vals[2] = ~*jobsig;
     st = agree(comm, st, vals, 3, err);
+    if (st == WEFT_OK && differs(vals, 1, 2))
+        st = weft__topo_fail(err, WEFT_ERR_INVALID_ARG,
+                             "the topology settings (WEFT_TOPO_* variables or weft_topo_* "
+                             "info keys) differ across ranks: give every rank the same");
+    if (st == WEFT_OK && by_comm)
+        st = local_index(comm, node, names, &index, err);
+    free(names);
     if (st != WEFT_OK)
-        return st;
-    if (differs(vals, 1, 2))
-        return weft__topo_fail(err, WEFT_ERR_INVALID_ARG,
-                               "the topology settings (WEFT_TOPO_* variables or weft_topo_* "
-                               "info keys) differ across ranks: give every rank the same");
-    if (bind.kind == WEFT__BIND_RULE && !node_job &&
-        (st = local_index(comm, node, &index, err)) != WEFT_OK)
         return st;
     st = path_from(s, &bind, node, index, path, err);
     if (st != WEFT_OK)
@@ -310,7 +321,8 @@ static weft_status_t path_build(MPI_Comm comm, const weft__topo_settings_t *s, u
 }
 
 /* The path of comm's ranks: inherited from the communicator unless info
- * carries settings.  Collective when built. */
+ * carries settings.  Collective when built, also when the settings could
+ * not be read (whether it is built is the same on every rank). */
 static weft_status_t path_of(MPI_Comm comm, MPI_Info info, weft__topo_path_t *path,
                              uint64_t *jobsig, weft__topo_err_t *err)
 {
@@ -320,11 +332,13 @@ static weft_status_t path_of(MPI_Comm comm, MPI_Info info, weft__topo_path_t *pa
     topo_attr_t          *attr = attr_get(comm);
     weft_status_t         st = settings_get(info, &s, &from_info, &from_env, err);
 
-    if (st == WEFT_OK && attr && !from_info) {
-        *path = attr->path;
-        *jobsig = attr->jobsig;
-    } else if (st == WEFT_OK) {
-        st = path_build(comm, &s, from_env, path, jobsig, err);
+    if (attr && !from_info) {
+        if (st == WEFT_OK) {
+            *path = attr->path;
+            *jobsig = attr->jobsig;
+        }
+    } else {
+        st = path_build(comm, &s, from_env, st, path, jobsig, err);
     }
     weft__topo_settings_free(&s);
     return st;
@@ -356,29 +370,18 @@ static int by_position(const void *a, const void *b)
 
 /* Number the distinct children of the ancestor in sibling order (then by
  * lowest rank, for nodes of a flat network): the index of the rank's own
- * child is its color and its communicator's index. */
-static weft_status_t number_children(MPI_Comm parent, const weft__topo_elem_t *mine, int *color,
-                                     int *num, weft__topo_err_t *err)
+ * child is its color and its communicator's index.  all and kids have room
+ * for 2 values and a child per rank of parent. */
+static weft_status_t number_children(MPI_Comm parent, const weft__topo_elem_t *mine, int64_t *all,
+                                     child_t *kids, int *color, int *num, weft__topo_err_t *err)
 {
-    int      size;
-    int64_t  sent[2] = {mine ? (int64_t)mine->id : 0, mine ? mine->order : 0};
-    int64_t *all;
-    child_t *kids;
-    int      n = 0, distinct = 0;
+    int     size;
+    int64_t sent[2] = {mine ? (int64_t)mine->id : 0, mine ? mine->order : 0};
+    int     n = 0, distinct = 0;
 
     MPI_Comm_size(parent, &size);
-    all = malloc((size_t)size * sizeof(sent));
-    kids = malloc((size_t)size * sizeof(*kids));
-    if (!all || !kids) {
-        free(all);
-        free(kids);
-        return weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory");
-    }
-    if (MPI_Allgather(sent, 2, MPI_INT64_T, all, 2, MPI_INT64_T, parent) != MPI_SUCCESS) {
-        free(all);
-        free(kids);
+    if (MPI_Allgather(sent, 2, MPI_INT64_T, all, 2, MPI_INT64_T, parent) != MPI_SUCCESS)
         return weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Allgather failed");
-    }
     for (int r = 0; r < size; r++)
         if (all[2 * r] != 0)
             kids[n++] = (child_t){.id = (uint64_t)all[2 * r], .order = all[2 * r + 1], .first = r};
@@ -392,8 +395,6 @@ static weft_status_t number_children(MPI_Comm parent, const weft__topo_elem_t *m
         if (kids[i].id == mine->id)
             *color = i;
     *num = distinct;
-    free(all);
-    free(kids);
     return WEFT_OK;
 }
 
@@ -435,14 +436,22 @@ weft_status_t weft__topo_split(MPI_Comm parent, MPI_Info info, int key, MPI_Comm
     topo_attr_t              attr = {0};
     uint64_t                 vals[HEAD + 2 * D];
     const weft__topo_elem_t *child = NULL;
-    int                      prank, color = MPI_UNDEFINED, num = 0, k;
+    int                      prank, psize, color = MPI_UNDEFINED, num = 0, k;
     MPI_Comm                 nc = MPI_COMM_NULL, rc = MPI_COMM_NULL;
+    int64_t                 *all;
+    child_t                 *kids;
     weft_status_t            st;
 
     if ((st = check_comm(parent, err)) != WEFT_OK)
         return st;
     MPI_Comm_rank(parent, &prank);
+    MPI_Comm_size(parent, &psize);
     st = path_of(parent, info, &attr.path, &attr.jobsig, err);
+    /* number_children's buffers, agreed on with the rest */
+    all = malloc((size_t)psize * 2 * sizeof(*all));
+    kids = malloc((size_t)psize * sizeof(*kids));
+    if (st == WEFT_OK && (!all || !kids))
+        st = weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory for the children");
 
     /* Agree on status, settings and paths at once.  An absent level reduces
      * to 0 in one slot and to all-ones in its complement, never equal. */
@@ -453,31 +462,37 @@ weft_status_t weft__topo_split(MPI_Comm parent, MPI_Info info, int key, MPI_Comm
         vals[HEAD + i] = present ? attr.path.elem[i].id : 0;
         vals[HEAD + D + i] = present ? ~attr.path.elem[i].id : 0;
     }
-    if ((st = agree(parent, st, vals, HEAD + 2 * D, err)) != WEFT_OK)
-        return st;
-    if (differs(vals, 1, 2))
-        return weft__topo_fail(err, WEFT_ERR_INVALID_ARG,
-                               "the ranks of this communicator were described with different "
-                               "topology settings: give every rank the same");
+    st = agree(parent, st, vals, HEAD + 2 * D, err);
+    if (st == WEFT_OK && differs(vals, 1, 2))
+        st = weft__topo_fail(err, WEFT_ERR_INVALID_ARG,
+                             "the ranks of this communicator were described with different "
+                             "topology settings: give every rank the same");
     for (k = 0; k < D && vals[HEAD + k] != 0 && !differs(vals, HEAD + k, HEAD + D + k); k++)
         ;
     /* k objects are common: the ancestor is elem[k-1], the child elem[k]. */
-    if (k == 0)
-        return weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "the ranks share no root object");
-    if (attr.path.depth > k)
+    if (st == WEFT_OK && k == 0)
+        st = weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "the ranks share no root object");
+    if (st == WEFT_OK && attr.path.depth > k)
         child = &attr.path.elem[k];
-
-    if ((st = number_children(parent, child, &color, &num, err)) != WEFT_OK)
+    if (st == WEFT_OK)
+        st = number_children(parent, child, all, kids, &color, &num, err);
+    free(all);
+    free(kids);
+    if (st != WEFT_OK)
         return st;
+    /* From here every rank makes both splits whatever befalls it, then
+     * all agree: a rank that could not label its communicator must not
+     * leave the others in a roots split, or holding communicators it
+     * freed. */
     if (MPI_Comm_split(parent, color, key, &nc) != MPI_SUCCESS)
-        return weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Comm_split failed");
-    if (nc != MPI_COMM_NULL) {
+        st = weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Comm_split failed");
+    if (st == WEFT_OK && nc != MPI_COMM_NULL) {
         attr.has_level = 1;
         attr.level = (weft__topo_level_t){.num_comms = num, .index = color, .type = child->type};
         level_info_set(nc, &attr.level);
         st = attr_set(nc, &attr, err);
     }
-    if (st == WEFT_OK && roots) {
+    if (roots) {
         /* Algorithm 2: the rank-0s of the new communicators, colored by the
          * ancestor, which every rank of parent shares. */
         int newrank = -1;
@@ -485,12 +500,13 @@ weft_status_t weft__topo_split(MPI_Comm parent, MPI_Info info, int key, MPI_Comm
             MPI_Comm_rank(nc, &newrank);
         int64_t anc = attr.path.elem[k - 1].order;
         int rcolor = newrank == 0 ? (int)(anc > 0 && anc < INT_MAX ? anc : 0) : MPI_UNDEFINED;
-        if (MPI_Comm_split(parent, rcolor, prank, &rc) != MPI_SUCCESS)
+        if (MPI_Comm_split(parent, rcolor, prank, &rc) != MPI_SUCCESS && st == WEFT_OK)
             st = weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Comm_split failed");
         attr.has_level = 0;
         if (st == WEFT_OK && rc != MPI_COMM_NULL)
             st = attr_set(rc, &attr, err);
     }
+    st = agree(parent, st, vals, 1, err);
     if (st != WEFT_OK) {
         if (rc != MPI_COMM_NULL)
             MPI_Comm_free(&rc);
@@ -539,9 +555,13 @@ weft_status_t weft__topo_min_level(MPI_Comm comm, MPI_Info info, int nranks, con
     if ((st = agree(comm, st, vals, HEAD, err)) != WEFT_OK)
         return st;
     depth = (int)~vals[1];
+    /* the gather's size is known only now: agreed on once more */
     ids = calloc((size_t)size * (size_t)depth, sizeof(*ids));
-    if (!ids)
-        return weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory");
+    st = ids ? WEFT_OK : weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory for the paths");
+    if ((st = agree(comm, st, vals, 1, err)) != WEFT_OK) {
+        free(ids);
+        return st;
+    }
     for (int i = 0; i < path.depth; i++)
         ids[(size_t)rank * (size_t)depth + (size_t)i] = path.elem[i].id;
     if (MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ids, depth, MPI_UINT64_T, comm) !=
@@ -551,9 +571,11 @@ weft_status_t weft__topo_min_level(MPI_Comm comm, MPI_Info info, int nranks, con
     }
     /* The list is this rank's own argument: checked here, after the
      * collective part, so a bad list on one rank leaves no other waiting. */
-    if (nranks < 1 || !ranks)
+    if (nranks < 1)
         st = weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "need at least one rank (nranks=%d)",
                              nranks);
+    else if (!ranks)
+        st = weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "ranks is NULL (nranks=%d)", nranks);
     for (int i = 0; st == WEFT_OK && i < nranks; i++) {
         if (ranks[i] < 0 || ranks[i] >= size)
             st = weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "ranks[%d] = %d outside [0, %d)", i,

@@ -28,64 +28,89 @@ static weft_status_t team_check(weft_team_t team, const char *fn)
     return weft__ctx_check(team->ctx, fn);
 }
 
-/* A team owning comm; frees comm on failure. */
-static weft_status_t team_wrap(weft_ctx_t ctx, MPI_Comm comm, weft_team_t *team, const char *fn)
+/* Allocate n team structures (NULL where want[i] is 0) before the
+ * collective call that makes their communicators, and agree over parent
+ * that every rank has them: a rank short of memory must not leave the
+ * others holding teams over communicators it has freed. */
+static weft_status_t teams_alloc(MPI_Comm parent, weft_team_t *t, const int *want, int n,
+                                 const char *fn)
 {
-    weft_team_t t = malloc(sizeof(*t));
+    int ok = 1, all_ok = 0;
+    weft_status_t st = WEFT_OK;
 
-    if (!t) {
-        MPI_Comm_free(&comm);
-        return weft__error(WEFT_ERR_NO_MEMORY, fn, "out of memory for a team");
+    for (int i = 0; i < n; i++) {
+        t[i] = want[i] ? malloc(sizeof(*t[i])) : NULL;
+        ok &= !want[i] || t[i] != NULL;
+    }
+    if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, parent) != MPI_SUCCESS)
+        st = weft__error(WEFT_ERR_MPI, fn, "MPI_Allreduce failed");
+    else if (!all_ok)
+        st = weft__error(WEFT_ERR_NO_MEMORY, fn, ok ? "out of memory for a team on another rank"
+                                                    : "out of memory for a team");
+    for (int i = 0; st != WEFT_OK && i < n; i++)
+        free(t[i]);
+    return st;
+}
+
+/* t (from teams_alloc) becomes the team of comm, or is freed when comm is
+ * MPI_COMM_NULL. */
+static weft_team_t team_wrap(weft_team_t t, weft_ctx_t ctx, MPI_Comm comm)
+{
+    if (comm == MPI_COMM_NULL) {
+        free(t);
+        return WEFT_TEAM_NULL;
     }
     *t = (struct weft__team){.magic = TEAM_ALIVE, .ctx = ctx, .comm = comm, .next_shell = NULL};
-    *team = t;
-    return WEFT_OK;
+    return t;
 }
 
 weft_status_t weft_team_world(weft_ctx_t ctx, weft_team_t *team)
 {
     MPI_Comm      comm;
+    weft_team_t   t;
+    const int     one = 1;
     weft_status_t st = weft__ctx_check(ctx, __func__);
 
     if (st != WEFT_OK)
         return st;
     if (!team)
         return weft__error(WEFT_ERR_INVALID_ARG, __func__, "team is NULL");
+    if ((st = teams_alloc(weft__ctx_comm(ctx), &t, &one, 1, __func__)) != WEFT_OK)
+        return st;
     /* A duplicate, so that the team's attributes are its own. */
-    if (MPI_Comm_dup(weft__ctx_comm(ctx), &comm) != MPI_SUCCESS)
+    if (MPI_Comm_dup(weft__ctx_comm(ctx), &comm) != MPI_SUCCESS) {
+        free(t);
         return weft__error(WEFT_ERR_MPI, __func__, "MPI_Comm_dup failed");
-    return team_wrap(ctx, comm, team, __func__);
+    }
+    *team = team_wrap(t, ctx, comm);
+    return WEFT_OK;
 }
 
 weft_status_t weft_team_split_topology(weft_team_t parent, weft_team_t *child,
                                        weft_team_t *roots)
 {
     weft__topo_err_t err;
-    MPI_Comm         nc, rc;
-    weft_team_t      c = WEFT_TEAM_NULL, r = WEFT_TEAM_NULL;
-    int              rank;
+    MPI_Comm         nc, rc = MPI_COMM_NULL;
+    weft_team_t      t[2];
+    int              rank, want[2] = {1, roots != NULL};
     weft_status_t    st = team_check(parent, __func__);
 
     if (st != WEFT_OK)
         return st;
     if (!child)
         return weft__error(WEFT_ERR_INVALID_ARG, __func__, "child is NULL");
+    if ((st = teams_alloc(parent->comm, t, want, 2, __func__)) != WEFT_OK)
+        return st;
     MPI_Comm_rank(parent->comm, &rank);
     st = weft__topo_split(parent->comm, MPI_INFO_NULL, rank, &nc, roots ? &rc : NULL, &err);
-    if (st != WEFT_OK)
+    if (st != WEFT_OK) {
+        free(t[0]);
+        free(t[1]);
         return weft__error(st, __func__, "%s", err.msg);
-    if (nc != MPI_COMM_NULL && (st = team_wrap(parent->ctx, nc, &c, __func__)) != WEFT_OK) {
-        if (roots && rc != MPI_COMM_NULL)
-            MPI_Comm_free(&rc);
-        return st;
     }
-    if (roots && rc != MPI_COMM_NULL && (st = team_wrap(parent->ctx, rc, &r, __func__)) != WEFT_OK) {
-        weft_team_free(&c);
-        return st;
-    }
-    *child = c;
+    *child = team_wrap(t[0], parent->ctx, nc);
     if (roots)
-        *roots = r;
+        *roots = team_wrap(t[1], parent->ctx, rc);
     return WEFT_OK;
 }
 

@@ -144,6 +144,19 @@ int main(int argc, char **argv)
     } else {
         CHECK(got == MPI_SUCCESS, "min_hlevel: %s", weft_last_error());
     }
+    /* Each bad list has its own message, and leaves type alone. */
+    type = "untouched";
+    CHECK(WEFT_Comm_get_min_hlevel(MPI_COMM_WORLD, 0, list, &type) == MPI_ERR_ARG, "nranks 0");
+    CHECK_MSG(weft_last_error(), "need at least one rank (nranks=0)");
+    CHECK(WEFT_Comm_get_min_hlevel(MPI_COMM_WORLD, -3, list, &type) == MPI_ERR_ARG, "nranks -3");
+    CHECK_MSG(weft_last_error(), "need at least one rank (nranks=-3)");
+    CHECK(WEFT_Comm_get_min_hlevel(MPI_COMM_WORLD, 2, NULL, &type) == MPI_ERR_ARG, "ranks NULL");
+    CHECK_MSG(weft_last_error(), "WEFT_Comm_get_min_hlevel: ranks is NULL (nranks=2)");
+    int negative[2] = {me, -1};
+    CHECK(WEFT_Comm_get_min_hlevel(MPI_COMM_WORLD, 2, negative, &type) == MPI_ERR_ARG,
+          "rank -1");
+    CHECK_MSG(weft_last_error(), "ranks[1] = -1 outside [0, 4)");
+    CHECK(strcmp(type, "untouched") == 0, "type written on error");
     int dup[2] = {me, me};
     CHECK(WEFT_Comm_get_min_hlevel(MPI_COMM_WORLD, 2, dup, &type) == MPI_ERR_ARG, "duplicate rank");
     CHECK_MSG(weft_last_error(), "listed twice");
