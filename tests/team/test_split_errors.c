@@ -3,6 +3,7 @@
  * keeps its value).  4 ranks. */
 #include <weft_mpi.h>
 #include "check.h"
+#include "same_everywhere.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -13,21 +14,11 @@
 
 static int me;
 
-static uint64_t hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 /* The message is the same on every rank. */
 static void check_same_message(const char *what)
 {
-    uint64_t h[2] = {hash(weft_last_error()), ~hash(weft_last_error())};
-    MPI_Allreduce(MPI_IN_PLACE, h, 2, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
-    CHECK(h[0] == ~h[1], "%s: messages differ across ranks (this one: '%s')", what,
-          weft_last_error());
+    CHECK(same_on_every_rank(weft_last_error()), "%s: messages differ across ranks (this one: '%s')",
+          what, weft_last_error());
 }
 
 /* A split that must fail on every rank with code and a message naming

@@ -15,6 +15,7 @@
 #include <weft.h>
 #include <weft_mpi.h>
 #include "check.h"
+#include "same_everywhere.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
@@ -54,14 +55,6 @@ void *calloc(size_t n, size_t size)
 
 static int me;
 
-static uint64_t hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 /* After a call made with the k-th allocation failing on VICTIM: the same
  * outcome on every rank (got: an MPI error class, or a weft status for
  * weft calls, then nomem is WEFT_ERR_NO_MEMORY).  Returns 1 while the
@@ -69,7 +62,6 @@ static uint64_t hash(const char *s)
 static int agreed_as(const char *what, int k, int got, int nomem, int same_msg, int outputs_kept)
 {
     int hit = failed, codes[2] = {got, -got};
-    uint64_t h[2] = {hash(weft_last_error()), ~hash(weft_last_error())};
 
     fail_at = 0;
     MPI_Allreduce(MPI_IN_PLACE, &hit, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -77,11 +69,12 @@ static int agreed_as(const char *what, int k, int got, int nomem, int same_msg, 
     CHECK(codes[0] == -codes[1], "%s, allocation %d failing: ranks returned different codes "
           "(this one %d: %s)", what, k, got, weft_last_error());
     if (got != MPI_SUCCESS) {
-        MPI_Allreduce(MPI_IN_PLACE, h, 2, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+        int same = same_on_every_rank(weft_last_error());
+
         CHECK(got == nomem, "%s, allocation %d failing: returned %d (%s)", what, k, got,
               weft_last_error());
-        CHECK(!same_msg || h[0] == ~h[1], "%s, allocation %d failing: messages differ (this "
-              "one: '%s')", what, k, weft_last_error());
+        CHECK(!same_msg || same, "%s, allocation %d failing: messages differ (this one: '%s')",
+              what, k, weft_last_error());
         CHECK(outputs_kept, "%s, allocation %d failing: output written on error", what, k);
     }
     CHECK(hit || got == MPI_SUCCESS, "%s failed with nothing injected: %s", what,
