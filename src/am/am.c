@@ -122,16 +122,17 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t header_length,
 }
 
 /* The free list is touched by the sender and by whoever completes its sends:
- * the progress thread, when there is one, and then it needs the lock. */
+ * the progress thread, or another thread of a worker that UCX locks for
+ * several threads (cb_shared), and then it needs the lock. */
 static void slots_lock(struct weft__ep *ep)
 {
-    if (ep->ctx->pthread_running)
+    if (WEFT__UNLIKELY(ep->cb_shared))
         pthread_mutex_lock(&ep->am_lock);
 }
 
 static void slots_unlock(struct weft__ep *ep)
 {
-    if (ep->ctx->pthread_running)
+    if (WEFT__UNLIKELY(ep->cb_shared))
         pthread_mutex_unlock(&ep->am_lock);
 }
 
