@@ -172,7 +172,10 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *ctx);
 
 /**
  * Stop weft.  Collective.  Completes every outstanding operation, waits for
- * all ranks, frees every segment still allocated and releases UCX.  After
+ * all ranks, frees every segment still allocated and releases UCX.  Active
+ * messages that peers sent before they called it are handled before it
+ * returns (over TCP, an eager one still in the network when this rank
+ * leaves the final barrier may be dropped instead).  After
  * it, every call on ctx (and its endpoints and segments) returns
  * WEFT_ERR_NOT_INIT, except weft_seg_query, which takes no context and
  * returns WEFT_ERR_SEG for the freed segment, and the team collectives,

@@ -43,6 +43,7 @@ struct am_layer {
     struct handler h[WEFT_AM_MAX_ID];
     uint64_t       dropped;     /* malformed messages (atomic: handlers may run on two threads) */
     int            installed;   /* UCX's handlers of every id are am_recv */
+    unsigned       pending;     /* atomic: rendezvous payloads being fetched (they point here) */
 };
 
 /* The layer whose handler this thread is running, if any. */
@@ -94,12 +95,14 @@ static void handle(struct am_layer *L, int id, int32_t src, const void *hdr, siz
 static void rndv_done(void *request, ucs_status_t status, size_t length, void *user_data)
 {
     struct pending *p = user_data;
+    struct am_layer *L = p->L;
 
     if (status == UCS_OK)
-        handle(p->L, p->id, p->src, p->hdr, p->hdr_len, p->payload, length);
+        handle(L, p->id, p->src, p->hdr, p->hdr_len, p->payload, length);
     if (request)
         ucp_request_free(request);
     free(p);
+    __atomic_fetch_sub(&L->pending, 1, __ATOMIC_RELEASE);
 }
 
 static ucs_status_t am_recv(void *arg, const void *header, size_t header_length, void *data,
@@ -144,11 +147,14 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t header_length,
         rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
         rp.cb.recv_am = rndv_done;
         rp.user_data = p;
+        __atomic_fetch_add(&L->pending, 1, __ATOMIC_RELAXED);
         sp = ucp_am_recv_data_nbx(L->ctx->home, data, p->payload, length, &rp);
-        if (sp == NULL)
+        if (sp == NULL) {
             rndv_done(NULL, UCS_OK, length, p);
-        else if (UCS_PTR_IS_ERR(sp))
+        } else if (UCS_PTR_IS_ERR(sp)) {
             free(p);
+            __atomic_fetch_sub(&L->pending, 1, __ATOMIC_RELAXED);
+        }
         return UCS_OK;
     }
     handle(L, id, src, header, hlen, data, length);
@@ -202,11 +208,26 @@ static weft_status_t set_ucx_handler(struct am_layer *L, int id, int on)
     return s == UCS_OK ? WEFT_OK : weft__ucs_error(s, "weft_am_register", "ucp_worker_set_am_recv_handler");
 }
 
+/* At weft_finalize, after the final barrier (or without it, after a
+ * failure). */
 static void teardown(weft_ctx_t ctx)
 {
     struct am_layer *L = ctx->layer[WEFT__LAYER_AM];
     struct weft__ep_layer *EL = weft__ep_layer(ctx);
+    weft__waiter_t w;
+    unsigned n;
 
+    /* The peers completed their sends before the barrier, but what UCX
+     * counts as complete may still wait in the home worker's queues here
+     * (an eager message, the last word of a rendezvous): handle it all
+     * first.  A fetch from a rank that failed may never end, and then L
+     * is left to it (below). */
+    weft__wait_init(&w, ctx);
+    do
+        n = ucp_worker_progress(ctx->home);
+    while ((n != 0 || (__atomic_load_n(&L->pending, __ATOMIC_ACQUIRE) != 0 &&
+                       weft__fail_gen(ctx) == 0)) &&
+           weft__wait_step(&w, n, "weft_finalize") == WEFT_OK);
     for (int id = 0; id < WEFT_AM_MAX_ID; id++)
         set_ucx_handler(L, id, 0);
     for (struct weft__ep *ep = EL ? EL->eps : NULL; ep; ep = ep->next) {
@@ -217,7 +238,9 @@ static void teardown(weft_ctx_t ctx)
         }
     }
     ctx->layer[WEFT__LAYER_AM] = NULL;
-    free(L);
+    /* no message reaches am_recv any more, so pending only falls */
+    if (__atomic_load_n(&L->pending, __ATOMIC_ACQUIRE) == 0)
+        free(L);
 }
 
 /* The layer, made on first use, with UCX's handlers of every id (from the
