@@ -42,7 +42,8 @@ struct am_layer {
     weft_ctx_t     ctx;
     struct handler h[WEFT_AM_MAX_ID];
     uint64_t       dropped;     /* malformed messages (atomic: handlers may run on two threads) */
-    int            installed;   /* UCX's handlers of every id are am_recv */
+    int            installed;   /* UCX's handlers of every id are am_recv (ctx->lock) */
+    int            installing;  /* a thread is installing them (ctx->lock) */
     unsigned       pending;     /* atomic: rendezvous payloads being fetched (they point here) */
 };
 
@@ -245,21 +246,35 @@ static void teardown(weft_ctx_t ctx)
 
 /* The layer, made on first use, with UCX's handlers of every id (from the
  * highest, so that UCX sizes its table once; a failure is retried by the
- * next call).  Caller holds ctx->lock. */
+ * next call).  Caller holds ctx->lock, which this releases while it calls
+ * UCX: UCX holds the worker's lock while handlers run, and a handler may
+ * take ctx->lock. */
 static struct am_layer *layer(weft_ctx_t ctx, weft_status_t *st)
 {
     struct am_layer *L = weft__ctx_layer(ctx, WEFT__LAYER_AM, sizeof(*L), NULL, teardown,
                                          "weft_am_register");
 
     *st = L == NULL ? WEFT_ERR_NO_MEMORY : WEFT_OK;
-    if (L == NULL || L->installed)
-        return L;
-    if (L->ctx == NULL)
+    if (L != NULL && L->ctx == NULL)
         L->ctx = ctx;
-    for (int id = WEFT_AM_MAX_ID - 1; id >= 0 && *st == WEFT_OK; id--)
-        *st = set_ucx_handler(L, id, 1);
-    L->installed = *st == WEFT_OK;
-    return L->installed ? L : NULL;
+    while (L != NULL && !L->installed) {
+        int installing = L->installing;
+
+        L->installing = 1;
+        pthread_mutex_unlock(&ctx->lock);
+        if (installing)
+            sched_yield();  /* another thread installs them */
+        for (int id = WEFT_AM_MAX_ID - 1; !installing && id >= 0 && *st == WEFT_OK; id--)
+            *st = set_ucx_handler(L, id, 1);
+        pthread_mutex_lock(&ctx->lock);
+        if (installing)
+            continue;
+        L->installing = 0;
+        L->installed = *st == WEFT_OK;
+        if (*st != WEFT_OK)
+            return NULL;
+    }
+    return L;
 }
 
 weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler, void *arg)

@@ -9,8 +9,12 @@
  * running on another thread and is not called again, and a message that
  * finds no handler is counted by weft_am_dropped: the handler must never
  * see a dead argument, and every message is either handled or dropped.
+ * Then: registering an id that another thread is unregistering (waiting
+ * for a handler that runs) returns WEFT_ERR_BUSY, and a handler that
+ * unregisters its own id returns from it at once.
  *
- * Usage: test_am_unregister_thread progress|pool COUNT */
+ * Usage: test_am_unregister_thread progress|pool COUNT
+ * (progress: with WEFT_PROGRESS_THREAD=1) */
 #include "../common.h"
 
 #include <pthread.h>
@@ -19,6 +23,8 @@
 
 #define X       3
 #define DONE    4
+#define SLOW    5       /* phase 2: a handler that runs until released */
+#define SELF    6       /* phase 2: a handler that unregisters itself */
 #define WINDOW  32
 #define LIVE    0x11fe11feu
 #define DEAD    0xdeadu
@@ -31,6 +37,8 @@ struct harg {
 
 static struct harg args[2];
 static int done, stop;     /* atomic */
+static int slow_in, slow_release, self_done;  /* atomic, phase 2 */
+static weft_ctx_t the_ctx;
 
 static void spin_ns(long ns)
 {
@@ -67,6 +75,56 @@ static void on_done(weft_ctx_t ctx, int src, const void *hdr, size_t hdr_len,
     __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 }
 
+static void on_slow(weft_ctx_t ctx, int src, const void *hdr, size_t hdr_len,
+                    const void *payload, size_t len, void *arg)
+{
+    (void)ctx, (void)src, (void)hdr, (void)hdr_len, (void)payload, (void)len, (void)arg;
+    __atomic_store_n(&slow_in, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&slow_release, __ATOMIC_ACQUIRE))
+        spin_ns(1000);
+}
+
+static void on_self(weft_ctx_t ctx, int src, const void *hdr, size_t hdr_len,
+                    const void *payload, size_t len, void *arg)
+{
+    (void)src, (void)hdr, (void)hdr_len, (void)payload, (void)len, (void)arg;
+    OK(weft_am_register(ctx, SELF, NULL, NULL));
+    __atomic_store_n(&self_done, 1, __ATOMIC_RELEASE);
+}
+
+static void *unregister_slow(void *p)
+{
+    (void)p;
+    OK(weft_am_register(the_ctx, SLOW, NULL, NULL));
+    /* it returned: the handler it waited for has ended */
+    CHECK(__atomic_load_n(&slow_release, __ATOMIC_ACQUIRE));
+    return NULL;
+}
+
+/* rank 0, phase 2: the handlers run on the progress thread or the pool
+ * threads (this thread must not progress: the slow handler holds the home
+ * worker until this thread releases it) */
+static void phase2(weft_ctx_t ctx)
+{
+    pthread_t th;
+    weft_status_t st;
+
+    while (!__atomic_load_n(&slow_in, __ATOMIC_ACQUIRE))
+        spin_ns(1000);
+    CHECK(pthread_create(&th, NULL, unregister_slow, NULL) == 0);
+    /* BUSY while the handler runs, then while the other thread waits for it */
+    while ((st = weft_am_register(ctx, SLOW, on_slow, NULL)) == WEFT_ERR_BUSY &&
+           strstr(weft_last_error(), "being unregistered by another thread") == NULL)
+        CHECK(strstr(weft_last_error(), "already has a handler") != NULL);
+    CHECK(st == WEFT_ERR_BUSY);
+    __atomic_store_n(&slow_release, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    OK(weft_am_register(ctx, SLOW, on_slow, NULL));
+    while (!__atomic_load_n(&self_done, __ATOMIC_ACQUIRE))
+        spin_ns(1000);
+    OK(weft_am_register(ctx, SELF, on_self, NULL));
+}
+
 /* mode "pool": threads that progress their pool endpoints, which serve the
  * home worker, where the handlers run */
 static void *pool_thread(void *p)
@@ -87,6 +145,7 @@ static uint64_t handled(void)
 
 int main(int argc, char **argv)
 {
+    weft_config_t cfg;
     weft_ctx_t ctx;
     weft_ep_t ep;
     weft_ep_pool_t pool = NULL;
@@ -101,7 +160,12 @@ int main(int argc, char **argv)
     }
     pool_mode = strcmp(argv[1], "pool") == 0;
     count = strtoull(argv[2], NULL, 10);
-    OK(weft_init(NULL, &ctx));
+    OK(weft_config_init(&cfg));
+    if (!pool_mode && !cfg.progress_thread) {
+        fprintf(stderr, "mode progress needs WEFT_PROGRESS_THREAD=1\n");
+        return 2;
+    }
+    OK(weft_init(&cfg, &ctx));
     OK(weft_rank(ctx, &rank));
     OK(weft_nranks(ctx, &n));
     CHECK(n == 2);
@@ -117,6 +181,9 @@ int main(int argc, char **argv)
     args[0].live = LIVE;
     OK(weft_am_register(ctx, X, on_x, &args[0]));
     OK(weft_am_register(ctx, DONE, on_done, NULL));
+    OK(weft_am_register(ctx, SLOW, on_slow, NULL));
+    OK(weft_am_register(ctx, SELF, on_self, NULL));
+    the_ctx = ctx;
     OK(weft_barrier(ctx));
 
     if (rank == 1) {
@@ -138,6 +205,8 @@ int main(int argc, char **argv)
             if (ev[w] != WEFT_EVENT_NULL)
                 OK(weft_wait(&ev[w]));
         OK(weft_am_send(ep, 0, DONE, NULL, 0, NULL, 0));
+        OK(weft_am_send(ep, 0, SLOW, NULL, 0, NULL, 0));
+        OK(weft_am_send(ep, 0, SELF, NULL, 0, NULL, 0));
     } else {
         if (pool_mode)
             for (int t = 0; t < POOL_T; t++) {
@@ -146,8 +215,7 @@ int main(int argc, char **argv)
                 OK(weft_ep_get(pool, t, &pep));
                 CHECK(pthread_create(&th[t], NULL, pool_thread, pep) == 0);
             }
-        /* without the progress thread and the pool, this thread serves the
-         * home worker itself (mode "progress" without the thread) */
+        /* this thread never progresses: every handler runs on another */
         for (int cur = 0; !__atomic_load_n(&done, __ATOMIC_ACQUIRE); cycles++) {
             spin_ns(5000);
             OK(weft_am_register(ctx, X, NULL, NULL));
@@ -155,15 +223,11 @@ int main(int argc, char **argv)
             cur ^= 1;
             __atomic_store_n(&args[cur].live, LIVE, __ATOMIC_RELAXED);
             OK(weft_am_register(ctx, X, on_x, &args[cur]));
-            if (!pool_mode)
-                OK(weft_progress(ep, NULL));
         }
         /* X stays registered: the rest is handled.  Messages are not
          * ordered, so some may still come after DONE; one that neither
          * arrives nor is counted within a minute was lost. */
         for (time_t t0 = time(NULL);; ) {
-            if (!pool_mode)
-                OK(weft_progress(ep, NULL));
             OK(weft_am_dropped(ctx, &dropped));
             if (handled() + dropped >= count || time(NULL) - t0 > 60)
                 break;
@@ -173,6 +237,7 @@ int main(int argc, char **argv)
                     (unsigned long long)handled(), (unsigned long long)dropped,
                     (unsigned long long)count);
         CHECK(handled() + dropped == count);
+        phase2(ctx);
         if (pool_mode) {
             __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
             for (int t = 0; t < POOL_T; t++)
