@@ -134,7 +134,8 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t header_length,
         ucs_status_ptr_t sp;
         struct pending *p;
 
-        /* no payload fetched for nobody (handle looks again when it is here) */
+        /* no payload is fetched for an unregistered id (handle looks
+         * again once it is here) */
         if (__atomic_load_n(&L->h[id].fn, __ATOMIC_RELAXED) == NULL)
             return drop(L, "unregistered id", id);
         p = length > SIZE_MAX - sizeof(*p) ? NULL : malloc(sizeof(*p) + length);
@@ -294,11 +295,11 @@ weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler
     }
     h = &L->h[id];
     if (handler != NULL) {
-        if (h->fn != NULL || h->draining)
+        if (h->fn != NULL || h->draining) {
             st = weft__error(WEFT_ERR_BUSY, __func__, "id %d %s", id,
                              h->fn != NULL ? "already has a handler"
                                            : "is being unregistered by another thread");
-        else {
+        } else {
             h->arg = arg;
             __atomic_store_n(&h->fn, handler, __ATOMIC_SEQ_CST);
         }
