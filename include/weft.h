@@ -172,7 +172,10 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *ctx);
 
 /**
  * Stop weft.  Collective.  Completes every outstanding operation, waits for
- * all ranks, frees every segment still allocated and releases UCX.  After
+ * all ranks, frees every segment still allocated and releases UCX.  Active
+ * messages that peers sent before they called it are handled before it
+ * returns (over TCP, an eager one still in the network when this rank
+ * leaves the final barrier may be dropped instead).  After
  * it, every call on ctx (and its endpoints and segments) returns
  * WEFT_ERR_NOT_INIT, except weft_seg_query, which takes no context and
  * returns WEFT_ERR_SEG for the freed segment, and the team collectives,
@@ -615,7 +618,13 @@ typedef void (*weft_am_handler_t)(weft_ctx_t ctx, int src_rank,
 /** Register handler for id in [0, WEFT_AM_MAX_ID).  Not collective, but
  *  every rank that may receive id must register it before a peer sends it
  *  (e.g. register, then weft_barrier).  Registering a used id returns
- *  WEFT_ERR_BUSY; handler NULL unregisters. */
+ *  WEFT_ERR_BUSY (also while another thread is unregistering it); handler
+ *  NULL unregisters.  Thread-safe, also while handlers run: once
+ *  unregistering returns, the old handler is running on no other thread
+ *  and is not called again (messages to id are then dropped and counted by
+ *  weft_am_dropped), so its arg may be freed.  Called from inside a
+ *  handler it returns at once (no other thread runs handlers then), the
+ *  calling handler still running. */
 weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler, void *arg);
 
 /** Send an active message; any payload size (large ones use rendezvous).
@@ -636,7 +645,8 @@ weft_status_t weft_am_send(weft_ep_t ep, int rank, int id,
  *  malformed (a header shorter or longer than the format allows, an id
  *  outside [0, WEFT_AM_MAX_ID) or without a handler here, a source rank
  *  outside the context); the first one is also reported on stderr.
- *  Handlers never see such a message. */
+ *  Handlers never see such a message.  (Before this rank's first
+ *  weft_am_register, UCX drops every message itself, with a warning.) */
 weft_status_t weft_am_dropped(weft_ctx_t ctx, uint64_t *dropped);
 
 /** Make progress on ep: complete operations and run active-message handlers

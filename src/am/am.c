@@ -9,9 +9,15 @@
  * long, an id outside [0, WEFT_AM_MAX_ID) or without a handler, or a
  * source rank outside the context drops the message, counts it
  * (weft_am_dropped) and, the first time, says why on stderr.
+ *
+ * The UCX handler of every id is installed when the layer is made and
+ * stays until weft_finalize: registering only publishes (fn, arg), and
+ * unregistering clears fn and waits until no other thread runs the
+ * handler, so a message that finds no handler is dropped and counted.
  */
 #include "ep/ep.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,15 +32,23 @@ struct weft__am_slot {
 };
 
 struct handler {
-    weft_am_handler_t fn;
+    weft_am_handler_t fn;       /* atomic: NULL when unregistered; set after arg */
     void             *arg;
+    unsigned          running;  /* atomic: calls of this entry under way (handle) */
+    unsigned          draining; /* unregistering calls waiting for them (ctx->lock) */
 };
 
 struct am_layer {
     weft_ctx_t     ctx;
     struct handler h[WEFT_AM_MAX_ID];
     uint64_t       dropped;     /* malformed messages (atomic: handlers may run on two threads) */
+    int            installed;   /* UCX's handlers of every id are am_recv (ctx->lock) */
+    int            installing;  /* a thread is installing them (ctx->lock) */
+    unsigned       pending;     /* atomic: rendezvous payloads being fetched (they point here) */
 };
+
+/* The layer whose handler this thread is running, if any. */
+static __thread const struct am_layer *in_handler;
 
 /* A rendezvous message whose payload is still arriving. */
 struct pending {
@@ -46,18 +60,6 @@ struct pending {
     char             payload[];
 };
 
-static void rndv_done(void *request, ucs_status_t status, size_t length, void *user_data)
-{
-    struct pending *p = user_data;
-    struct handler *h = &p->L->h[p->id];
-
-    if (status == UCS_OK && h->fn)
-        h->fn(p->L->ctx, p->src, p->hdr, p->hdr_len, p->payload, length, h->arg);
-    if (request)
-        ucp_request_free(request);
-    free(p);
-}
-
 /* Count a malformed message and, for the first one, say why. */
 static ucs_status_t drop(struct am_layer *L, const char *what, long long value)
 {
@@ -67,6 +69,43 @@ static ucs_status_t drop(struct am_layer *L, const char *what, long long value)
     return UCS_OK;
 }
 
+/* Run id's handler on a message, or drop it when none is registered.  The
+ * call is counted before fn is read, and weft_am_register clears fn before
+ * it reads the count (both sequentially consistent): either it waits for
+ * this call, or this call finds fn NULL.  arg was written before fn and
+ * cannot change until the count falls back. */
+static void handle(struct am_layer *L, int id, int32_t src, const void *hdr, size_t hdr_len,
+                   const void *payload, size_t len)
+{
+    struct handler *h = &L->h[id];
+    const struct am_layer *outer = in_handler;
+    weft_am_handler_t fn;
+
+    __atomic_fetch_add(&h->running, 1, __ATOMIC_SEQ_CST);
+    fn = __atomic_load_n(&h->fn, __ATOMIC_SEQ_CST);
+    if (fn != NULL) {
+        in_handler = L;
+        fn(L->ctx, src, hdr, hdr_len, payload, len, h->arg);
+        in_handler = outer;
+    } else {
+        drop(L, "unregistered id", id);
+    }
+    __atomic_fetch_sub(&h->running, 1, __ATOMIC_RELEASE);
+}
+
+static void rndv_done(void *request, ucs_status_t status, size_t length, void *user_data)
+{
+    struct pending *p = user_data;
+    struct am_layer *L = p->L;
+
+    if (status == UCS_OK)
+        handle(L, p->id, p->src, p->hdr, p->hdr_len, p->payload, length);
+    if (request)
+        ucp_request_free(request);
+    free(p);
+    __atomic_fetch_sub(&L->pending, 1, __ATOMIC_RELEASE);
+}
+
 static ucs_status_t am_recv(void *arg, const void *header, size_t header_length, void *data,
                             size_t length, const ucp_am_recv_param_t *param)
 {
@@ -74,7 +113,6 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t header_length,
     int32_t src;
     int id;
     size_t hlen;
-    struct handler *h;
     WEFT_PROF_BEGIN(rx, WEFT__PROF_HLP_RX_PROG);
 
     if (header == NULL || header_length < 2 * sizeof(int32_t) ||
@@ -86,9 +124,6 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t header_length,
         return drop(L, "id", id);
     if (src < 0 || src >= L->ctx->nranks)
         return drop(L, "source rank", src);
-    h = &L->h[id];
-    if (h->fn == NULL)
-        return drop(L, "unregistered id", id);
     if (data == NULL && length > 0 && !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
         return drop(L, "no data for a payload length", (long long)length);
     hlen = header_length - 2 * sizeof(int32_t);
@@ -97,8 +132,13 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t header_length,
     if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
         ucp_request_param_t rp;
         ucs_status_ptr_t sp;
-        struct pending *p = length > SIZE_MAX - sizeof(*p) ? NULL : malloc(sizeof(*p) + length);
+        struct pending *p;
 
+        /* no payload is fetched for an unregistered id (handle looks
+         * again once it is here) */
+        if (__atomic_load_n(&L->h[id].fn, __ATOMIC_RELAXED) == NULL)
+            return drop(L, "unregistered id", id);
+        p = length > SIZE_MAX - sizeof(*p) ? NULL : malloc(sizeof(*p) + length);
         if (p == NULL)
             return drop(L, "no memory for a payload length", (long long)length);
         p->L = L;
@@ -109,29 +149,33 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t header_length,
         rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
         rp.cb.recv_am = rndv_done;
         rp.user_data = p;
+        __atomic_fetch_add(&L->pending, 1, __ATOMIC_RELAXED);
         sp = ucp_am_recv_data_nbx(L->ctx->home, data, p->payload, length, &rp);
-        if (sp == NULL)
+        if (sp == NULL) {
             rndv_done(NULL, UCS_OK, length, p);
-        else if (UCS_PTR_IS_ERR(sp))
+        } else if (UCS_PTR_IS_ERR(sp)) {
             free(p);
+            __atomic_fetch_sub(&L->pending, 1, __ATOMIC_RELAXED);
+        }
         return UCS_OK;
     }
-    h->fn(L->ctx, src, header, hlen, data, length, h->arg);
+    handle(L, id, src, header, hlen, data, length);
     WEFT_PROF_END(rx, WEFT__PROF_HLP_RX_PROG);
     return UCS_OK;
 }
 
 /* The free list is touched by the sender and by whoever completes its sends:
- * the progress thread, when there is one, and then it needs the lock. */
+ * the progress thread, or another thread of a worker that UCX locks for
+ * several threads (cb_shared), and then it needs the lock. */
 static void slots_lock(struct weft__ep *ep)
 {
-    if (ep->ctx->pthread_running)
+    if (WEFT__UNLIKELY(ep->cb_shared))
         pthread_mutex_lock(&ep->am_lock);
 }
 
 static void slots_unlock(struct weft__ep *ep)
 {
-    if (ep->ctx->pthread_running)
+    if (WEFT__UNLIKELY(ep->cb_shared))
         pthread_mutex_unlock(&ep->am_lock);
 }
 
@@ -150,6 +194,7 @@ static void send_done(void *request, ucs_status_t status, void *user_data)
     WEFT_PROF_END(tx, WEFT__PROF_HLP_TX_PROG);
 }
 
+/* Install (on) or remove am_recv as UCX's handler of id on the home worker. */
 static weft_status_t set_ucx_handler(struct am_layer *L, int id, int on)
 {
     ucp_am_handler_param_t hp;
@@ -165,14 +210,28 @@ static weft_status_t set_ucx_handler(struct am_layer *L, int id, int on)
     return s == UCS_OK ? WEFT_OK : weft__ucs_error(s, "weft_am_register", "ucp_worker_set_am_recv_handler");
 }
 
+/* At weft_finalize, after the final barrier (or without it, after a
+ * failure). */
 static void teardown(weft_ctx_t ctx)
 {
     struct am_layer *L = ctx->layer[WEFT__LAYER_AM];
     struct weft__ep_layer *EL = weft__ep_layer(ctx);
+    weft__waiter_t w;
+    unsigned n;
 
+    /* The peers completed their sends before the barrier, but what UCX
+     * counts as complete may still wait in the home worker's queues here
+     * (an eager message, the last word of a rendezvous): handle it all
+     * first.  A fetch from a rank that failed may never end, and then L
+     * is left to it (below). */
+    weft__wait_init(&w, ctx);
+    do
+        n = ucp_worker_progress(ctx->home);
+    while ((n != 0 || (__atomic_load_n(&L->pending, __ATOMIC_ACQUIRE) != 0 &&
+                       weft__fail_gen(ctx) == 0)) &&
+           weft__wait_step(&w, n, "weft_finalize") == WEFT_OK);
     for (int id = 0; id < WEFT_AM_MAX_ID; id++)
-        if (L->h[id].fn)
-            set_ucx_handler(L, id, 0);
+        set_ucx_handler(L, id, 0);
     for (struct weft__ep *ep = EL ? EL->eps : NULL; ep; ep = ep->next) {
         while (ep->am_slots) {
             struct weft__am_slot *s = ep->am_slots;
@@ -181,12 +240,48 @@ static void teardown(weft_ctx_t ctx)
         }
     }
     ctx->layer[WEFT__LAYER_AM] = NULL;
-    free(L);
+    /* no message reaches am_recv any more, so pending only falls */
+    if (__atomic_load_n(&L->pending, __ATOMIC_ACQUIRE) == 0)
+        free(L);
+}
+
+/* The layer, made on first use, with UCX's handlers of every id (from the
+ * highest, so that UCX sizes its table once; a failure is retried by the
+ * next call).  Caller holds ctx->lock, which this releases while it calls
+ * UCX: UCX holds the worker's lock while handlers run, and a handler may
+ * take ctx->lock. */
+static struct am_layer *layer(weft_ctx_t ctx, weft_status_t *st)
+{
+    struct am_layer *L = weft__ctx_layer(ctx, WEFT__LAYER_AM, sizeof(*L), NULL, teardown,
+                                         "weft_am_register");
+
+    *st = L == NULL ? WEFT_ERR_NO_MEMORY : WEFT_OK;
+    if (L != NULL && L->ctx == NULL)
+        L->ctx = ctx;
+    while (L != NULL && !L->installed) {
+        int installing = L->installing;
+
+        L->installing = 1;
+        pthread_mutex_unlock(&ctx->lock);
+        if (installing)
+            sched_yield();  /* another thread installs them */
+        for (int id = WEFT_AM_MAX_ID - 1; !installing && id >= 0 && *st == WEFT_OK; id--)
+            *st = set_ucx_handler(L, id, 1);
+        pthread_mutex_lock(&ctx->lock);
+        if (installing)
+            continue;
+        L->installing = 0;
+        L->installed = *st == WEFT_OK;
+        if (*st != WEFT_OK)
+            return NULL;
+    }
+    return L;
 }
 
 weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler, void *arg)
 {
     struct am_layer *L;
+    struct handler *h;
     weft_status_t st;
 
     if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
@@ -194,24 +289,36 @@ weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler
     if (id < 0 || id >= WEFT_AM_MAX_ID)
         return weft__error(WEFT_ERR_AM_ID, __func__, "id %d is outside [0, %d)", id, WEFT_AM_MAX_ID);
     pthread_mutex_lock(&ctx->lock);
-    L = weft__ctx_layer(ctx, WEFT__LAYER_AM, sizeof(*L), NULL, teardown, __func__);
-    if (L == NULL) {
-        st = WEFT_ERR_NO_MEMORY;
-        goto out;
+    if ((L = layer(ctx, &st)) == NULL) {
+        pthread_mutex_unlock(&ctx->lock);
+        return st;
     }
-    L->ctx = ctx;
-    if (handler != NULL && L->h[id].fn != NULL) {
-        st = weft__error(WEFT_ERR_BUSY, __func__, "id %d already has a handler", id);
-        goto out;
+    h = &L->h[id];
+    if (handler != NULL) {
+        if (h->fn != NULL || h->draining) {
+            st = weft__error(WEFT_ERR_BUSY, __func__, "id %d %s", id,
+                             h->fn != NULL ? "already has a handler"
+                                           : "is being unregistered by another thread");
+        } else {
+            h->arg = arg;
+            __atomic_store_n(&h->fn, handler, __ATOMIC_SEQ_CST);
+        }
+        pthread_mutex_unlock(&ctx->lock);
+        return st;
     }
-    L->h[id].fn = handler;
-    L->h[id].arg = arg;
-    st = set_ucx_handler(L, id, handler != NULL);
-    if (st != WEFT_OK)
-        L->h[id].fn = NULL;
-out:
+    __atomic_store_n(&h->fn, NULL, __ATOMIC_SEQ_CST);
+    h->draining++;
     pthread_mutex_unlock(&ctx->lock);
-    return st;
+    /* Wait, without the lock (a handler may take it), for the calls that
+     * found the handler.  Inside a handler of this context, this thread
+     * holds the home worker, so no other thread runs one. */
+    if (in_handler != L)
+        while (__atomic_load_n(&h->running, __ATOMIC_SEQ_CST) != 0)
+            sched_yield();
+    pthread_mutex_lock(&ctx->lock);
+    h->draining--;
+    pthread_mutex_unlock(&ctx->lock);
+    return WEFT_OK;
 }
 
 weft_status_t weft_am_dropped(weft_ctx_t ctx, uint64_t *dropped)
@@ -247,7 +354,8 @@ static weft_status_t am_send(weft_ep_t ep, int rank, int id, const void *hdr, si
     if (rank < 0 || rank >= ep->nranks)
         return weft__error(WEFT_ERR_RANK, fn, "rank %d is outside [0, %d)", rank, ep->nranks);
     L = ep->ctx->layer[WEFT__LAYER_AM];
-    if (id < 0 || id >= WEFT_AM_MAX_ID || L == NULL || L->h[id].fn == NULL)
+    if (id < 0 || id >= WEFT_AM_MAX_ID || L == NULL ||
+        __atomic_load_n(&L->h[id].fn, __ATOMIC_RELAXED) == NULL)
         return weft__error(WEFT_ERR_AM_ID, fn, "id %d has no handler registered", id);
     if (hdr_len > WEFT_AM_MAX_HDR)
         return weft__error(WEFT_ERR_TOO_LARGE, fn, "header of %zu bytes exceeds %d", hdr_len,

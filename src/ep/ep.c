@@ -413,6 +413,7 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
         return weft__error(WEFT_ERR_NO_MEMORY, fn, "trace point watch list");
     }
     pthread_mutex_init(&ep->am_lock, NULL);
+    ep->cb_shared = ctx->pthread_running;
     ep->prm_nbi.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     ep->prm_nbi.cb.send = nbi_done;
     ep->prm_nbi.user_data = ep;

@@ -52,7 +52,10 @@ struct weft__ep {
     unsigned            poll_tick;    /* weft_progress calls, to look for dead ranks every 64th */
     int                 serves_home;  /* its progress calls also progress the home worker */
     unsigned            home_tick;    /* progress calls, to serve home every 16th */
-    pthread_mutex_t     am_lock;      /* am_slots, when a progress thread completes sends */
+    int                 cb_shared;    /* callbacks of its operations may run on another
+                                       * thread: the progress thread's, or a thread that
+                                       * shares its worker under UCX's lock */
+    pthread_mutex_t     am_lock;      /* am_slots, when cb_shared */
     ucp_request_param_t prm_nbi;      /* implicit ops: completion callback */
     ucp_request_param_t prm_nb;       /* explicit ops: completion via event */
     struct weft__am_slot *am_slots;   /* free send-header buffers of the am layer */

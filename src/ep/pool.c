@@ -290,6 +290,10 @@ static weft_status_t create_eps(struct weft__ep_pool *p)
             ep->pw = pw;
             ep->thread = t;
             ep->check_owner = p->check_owner;
+            /* UCX runs a thread's completions in whichever thread of the
+             * worker progresses; under LOCK_CALLER that thread holds the
+             * worker's lock, which every call on the worker takes */
+            ep->cb_shared |= pw != NULL && pw->users > 1 && !pw->caller_lock;
             /* Without a progress thread, incoming operations that need
              * this rank (TCP) are served by whichever thread progresses. */
             ep->serves_home = !p->on_home;
