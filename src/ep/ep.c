@@ -314,7 +314,7 @@ static weft_status_t quiesce(weft_ctx_t ctx)
  * go away too); else a graceful close, so that peers whose workers live on
  * drop their side of the connection (UCX 1.13's TCP transport crashed later
  * in peers that kept connections to a destroyed worker). */
-static void destroy_ep(struct weft__ep *ep, int force)
+static void destroy_ep(struct weft__ep *ep, int force, const char *fn)
 {
     ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                              .flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0};
@@ -334,7 +334,7 @@ static void destroy_ep(struct weft__ep *ep, int force)
         }
         ucs_status_ptr_t req = ucp_ep_close_nbx(ep->peers[r], &p);
 
-        if (weft__ep_wait_req(ep, req, WEFT__ANY_RANK, "weft_finalize", "ucp_ep_close_nbx") ==
+        if (weft__ep_wait_req(ep, req, WEFT__ANY_RANK, fn, "ucp_ep_close_nbx") ==
             WEFT_ERR_TIMEOUT)
             ucp_request_free(req);
     }
@@ -355,11 +355,11 @@ static void destroy_ep(struct weft__ep *ep, int force)
     ep->state = WEFT__DEAD;
 }
 
-void weft__ep_destroy(struct weft__ep *ep)
+void weft__ep_destroy(struct weft__ep *ep, const char *fn)
 {
     struct weft__ep **pp = &weft__ep_layer(ep->ctx)->eps;
 
-    destroy_ep(ep, 0);
+    destroy_ep(ep, 0, fn);
     while (*pp != ep)
         pp = &(*pp)->next;
     *pp = ep->next;
@@ -371,7 +371,7 @@ static void teardown(weft_ctx_t ctx)
     struct weft__ep *ep;
 
     for (ep = L->eps; ep; ep = ep->next)
-        destroy_ep(ep, 1);
+        destroy_ep(ep, 1, "weft_finalize");
     weft__pools_teardown(ctx);
     /* Every endpoint's shell is kept (dead) with the context's, so a stale
      * handle -- the default endpoint's or a pool's -- is reported rather
@@ -430,7 +430,7 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
     return WEFT_OK;
 
 err_destroy:
-    destroy_ep(ep, 1);
+    destroy_ep(ep, 1, fn);
     free(ep);
     return st;
 }

@@ -106,9 +106,9 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
                               const char *fn);
 
 /* Flush, then close ep's connections and keys and unlink it from the
- * context's list (every rank has flushed and met at a barrier since).
- * Caller holds ctx->lock. */
-void weft__ep_destroy(struct weft__ep *ep);
+ * context's list (every rank has flushed and met at a barrier since); fn
+ * names the public call in messages.  Caller holds ctx->lock. */
+void weft__ep_destroy(struct weft__ep *ep, const char *fn);
 
 /* Complete ep's operations (weft_flush without the checks). */
 weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn);

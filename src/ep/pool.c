@@ -247,14 +247,15 @@ static weft_status_t create_workers(struct weft__ep_pool *p)
     return WEFT_OK;
 }
 
-/* Release what create_workers and the endpoints made; endpoints first. */
-static void release(struct weft__ep_pool *p)
+/* Release what create_workers and the endpoints made; endpoints first.  fn
+ * names the public call in messages. */
+static void release(struct weft__ep_pool *p, const char *fn)
 {
     int neps = p->nthreads * p->eps_per_thread;
 
     for (int e = 0; p->eps && e < neps; e++)
         if (p->eps[e] && p->eps[e]->state == WEFT__ALIVE)
-            weft__ep_destroy(p->eps[e]);
+            weft__ep_destroy(p->eps[e], fn);
     for (unsigned w = 0; p->workers && w < p->nworkers; w++)
         if (p->workers[w].worker) {
             ucp_worker_destroy(p->workers[w].worker);
@@ -367,7 +368,7 @@ weft_status_t weft_ep_pool_create(weft_ctx_t ctx, const weft_ep_pool_params_t *p
 
 err_release:
     pthread_mutex_lock(&ctx->lock);
-    release(p);
+    release(p, __func__);
     pthread_mutex_unlock(&ctx->lock);
     /* its endpoints were never handed out: no shell of theirs is kept */
     for (size_t e = 0; e < (size_t)p->nthreads * (size_t)p->eps_per_thread; e++)
@@ -408,7 +409,7 @@ weft_status_t weft_ep_pool_destroy(weft_ep_pool_t pool)
     for (pp = &weft__ep_layer(pool->ctx)->pools; *pp != pool; pp = &(*pp)->next)
         ;
     *pp = pool->next;
-    release(pool);
+    release(pool, __func__);
     pool->next = weft__ep_layer(pool->ctx)->dead_pools;
     weft__ep_layer(pool->ctx)->dead_pools = pool;
     pthread_mutex_unlock(&pool->ctx->lock);
@@ -433,7 +434,7 @@ void weft__pools_teardown(weft_ctx_t ctx)
 
     for (p = L->pools; p; p = next) {
         next = p->next;
-        release(p);
+        release(p, "weft_finalize");
         p->next = L->dead_pools;
         L->dead_pools = p;
     }
