@@ -13,7 +13,9 @@ struct hdr {
     uint32_t seq;
 };
 
-static volatile int received;
+/* counted by the handlers, which run on the progress thread when there is
+ * one, and read by the main thread */
+static int received;
 
 static void on_message(weft_ctx_t ctx, int src, const void *hdr, size_t hdr_len,
                        const void *payload, size_t len, void *arg)
@@ -29,7 +31,7 @@ static void on_message(weft_ctx_t ctx, int src, const void *hdr, size_t hdr_len,
     CHECK(len == sizes[h.size_index]);
     for (size_t i = 0; i < len; i++)
         CHECK(p[i] == test_pattern((unsigned)(src * 100 + (int)h.seq), i));
-    received++;
+    __atomic_fetch_add(&received, 1, __ATOMIC_RELEASE);
 }
 
 int main(void)
@@ -66,10 +68,10 @@ int main(void)
         }
     }
     int expected = (n - 1) * (int)NSIZES;
-    while (received < expected)
+    while (__atomic_load_n(&received, __ATOMIC_ACQUIRE) < expected)
         OK(weft_progress(ep, NULL));
     OK(weft_barrier(ctx));
-    CHECK(received == expected);
+    CHECK(__atomic_load_n(&received, __ATOMIC_ACQUIRE) == expected);
 
     OK(weft_am_register(ctx, 5, NULL, NULL));
     FAILS(weft_am_send(ep, (rank + 1) % n, 5, NULL, 0, NULL, 0), WEFT_ERR_AM_ID);
