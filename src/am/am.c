@@ -47,8 +47,11 @@ struct am_layer {
     unsigned       pending;     /* atomic: rendezvous payloads being fetched (they point here) */
 };
 
-/* The layer whose handler this thread is running, if any. */
-static __thread const struct am_layer *in_handler;
+/* The layer whose handler this thread is running, if any.  Initial-exec:
+ * read and written on every message, so without the call a shared
+ * library's TLS otherwise costs (__tls_get_addr); one pointer fits the
+ * static TLS that the C library keeps for libraries loaded later. */
+static __thread const struct am_layer *in_handler __attribute__((tls_model("initial-exec")));
 
 /* A rendezvous message whose payload is still arriving. */
 struct pending {
