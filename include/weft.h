@@ -609,7 +609,11 @@ weft_status_t weft_flush(weft_ep_t ep);
  * waits, or on the progress thread when there is one.  hdr and payload are
  * valid only during the call.  It may issue non-blocking weft operations
  * but must not wait (no blocking calls, weft_wait, weft_flush or
- * weft_progress inside it).
+ * weft_progress inside it).  An endpoint is used by one thread at a time,
+ * and a handler runs on whichever thread progresses the home worker: it
+ * may use the endpoint of the weft call it runs in (the default one, or a
+ * pool endpoint of the calling thread), but on the progress thread it owns
+ * none, so a reply from there must be handed to a thread that owns one.
  */
 typedef void (*weft_am_handler_t)(weft_ctx_t ctx, int src_rank,
                                   const void *hdr, size_t hdr_len,
