@@ -26,10 +26,11 @@ function(weft_add_test)
                        ENVIRONMENT "${WEFT_TEST_ENV};${T_ENV}" LABELS "${T_LABELS}")
 endfunction()
 
-# weft_add_mpi_test(NAME name NP n COMMAND exe args... [ENV VAR=value ...] [TIMEOUT s] [LABELS l...])
+# weft_add_mpi_test(NAME name NP n COMMAND exe args... [ENV VAR=value ...] [TIMEOUT s] [LABELS l...]
+#                   [RECOVERY])
 # ENV variables are exported to every rank (-x for Open MPI, -genv for MPICH).
 function(weft_add_mpi_test)
-  cmake_parse_arguments(T "" "NAME;NP;TIMEOUT" "COMMAND;ENV;LABELS" ${ARGN})
+  cmake_parse_arguments(T "RECOVERY" "NAME;NP;TIMEOUT" "COMMAND;ENV;LABELS" ${ARGN})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 180)
   endif()
@@ -42,10 +43,19 @@ function(weft_add_mpi_test)
       list(APPEND _envflags -genv ${_kv})
     endif()
   endforeach()
+  set(_recovery "")
+  set(_fail "${WEFT_TEST_FAIL_REGEX}")
+  if(T_RECOVERY)
+    # The job survives a rank that dies or is declared failed.  mpirun then
+    # exits with 0 even when a rank calls MPI_Abort (every failed check
+    # does) or dies of a signal: the output says whether the test passed.
+    set(_recovery --enable-recovery)
+    set(_fail "MPI_ABORT was invoked;FAIL: ;Caught signal;${WEFT_TEST_FAIL_REGEX}")
+  endif()
   add_test(NAME ${T_NAME}
            COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${WEFT_MPIEXEC_FLAGS}
-                   ${_envflags} ${T_COMMAND})
+                   ${_envflags} ${_recovery} ${T_COMMAND})
   set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT} PROCESSORS ${T_NP}
                        ENVIRONMENT "${WEFT_TEST_ENV};${T_ENV}" LABELS "mpi;${T_LABELS}"
-                       FAIL_REGULAR_EXPRESSION "${WEFT_TEST_FAIL_REGEX}")
+                       FAIL_REGULAR_EXPRESSION "${_fail}")
 endfunction()
