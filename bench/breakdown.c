@@ -310,6 +310,7 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
     static double val[I_KINDS][MAX_SAMPLES], tim[I_KINDS][MAX_SAMPLES], reg[I_KINDS][MAX_SAMPLES];
     static char keep[MAX_SAMPLES], calm[I_KINDS][MAX_SAMPLES];
     long m = chunk_of(n, q), chunks = n / m, next = 0, nkept, ncalm = 0, c, limit;
+    unsigned long long waited;
 
     OK(weft_barrier(ctx));
     done_count++;
@@ -317,17 +318,20 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
         if (chunks > MAX_SAMPLES)
             chunks = MAX_SAMPLES;
         limit = 4 * chunks < MAX_SAMPLES ? 4 * chunks : MAX_SAMPLES;
+        waited = bench_calm_waited(&sched);
         for (c = 0; c < chunks || (c < limit && !bench_calm_enough(&calm[0][0], MAX_SAMPLES, first,
                                                                    last, c, (chunks + 1) / 2));
              c++)
             for (int j = 0; j < last - first; j++) {
                 /* rotate the order, so that no kind always follows another */
                 int kind = first + (int)((j + c) % (last - first));
-                unsigned long long waited = bench_calm_waited(&sched);
+                unsigned long long now;
 
                 val[kind][c] = inject_chunk(ep, seg, m, q, kind, &next, &tim[kind][c],
                                             &reg[kind][c]);
-                calm[kind][c] = bench_calm_waited(&sched) == waited;
+                now = bench_calm_waited(&sched);   /* also the next chunk's start */
+                calm[kind][c] = now == waited;
+                waited = now;
                 ncalm += calm[kind][c];
             }
         OK(weft_flush(ep));

@@ -226,6 +226,7 @@ static void inject(long n, long q, double *fig, double *chunk_ns, double *region
     static double val[I_KINDS][MAX_CHUNKS], tim[I_KINDS][MAX_CHUNKS], reg[I_KINDS][MAX_CHUNKS];
     static char keep[MAX_CHUNKS], calm[I_KINDS][MAX_CHUNKS];
     long m = 64 * q, chunks, next = 0, ncalm = 0, c, limit;
+    unsigned long long waited;
 
     if (m > n)
         m = n / q * q;
@@ -234,15 +235,18 @@ static void inject(long n, long q, double *fig, double *chunk_ns, double *region
     OK(weft_barrier(ctx));
     done_count++;
     if (rank == 0) {
+        waited = bench_calm_waited(&sched);
         for (c = 0; c < chunks || (c < limit && !bench_calm_enough(&calm[0][0], MAX_CHUNKS, 0,
                                                                    I_KINDS, c, (chunks + 1) / 2));
              c++)
             for (int j = 0; j < I_KINDS; j++) {
                 int kind = (int)((j + c) % I_KINDS);
-                unsigned long long waited = bench_calm_waited(&sched);
+                unsigned long long now;
 
                 val[kind][c] = inject_chunk(m, q, kind, &next, &tim[kind][c], &reg[kind][c]);
-                calm[kind][c] = bench_calm_waited(&sched) == waited;
+                now = bench_calm_waited(&sched);   /* also the next chunk's start */
+                calm[kind][c] = now == waited;
+                waited = now;
                 ncalm += calm[kind][c];
             }
         *cycles = (double)c;
