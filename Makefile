@@ -60,7 +60,7 @@ check-ci: check-sanitizers check-tsan check-valgrind
 # stay within CI time on 2 cores: the 4-rank repeats of the 2-rank rma
 # tests and the 12- and 32-rank team runs (2-3 minutes each instrumented;
 # same code), and the tests that build uninstrumented programs.
-ASAN_TESTS = ^unit\.|^fuzz\.|^rma\..*np[12]|^team\.(parse|errors|network|weft_teams|paper_5_2)$$|^reliability\..*np2
+ASAN_TESTS = ^runtime\.config$$|^fuzz\.|^(rma|seg)\..*np[12]|^am\.test_am.*np[12]|^team\.(parse|errors|network|weft_teams|paper_5_2)$$|^reliability\..*np2
 # active messages under threads: handler state freed or reused too early
 ASAN_TESTS := $(ASAN_TESTS)|^am\.(finalize|unregister)
 check-sanitizers: setup

@@ -59,3 +59,16 @@ function(weft_add_mpi_test)
                        ENVIRONMENT "${WEFT_TEST_ENV};${T_ENV}" LABELS "mpi;${T_LABELS}"
                        FAIL_REGULAR_EXPRESSION "${_fail}")
 endfunction()
+
+# weft_add_path_tests(area name [args...]): builds tests/<area>/<name>.c and
+# runs it with 2 and 4 ranks on one node -- the direct path (.shm) -- and
+# over TCP (UCX_TLS=tcp,self, the direct path off so that UCX carries it all).
+function(weft_add_path_tests area name)
+  add_executable(${name} ${name}.c)
+  target_link_libraries(${name} PRIVATE weft)
+  foreach(np 2 4)
+    weft_add_mpi_test(NAME ${area}.${name}.np${np}.shm NP ${np} COMMAND $<TARGET_FILE:${name}> ${ARGN})
+    weft_add_mpi_test(NAME ${area}.${name}.np${np}.tcp NP ${np} COMMAND $<TARGET_FILE:${name}> ${ARGN}
+                      ENV UCX_TLS=tcp,self WEFT_SHM=0)
+  endforeach()
+endfunction()

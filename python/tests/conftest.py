@@ -25,7 +25,7 @@ def real_program(relative: str, *, smpi: bool = False) -> Path | None:
     without the build, the program or, with smpi, smpirun."""
     if not REAL_BUILD_DIR or (smpi and shutil.which("smpirun") is None):
         return None
-    path = Path(REAL_BUILD_DIR) / relative
+    path = Path(REAL_BUILD_DIR) / (relative if "/" in relative else Path("libexec/weft") / relative)
     return path if path.is_file() and os.access(path, os.X_OK) else None
 
 SYSINFO: dict[str, Any] = {
@@ -104,9 +104,9 @@ def render_text() -> Callable[[RenderableType], str]:
 
 @pytest.fixture
 def fake_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty build directory with a bench/ folder, selected by WEFT_BUILD_DIR."""
+    """An empty build directory with its libexec/weft/ folder, selected by WEFT_BUILD_DIR."""
     build = tmp_path / "build"
-    (build / "bench").mkdir(parents=True)
+    (build / "libexec" / "weft").mkdir(parents=True)
     monkeypatch.setenv("WEFT_BUILD_DIR", str(build))
     monkeypatch.delenv("WEFT_MPI", raising=False)
     return build

@@ -81,8 +81,8 @@ def test_thread_list_parsing() -> None:
             bench_endpoints.parse_threads(bad)
 
 
-@pytest.mark.skipif(real_program("bench/weft_bench_endpoints") is None,
-                    reason="no $WEFT_BUILD_DIR/bench/weft_bench_endpoints")
+@pytest.mark.skipif(real_program("weft_bench_endpoints") is None,
+                    reason="no $WEFT_BUILD_DIR/libexec/weft/weft_bench_endpoints")
 def test_real_binary_short_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
     monkeypatch.setattr(bench_endpoints.results, "RESULTS_DIR", tmp_path)

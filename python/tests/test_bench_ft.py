@@ -124,8 +124,8 @@ def test_unknown_algorithm_is_a_usage_error(capsys: pytest.CaptureFixture[str]) 
 @pytest.fixture
 def fake_ft(fake_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_program) -> Path:
     """A build whose ft and launcher are stand-ins; results go to tmp_path/results."""
-    (fake_build / "apps" / "ft").mkdir(parents=True)
-    write_program(fake_build / "apps" / "ft" / "ft", FAKE_FT)
+    (fake_build / "libexec" / "weft").mkdir(parents=True, exist_ok=True)
+    write_program(fake_build / "libexec" / "weft" / "ft", FAKE_FT)
     mpiexec = write_program(tmp_path / "fake-mpiexec", FAKE_MPIEXEC)
     monkeypatch.setattr(runner, "launcher", lambda: runner.Launcher("mpich", str(mpiexec)))
     monkeypatch.setattr(results, "RESULTS_DIR", tmp_path / "results")
@@ -189,7 +189,7 @@ def test_embedded_checksums_are_the_published_ones() -> None:
         assert embedded[name] == cls["ref"], name
 
 
-@pytest.mark.skipif(real_program("apps/ft/ft") is None, reason="no $WEFT_BUILD_DIR/apps/ft/ft (build weft with `make`)")
+@pytest.mark.skipif(real_program("ft") is None, reason="no $WEFT_BUILD_DIR/libexec/weft/ft (build weft with `make`)")
 def test_real_ft_class_s(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
     monkeypatch.setattr(results, "RESULTS_DIR", tmp_path)

@@ -94,12 +94,12 @@ def test_charts_are_written(run: dict[str, Any], tmp_path: Path) -> None:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.skipif(real_program("bench/weft_bench_latbw") is None,
-                    reason="no $WEFT_BUILD_DIR/bench/weft_bench_latbw (build weft with `make`)")
+@pytest.mark.skipif(real_program("weft_bench_latbw") is None,
+                    reason="no $WEFT_BUILD_DIR/libexec/weft/weft_bench_latbw (build weft with `make`)")
 def test_real_binary_tiny_sizes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
     output = tmp_path / "latbw.json"
-    program = real_program("bench/weft_bench_latbw")
+    program = real_program("weft_bench_latbw")
     assert program is not None
     runner.run_mpi(2, [str(program), "--json", str(output), "--max-lat", "64", "--max-bw", "4096", "--iters", "50"],
                    timeout=120)
@@ -114,11 +114,11 @@ def test_real_binary_tiny_sizes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     assert all(set(values) == set(bench_latbw.BANDWIDTH_IMPLS) for values in shares.values())
 
 
-@pytest.mark.skipif(real_program("bench/weft_bench_latbw") is None,
-                    reason="no $WEFT_BUILD_DIR/bench/weft_bench_latbw (build weft with `make`)")
+@pytest.mark.skipif(real_program("weft_bench_latbw") is None,
+                    reason="no $WEFT_BUILD_DIR/libexec/weft/weft_bench_latbw (build weft with `make`)")
 def test_real_binary_rejects_bad_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
-    program = real_program("bench/weft_bench_latbw")
+    program = real_program("weft_bench_latbw")
     assert program is not None
     mpi = runner.launcher()
     proc = subprocess.run(mpi.command(2, [str(program), "--json", "x", "--max-bw", "4"], {}),

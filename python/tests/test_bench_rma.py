@@ -130,7 +130,7 @@ def test_report_fits_80_columns(rma_run: dict[str, Any]) -> None:
 @pytest.fixture
 def fake_rma(fake_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_program) -> Path:
     """A build whose weft_bench_rma and launcher are stand-ins; results go to tmp_path/results."""
-    write_program(fake_build / "bench" / "weft_bench_rma", FAKE_BENCH)
+    write_program(fake_build / "libexec" / "weft" / "weft_bench_rma", FAKE_BENCH)
     mpiexec = write_program(tmp_path / "fake-mpiexec", FAKE_MPIEXEC)
     monkeypatch.setattr(runner, "launcher", lambda: runner.Launcher("mpich", str(mpiexec)))
     monkeypatch.setattr(results, "RESULTS_DIR", tmp_path / "results")
@@ -183,7 +183,7 @@ def test_bench_rma_last_without_results(fake_rma: Path, capsys: pytest.CaptureFi
 
 def test_bench_failure_shows_its_stderr(fake_rma: Path, fake_build: Path, write_program,
                                         capsys: pytest.CaptureFixture[str]) -> None:
-    write_program(fake_build / "bench" / "weft_bench_rma", "import sys\nsys.exit('ucp_init failed: no device')")
+    write_program(fake_build / "libexec" / "weft" / "weft_bench_rma", "import sys\nsys.exit('ucp_init failed: no device')")
     assert cli.main(["bench", "rma", "--no-peers"]) == 1
     err = capsys.readouterr().err
     assert "failed with exit status" in err and "ucp_init failed: no device" in err
@@ -298,8 +298,7 @@ def test_bench_rma_peers_end_to_end(fake_rma: Path, monkeypatch: pytest.MonkeyPa
     assert list(fake_rma.glob("*.png"))
 
 
-def test_missing_oshcc_is_a_clear_error(fake_build: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bench_rma.shutil, "which", lambda name: None)
+def test_missing_shmem_peer_is_a_clear_error(fake_build: Path) -> None:
     with pytest.raises(WeftError, match="oshcc.*--no-peers"):
         bench_rma.shmem_peer(10)
 

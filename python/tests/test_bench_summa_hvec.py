@@ -157,8 +157,8 @@ def test_hvec_speedups_need_h_topo() -> None:
         bench_hvec.speedups([hvec_run("H_conf1", {1: 1e-6})])
 
 
-@pytest.mark.skipif(not all(real_program(f"bench/{name}") for name in ("weft_bench_summa", "weft_bench_hvec")),
-                    reason="no $WEFT_BUILD_DIR/bench/weft_bench_summa or weft_bench_hvec")
+@pytest.mark.skipif(not all(real_program(name) for name in ("weft_bench_summa", "weft_bench_hvec")),
+                    reason="no $WEFT_BUILD_DIR/libexec/weft/weft_bench_summa or weft_bench_hvec")
 def test_real_tiny_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                         render_text: Callable[[RenderableType], str]) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))

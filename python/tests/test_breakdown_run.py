@@ -68,8 +68,8 @@ def test_measure_rejects_unknown_path_and_rank_count() -> None:
 
 NEEDS_COUNTS = pytest.mark.skipif(real_program("tests/prof/test_prof_counts") is None,
                                   reason="no $WEFT_BUILD_DIR/tests/prof/test_prof_counts (build weft with `make`)")
-NEEDS_BENCH = pytest.mark.skipif(real_program("bench/weft_bench_breakdown") is None,
-                                 reason="no $WEFT_BUILD_DIR/bench/weft_bench_breakdown (build weft with `make`)")
+NEEDS_BENCH = pytest.mark.skipif(real_program("weft_bench_breakdown") is None,
+                                 reason="no $WEFT_BUILD_DIR/libexec/weft/weft_bench_breakdown (build weft with `make`)")
 
 
 @NEEDS_COUNTS
@@ -97,7 +97,11 @@ def test_profile_written_at_finalize_counts_the_operations(monkeypatch: pytest.M
     assert profiles[0]["points"]["HLP_rx_prog"]["count"] == n
     assert profiles[1]["points"]["HLP_rx_prog"]["count"] == 0
     post = profiles[0]["points"]["LLP_post"]
-    assert 0 < post["min_ns"] <= post["median_ns"] and post["total_ns"] >= post["min_ns"] * n
+    # what a short region costs depends on the CPU and its timer: only the
+    # order of the statistics holds everywhere (a region shorter than the
+    # timer's cost reads 0, never less)
+    assert 0 <= post["min_ns"] <= post["median_ns"]
+    assert post["total_ns"] >= post["min_ns"] * n
 
 
 @NEEDS_COUNTS

@@ -38,7 +38,7 @@ def test_render_reports_missing_sections(render_text) -> None:
 @pytest.fixture
 def fake_sysinfo(fake_build: Path, write_program):
     def make(stdout: str) -> Path:
-        return write_program(fake_build / "bench" / "weft_sysinfo", f"print({stdout!r})")
+        return write_program(fake_build / "libexec" / "weft" / "weft_sysinfo", f"print({stdout!r})")
 
     return make
 
@@ -69,8 +69,8 @@ def test_info_tables_from_the_program(fake_sysinfo, sysinfo_sample: dict[str, An
     assert "UCX 1.13.1" in capsys.readouterr().out
 
 
-@pytest.mark.skipif(real_program("bench/weft_sysinfo") is None,
-                    reason="no $WEFT_BUILD_DIR/bench/weft_sysinfo (build weft with `make`)")
+@pytest.mark.skipif(real_program("weft_sysinfo") is None,
+                    reason="no $WEFT_BUILD_DIR/libexec/weft/weft_sysinfo (build weft with `make`)")
 def test_real_weft_sysinfo(monkeypatch: pytest.MonkeyPatch, render_text) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
     document = info.sysinfo()

@@ -63,13 +63,13 @@ def test_missing_build_dir_says_run_make(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_missing_executable_says_run_make(fake_build: Path) -> None:
-    with pytest.raises(WeftError, match=r"bench/weft_bench_rma is missing: run `make` first"):
-        runner.executable("bench/weft_bench_rma")
+    with pytest.raises(WeftError, match=r"libexec/weft/weft_bench_rma is missing: run `make` first"):
+        runner.executable("weft_bench_rma")
 
 
 def test_executable_found(fake_build: Path, write_program) -> None:
-    program = write_program(fake_build / "bench" / "weft_sysinfo", "print('{}')")
-    assert runner.executable("bench/weft_sysinfo") == program
+    program = write_program(fake_build / "libexec" / "weft" / "weft_sysinfo", "print('{}')")
+    assert runner.executable("weft_sysinfo") == program
 
 
 def test_failure_reports_exit_status_and_stderr_tail() -> None:

@@ -299,7 +299,7 @@ def test_fastest_calibration_takes_each_figures_best_over_launches() -> None:
 
 
 @pytest.mark.skipif(real_program(project.CALIB_SMPI, smpi=True) is None,
-                    reason="no smpirun or $WEFT_BUILD_DIR/bench/smpi/weft_smpi_calib_smpi")
+                    reason="no smpirun or $WEFT_BUILD_DIR/libexec/weft/weft_smpi_calib_smpi")
 def test_simulated_one_way_times_cross_the_nested_levels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """2 nodes x 2 sockets x 2 cores; ranks 0-1 share a socket, 0-2 share a
     node, 0-4 do not: the 8-byte one-way time is os + or + the latencies
@@ -328,8 +328,8 @@ def test_simulated_one_way_times_cross_the_nested_levels(tmp_path: Path, monkeyp
         assert points[1048576]["pingpong_s"] == pytest.approx(wire + (1 << 20) / narrowest, rel=0.05)
 
 
-@pytest.mark.skipif(real_program("bench/smpi/test_coll_smpi", smpi=True) is None,
-                    reason="no smpirun or $WEFT_BUILD_DIR/bench/smpi/test_coll_smpi")
+@pytest.mark.skipif(real_program("test_coll_smpi", smpi=True) is None,
+                    reason="no smpirun or $WEFT_BUILD_DIR/libexec/weft/test_coll_smpi")
 def test_collectives_are_correct_on_a_generated_nested_platform(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """The coll correctness test (smpicc build) on 2 nodes x 2 sockets x 2
@@ -339,14 +339,14 @@ def test_collectives_are_correct_on_a_generated_nested_platform(tmp_path: Path,
                                         smpi.Level("Core", 2, 0.1e-6, 8e9)),
                          "pack:2 core:2 pu:1", 0, cfg=smpi.smpi_config(CAL))
     smpi.write_platform(plat)
-    program = real_program("bench/smpi/test_coll_smpi", smpi=True)
+    program = real_program("test_coll_smpi", smpi=True)
     assert program is not None
     smpi.run(plat, program, [], {}, 300)
     assert smpi._node_list([h for h, _ in smpi.hosts(plat)]) == "n0*4,n1*4"
 
 
 @pytest.mark.skipif(real_program(project.CALIB_SMPI, smpi=True) is None,
-                    reason="no smpirun or $WEFT_BUILD_DIR/bench/smpi/weft_smpi_calib_smpi")
+                    reason="no smpirun or $WEFT_BUILD_DIR/libexec/weft/weft_smpi_calib_smpi")
 def test_simulated_copy_gives_back_the_calibrated_ping_pong(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The factors and thresholds as SMPI reads them: on the simulated copy
     of a calibration, the ping-pong of every calibrated size, eager and
@@ -367,7 +367,7 @@ def test_simulated_copy_gives_back_the_calibrated_ping_pong(tmp_path: Path, monk
 
 
 @pytest.mark.skipif(real_program(bench_coll.BENCH_SMPI, smpi=True) is None,
-                    reason="no smpirun or $WEFT_BUILD_DIR/bench/smpi/weft_bench_coll_smpi")
+                    reason="no smpirun or $WEFT_BUILD_DIR/libexec/weft/weft_bench_coll_smpi")
 def test_collective_entry_is_charged_on_every_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """bench/smpi/entry.c: the entry cost adds itself to a 2-rank 8-byte
     broadcast and reduction (native and hierarchical, one level here); the

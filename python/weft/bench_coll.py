@@ -30,9 +30,9 @@ from rich.text import Text
 
 from weft import WeftError, report, results, runner, smpi
 
-BENCH = "bench/weft_bench_coll"
-BENCH_MPICH = "bench/smpi/weft_bench_coll_mpich"
-BENCH_SMPI = "bench/smpi/weft_bench_coll_smpi"
+BENCH = "weft_bench_coll"
+BENCH_MPICH = "weft_bench_coll_mpich"
+BENCH_SMPI = "weft_bench_coll_smpi"
 BENCHMARK = "coll"
 OPS = ("bcast", "reduce")
 
@@ -335,7 +335,7 @@ def validation_table(rows: list[dict[str, Any]]) -> Any:
 
 
 def command_real(args: argparse.Namespace) -> Path:
-    mpich = args.mpich and (runner.build_dir() / BENCH_MPICH).is_file()
+    mpich = args.mpich and (runner.build_dir() / runner.LIBEXEC / BENCH_MPICH).is_file()
     jobs = [(op, config) for op in OPS for config in real_configs(op, mpich)]
     runs = [measure_real(op, config, args.ranks, args.sizes or REAL_SIZES, args.iters, args.timeout)
             for op, config in runner.steps(jobs, lambda job: f"{job[0]} {job[1]['config']} ({args.ranks} ranks)")]

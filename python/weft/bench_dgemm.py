@@ -25,7 +25,7 @@ from weft import WeftError, report, runner
 from weft.bench_endpoints import (BASELINE, add_run_options, fmt_int, fmt_mib, fmt_mlx5, fmt_objects,
                                   parse_threads, pool_command, run_pool_bench, with_ratios)
 
-BENCH = "bench/weft_bench_ga_dgemm"
+BENCH = "weft_bench_ga_dgemm"
 BENCHMARK = "dgemm"
 DEFAULT_POLICIES = "procs,process,dedicated-2x,dedicated,paired,paired+caller,single"
 

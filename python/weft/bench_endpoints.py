@@ -32,7 +32,7 @@ from rich.text import Text
 
 from weft import WeftError, report, results, runner
 
-BENCH = "bench/weft_bench_endpoints"
+BENCH = "weft_bench_endpoints"
 BENCHMARK = "endpoints"
 DEFAULT_POLICIES = "procs,process,dedicated-2x,dedicated,paired,paired+caller,single"
 VARIANTS = ("default", "nobatch", "nounsig", "sharedbuf")

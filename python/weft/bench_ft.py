@@ -25,7 +25,7 @@ from rich.text import Text
 
 from weft import WeftError, report, results, runner
 
-PROGRAM = "apps/ft/ft"
+PROGRAM = "ft"
 BENCHMARK = "ft"
 CLASSES = ("S", "W", "A", "B", "C")
 ALGORITHMS = ("exchange-mpi", "slabs-mpi", "pencils-mpi", "exchange-weft", "slabs-weft", "pencils-weft")

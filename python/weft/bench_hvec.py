@@ -25,8 +25,8 @@ from rich.table import Column
 
 from weft import WeftError, bench_coll, bench_summa, report, results, runner, smpi
 
-BENCH = "bench/weft_bench_hvec"
-BENCH_SMPI = "bench/smpi/weft_bench_hvec_smpi"
+BENCH = "weft_bench_hvec"
+BENCH_SMPI = "weft_bench_hvec_smpi"
 BENCHMARK = "hvec"
 PAPER_CONFS = "3,4,2,3,8/6,2,2,3,8/3,2,2,8,6/3,2,4,6,4"   # §7.4, H_conf1-4 on 576 ranks
 PAPER_SPEEDUP = 10.0

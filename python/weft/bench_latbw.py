@@ -29,7 +29,7 @@ from rich.text import Text
 from weft import WeftError, report, results, runner
 from weft.bench_rma import TRANSPORT_ENV
 
-BENCH = "bench/weft_bench_latbw"
+BENCH = "weft_bench_latbw"
 BENCHMARK = "latbw"
 
 LATENCY_IMPLS = {"weft-put": "weft put", "weft-get": "weft get", "mpi-block": "MPI blocking",

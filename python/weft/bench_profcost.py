@@ -30,7 +30,7 @@ from weft import WeftError, report, results, runner
 from weft.breakdown_run import PATH_ENV
 
 BENCHMARK = "profcost"
-PROGRAM = "bench/weft_bench_profcost"
+PROGRAM = "weft_bench_profcost"
 LIBRARIES = ("src/libweft.so", "src/libweft_noprof.so")
 GOAL = 0.98  # rate with trace points off / rate without them
 # "direct": weft's intra-node direct path (the default between ranks of a

@@ -37,7 +37,7 @@ from rich.text import Text
 
 from weft import WeftError, report, results, runner
 
-BENCH = "bench/weft_bench_rma"
+BENCH = "weft_bench_rma"
 BENCHMARK = "rma"
 
 # Each transport and the settings that select it: UCX's for weft and UCX,
@@ -203,8 +203,7 @@ def busy_report(run: dict[str, Any]) -> Group:
 
 # ---- peers: OpenSHMEM, ucx_perftest, memcpy -------------------------------
 
-PEERS_SOURCE = "bench/peers/shmem_peer.c"
-PEERS_PROGRAM = "bench/peers/shmem_peer"
+PEERS_PROGRAM = "weft_shmem_peer"
 # Columns of the peers table, in order.
 PEER_IMPLS = {
     "weft": "weft",
@@ -252,18 +251,14 @@ PERFTEST_NOTE = (
 
 
 def shmem_peer(timeout: float) -> Path:
-    """bench/peers/shmem_peer, built with oshcc into the build directory
-    when missing or older than its source."""
-    source = runner.REPO_ROOT / PEERS_SOURCE
-    program = runner.build_dir() / PEERS_PROGRAM
-    if program.is_file() and program.stat().st_mtime >= source.stat().st_mtime:
-        return program
-    if shutil.which("oshcc") is None:
-        raise WeftError("`oshcc` is not on PATH: install Open MPI's OpenSHMEM (openmpi-bin) "
-                        "or run with --no-peers")
-    program.parent.mkdir(parents=True, exist_ok=True)
-    runner.run_program(["oshcc", "-O2", str(source), "-o", str(program)], timeout=timeout)
-    return program
+    """weft_shmem_peer (bench/peers/shmem_peer.c), which the build makes
+    with Open MPI's oshcc when it finds it."""
+    del timeout  # built by CMake, not here
+    try:
+        return runner.executable(PEERS_PROGRAM)
+    except WeftError:
+        raise WeftError("weft_shmem_peer was not built: install Open MPI's OpenSHMEM "
+                        "(oshcc, in openmpi-bin), reconfigure, or run with --no-peers") from None
 
 
 def measure_shmem(program: Path, iters: int | None, timeout: float, rounds: int) -> list[Any]:

@@ -29,7 +29,7 @@ from weft import WeftError, report, runner
 from weft.bench_endpoints import (add_run_options, fmt_mib, fmt_mlx5, fmt_objects, pool_command, run_pool_bench,
                                   with_ratios)
 
-BENCH = "bench/weft_bench_stencil"
+BENCH = "weft_bench_stencil"
 BENCHMARK = "stencil"
 DEFAULT_POLICIES = "process,dedicated-2x,dedicated,paired,single"
 REFERENCE = "process"   # MPI everywhere's resources within a split

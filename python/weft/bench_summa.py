@@ -37,8 +37,8 @@ from rich.text import Text
 
 from weft import WeftError, bench_coll, report, results, runner, smpi
 
-BENCH = "bench/weft_bench_summa"
-BENCH_SMPI = "bench/smpi/weft_bench_summa_smpi"
+BENCH = "weft_bench_summa"
+BENCH_SMPI = "weft_bench_summa_smpi"
 BENCHMARK = "summa"
 PAPER_FACTOR = {"NTW10E5": 12.0, "SMP20E7": 5.0, "SMP12E5": 6.0}   # §7.3, topological vs simple
 SMPI_GROUPS = {"NTW10E5": "2,4,6,10", "SMP20E7": "2,4,5,10", "SMP12E5": "2,3,4,6"}
@@ -141,6 +141,9 @@ def default_groups(ranks: int) -> str:
 
 
 def command_smpi(args: argparse.Namespace) -> Path:
+    blocks = args.smpi_block if len(args.smpi_block) > 1 else args.smpi_block * len(args.smpi_n)
+    if len(blocks) != len(args.smpi_n):
+        raise WeftError(f"--smpi-block gives {len(blocks)} panel widths for {len(args.smpi_n)} orders (--smpi-n)")
     cal = smpi.calibration()
     plats = [p for p in smpi.platforms(cal) if p.name in args.platforms]
     if not plats:
@@ -158,9 +161,6 @@ def command_smpi(args: argparse.Namespace) -> Path:
     algorithm, variants = SMPI_BCAST[args.bcast]
     cfg = {**bench_coll.SMPI_SETUP_CFG, "smpi/bcast": algorithm, "smpi/cpu-threshold": "0"}
     entries = []
-    blocks = args.smpi_block if len(args.smpi_block) > 1 else args.smpi_block * len(args.smpi_n)
-    if len(blocks) != len(args.smpi_n):
-        raise WeftError(f"--smpi-block gives {len(blocks)} panel widths for {len(args.smpi_n)} orders (--smpi-n)")
     points = [(plat, n, b) for plat in plats for n, b in zip(args.smpi_n, blocks)]
     for plat, n, block in runner.steps(points, lambda pt: f"SMPI {pt[0].name} ({pt[0].cores} simulated ranks), "
                                        f"n={pt[1]}, panels of {pt[2]}"):

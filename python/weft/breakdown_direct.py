@@ -54,7 +54,7 @@ from weft import WeftError, results, runner
 from weft.breakdown_model import (Breakdown, Model, _number, _section, document_of, leaf, point_stats,
                                   round_error_notes, speed_notes, timer_notes)
 
-BENCH = "bench/weft_bench_breakdown_direct"
+BENCH = "weft_bench_breakdown_direct"
 PATH = "direct"
 # The direct path needs both ranks on one node with WEFT_SHM on (the default).
 ENV = {"WEFT_SHM": "1"}

@@ -21,7 +21,7 @@ from typing import Any
 
 from weft import WeftError, breakdown_direct, breakdown_model, results, runner
 
-BENCH = "bench/weft_bench_breakdown"
+BENCH = "weft_bench_breakdown"
 # The benchmarks keep at most this many rounds (BENCH_BREAKDOWN_MAX_ROUNDS).
 MAX_ROUNDS = 32
 

@@ -15,7 +15,7 @@ from rich.table import Column
 
 from weft import WeftError, report, runner
 
-SYSINFO = "bench/weft_sysinfo"
+SYSINFO = "weft_sysinfo"
 
 
 def sysinfo() -> dict[str, Any]:

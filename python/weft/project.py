@@ -32,8 +32,8 @@ from rich.text import Text
 
 from weft import WeftError, bench_coll, bench_hvec, bench_summa, report, results, runner, smpi
 
-CALIB = "bench/smpi/weft_smpi_calib"
-CALIB_SMPI = "bench/smpi/weft_smpi_calib_smpi"
+CALIB = "weft_smpi_calib"
+CALIB_SMPI = "weft_smpi_calib_smpi"
 CALIB_SIZES = "8,64,512,2048,3072,4032,4048,8192,16384,65536,262144,1048576,4194304"
 VALIDATION = "coll-validation"
 VALIDATION_SIZES = "8,512,4096,65536,1048576"

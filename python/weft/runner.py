@@ -52,9 +52,16 @@ def build_dir() -> Path:
     return path
 
 
-def executable(relative: str) -> Path:
-    """A program of the build, e.g. executable("bench/weft_bench_rma")."""
-    path = build_dir() / relative
+# Where the build puts the programs the toolkit runs: the same place,
+# relative to the prefix, as an installed weft (CMake's LIBEXECDIR/weft).
+LIBEXEC = Path("libexec") / "weft"
+
+
+def executable(name: str) -> Path:
+    """A program the toolkit runs, by name (e.g. "weft_bench_rma"), from the
+    build's libexec/weft/; a name with a slash is a path in the build (a
+    test program)."""
+    path = build_dir() / (name if "/" in name else LIBEXEC / name)
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise WeftError(f"{path} is missing: run `make` first")
     return path

@@ -5,7 +5,7 @@ A platform is one Python description -- a tree of levels, top first, each
 with a fan-out and the link a group of that level uses to reach its
 siblings (a node's InfiniBand port, a blade's NUMAlink, a socket's QPI, the
 ring between the two NUMA halves of a Haswell socket, each core's own link)
--- from which the XML is generated (bench/smpi/platforms/*.xml, written by
+-- from which the XML is generated (tools/smpi/platforms/*.xml, written by
 every `weft project` run and committed).  Each group is a nested SimGrid
 zone: node zone > socket zones > NUMA zones > cores, the bottom group a
 <cluster> of cores with private split-duplex links.  A zone routes between
@@ -19,7 +19,7 @@ per leaf switch (12, 6, 4 and 2 nodes) under a spine.
 The numbers: the core level, the per-message overheads (smpi/os,
 smpi/or, smpi/ois, piecewise by size), the eager limit, the cost of
 entering a collective and of a copy to oneself (charged by
-bench/smpi/entry.c), and -- for the simulated copy of this machine only --
+tools/smpi/entry.c), and -- for the simulated copy of this machine only --
 per-size latency and bandwidth factors come from `weft project calibrate`,
 MPI measured between two cores of this machine
 (bench/results/smpi-calibration-*.json); the levels above are vendor or
@@ -38,7 +38,7 @@ from typing import Any
 from weft import WeftError, results, runner
 from weft.runner import REPO_ROOT
 
-PLATFORM_DIR = REPO_ROOT / "bench" / "smpi" / "platforms"
+PLATFORM_DIR = REPO_ROOT / "tools" / "smpi" / "platforms"
 HOST_SPEED = "1Gf"   # also smpi/host-speed: code between MPI calls is injected 1:1
 CALIBRATION = "smpi-calibration"   # bench/results/smpi-calibration-*.json
 # Open MPI's shared-memory eager limit, in message bytes: btl_vader_eager_limit
@@ -97,8 +97,8 @@ class Calibration:
     eager_limit: int = EAGER_LIMIT
     lat_factor: tuple[tuple[int, float], ...] = ()       # smpi/lat-factor (this machine only)
     bw_factor: tuple[tuple[int, float], ...] = ()        # smpi/bw-factor (this machine only)
-    coll_entry_s: tuple[float, float] = (0.0, 0.0)       # MPI_Bcast, MPI_Reduce (bench/smpi/entry.c)
-    self_copy: tuple[tuple[int, float], ...] = ()        # MPI_Sendrecv to oneself (bench/smpi/entry.c)
+    coll_entry_s: tuple[float, float] = (0.0, 0.0)       # MPI_Bcast, MPI_Reduce (tools/smpi/entry.c)
+    self_copy: tuple[tuple[int, float], ...] = ()        # MPI_Sendrecv to oneself (tools/smpi/entry.c)
 
 
 # SMPI sends an envelope of 16 bytes with every message (tag, source,
@@ -107,7 +107,7 @@ ENVELOPE = 16
 # A protocol factor never goes below this (a latency factor of 0 would
 # make the wire free; noise between neighbouring sizes can ask for it).
 MIN_FACTOR = 0.05
-# The environment variables bench/smpi/entry.c reads; in a platform's cfg
+# The environment variables tools/smpi/entry.c reads; in a platform's cfg
 # they are carried under these pseudo-keys, which smpi.run() moves to the
 # environment.
 COLL_ENTRY_KEY = "weft/coll-entry"
@@ -134,7 +134,7 @@ def smpi_config(cal: Calibration) -> dict[str, str]:
     overheads, the eager limit (a smaller send completes without the
     receiver and starts moving at once, smpi/async-small-thresh), and no
     injected computation but the collective entry and the copies to
-    oneself (bench/smpi/entry.c, whose sub-microsecond charges
+    oneself (tools/smpi/entry.c, whose sub-microsecond charges
     smpi/cpu-threshold 0 keeps): the code
     between MPI calls takes no simulated time (measured on this shared
     machine it would be noise), so a simulation is deterministic.

@@ -25,7 +25,7 @@ from rich.tree import Tree
 
 from weft import WeftError, report, runner
 
-DUMP = "src/team/weft_topo_dump"
+DUMP = "weft_topo_dump"
 
 FIG1 = "pack:2 [numa] l3:1 l2:2 core:2 pu:1"
 # The worked examples of the paper (§5): ranks, and the settings.

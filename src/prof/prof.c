@@ -291,6 +291,12 @@ void weft__prof_reset(void)
     pthread_mutex_unlock(&tables_lock);
 }
 
+/* Corrected ticks as nanoseconds; what the timer's own cost hides reads 0. */
+static double ticks_to_ns(double ticks)
+{
+    return ticks > 0 ? ticks / tsc_ghz : 0.0;
+}
+
 void weft__prof_stat(int point, struct weft__prof_stat *out)
 {
     uint64_t count = 0, total = 0, min = UINT64_MAX, *all = NULL;
@@ -319,8 +325,8 @@ void weft__prof_stat(int point, struct weft__prof_stat *out)
     pthread_mutex_unlock(&tables_lock);
     out->count = count;
     if (count > 0 && tsc_ghz > 0) {
-        out->total_ns = ((double)total - (double)count * overhead_ticks) / tsc_ghz;
-        out->min_ns = ((double)min - overhead_ticks) / tsc_ghz;
+        out->total_ns = ticks_to_ns((double)total - (double)count * overhead_ticks);
+        out->min_ns = ticks_to_ns((double)min - overhead_ticks);
         if (nall > 0) {
             /* the top 1 % holds the samples that an interrupt or the
              * scheduler stretched: the trimmed mean leaves them out */
@@ -330,10 +336,10 @@ void weft__prof_stat(int point, struct weft__prof_stat *out)
             qsort(all, nall, sizeof(*all), cmp_u64);
             double med = nall % 2 ? (double)all[nall / 2]
                                   : 0.5 * ((double)all[nall / 2 - 1] + (double)all[nall / 2]);
-            out->median_ns = (med - overhead_ticks) / tsc_ghz;
+            out->median_ns = ticks_to_ns(med - overhead_ticks);
             for (size_t i = 0; i < keep; i++)
                 sum += (double)all[i];
-            out->trimmed_ns = (sum / (double)keep - overhead_ticks) / tsc_ghz;
+            out->trimmed_ns = ticks_to_ns(sum / (double)keep - overhead_ticks);
         }
     }
     free(all);

@@ -135,7 +135,9 @@ void weft__prof_busy_end(uint64_t start);
 #define WEFT_PROF_BUSY_END(v) ((void)0)
 #endif
 
-/* Statistics of one point over every thread, timer overhead subtracted. */
+/* Statistics of one point over every thread, timer overhead subtracted.
+ * A time shorter than the timer's own cost reads 0 (below the timer's
+ * resolution on this CPU), never a negative time. */
 struct weft__prof_stat {
     uint64_t count;
     double   total_ns, min_ns, median_ns;
