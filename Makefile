@@ -3,22 +3,37 @@
 #   make check   builds weft and runs every test, also under sanitizers
 # Both install missing system packages first (scripts/setup.sh) and keep the
 # build in build/ and the Python toolkit in .venv/.
+#
+# MPI=mpich builds and tests against MPICH instead of Open MPI (in
+# build-mpich/): `make check MPI=mpich` runs the whole suite with it.
+# `make check` itself also runs the MPICH build of the library's tests
+# (check-mpich) when MPICH is installed.
 
+MPI    ?= openmpi
+ifeq ($(MPI),mpich)
+BUILD  ?= build-mpich
+MPI_CMAKE = -DMPI_C_COMPILER=$(shell command -v mpicc.mpich) \
+            -DMPIEXEC_EXECUTABLE=$(shell command -v mpiexec.mpich)
+else ifeq ($(MPI),openmpi)
 BUILD  ?= build
+MPI_CMAKE =
+else
+$(error MPI=$(MPI): use MPI=openmpi (the default) or MPI=mpich)
+endif
 VENV   ?= .venv
 JOBS   ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 .PHONY: all setup build python check test demo install clean
-.PHONY: check-ci check-sanitizers check-tsan check-valgrind
+.PHONY: check-ci check-sanitizers check-tsan check-valgrind check-mpich check-packaging
 
 all: build
 
 setup:
-	@bash scripts/setup.sh
+	@bash scripts/setup.sh $(if $(filter check check-ci check-mpich,$(MAKECMDGOALS)),--check)
 
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) $(MPI_CMAKE) $(CMAKE_FLAGS)
 
 build: setup $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
@@ -52,7 +67,10 @@ TSAN_BUILD   ?= build-tsan
 FUZZ_SECONDS ?= 20
 SAN_CMAKE     = -DCMAKE_C_COMPILER=clang -DWEFT_BUILD_BENCH=OFF -DWEFT_BUILD_APPS=OFF
 
-check-ci: check-sanitizers check-tsan check-valgrind
+check-ci: check-sanitizers check-tsan check-valgrind check-packaging
+ifeq ($(MPI),openmpi)
+check-ci: check-mpich
+endif
 
 # AddressSanitizer + UBSan over the C test suite at 1 and 2 ranks (rma,
 # reliability) and the smaller team runs (4 and 8 ranks), and every fuzz
@@ -82,3 +100,21 @@ check-tsan: setup
 # valgrind memcheck on a few multi-rank tests of the normal build.
 check-valgrind: build
 	cd $(BUILD) && ctest --output-on-failure -j 2 -L valgrind -C valgrind
+
+# The library's tests (runtime, endpoints, segments, one-sided, active
+# messages, teams, collectives, examples, install) built against MPICH, beside
+# the Open MPI build of the rest of `make check`.  The launcher is MPICH's;
+# what MPICH cannot run (a job that survives a failed rank) or hangs in by
+# itself (docs/limits.md) is reported as skipped, by name.
+MPICH_BUILD ?= build-mpich-lib
+MPICH_TESTS  = ^(runtime|ep|seg|rma|am|team|coll|examples|install)\.
+check-mpich: setup
+	@command -v mpicc.mpich > /dev/null || { echo "check-mpich: MPICH is not installed (mpicc.mpich)"; exit 1; }
+	cmake -S . -B $(MPICH_BUILD) -DMPI_C_COMPILER=$$(command -v mpicc.mpich) \
+	      -DMPIEXEC_EXECUTABLE=$$(command -v mpiexec.mpich) -DWEFT_BUILD_BENCH=OFF -DWEFT_BUILD_APPS=OFF
+	cmake --build $(MPICH_BUILD) -j $(JOBS)
+	cd $(MPICH_BUILD) && ctest --output-on-failure -j 2 -R '$(MPICH_TESTS)'
+
+# The Spack package parses, and names only CMake options that exist.
+check-packaging: python
+	$(VENV)/bin/python packaging/check_spack_package.py packaging/spack/packages/weft/package.py CMakeLists.txt

@@ -1,11 +1,11 @@
-# Helpers to register tests.  Multi-rank tests run under the MPI launcher;
-# Open MPI needs to be told it may run as root and oversubscribe the cores
-# (the tests are functional, never timed).
+# Helpers to register tests.  Multi-rank tests run under the launcher of
+# the MPI weft is built with (MPIEXEC_EXECUTABLE, WEFT_MPI_FLAVOR from the
+# top-level CMakeLists.txt).  Open MPI needs to be told it may run as root
+# and oversubscribe the cores (the tests are functional, never timed);
+# MPICH's Hydra oversubscribes by itself.
 
-execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _weft_mpiexec_version
-                ERROR_QUIET RESULT_VARIABLE _weft_rc)
 set(WEFT_MPIEXEC_FLAGS "")
-if(_weft_mpiexec_version MATCHES "Open MPI|OpenRTE")
+if(WEFT_MPI_FLAVOR STREQUAL "openmpi")
   set(WEFT_MPIEXEC_FLAGS --oversubscribe --bind-to none)
 endif()
 set(WEFT_TEST_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -36,7 +36,7 @@ function(weft_add_mpi_test)
   endif()
   set(_envflags "")
   foreach(kv IN LISTS T_ENV)
-    if(_weft_mpiexec_version MATCHES "Open MPI|OpenRTE")
+    if(WEFT_MPI_FLAVOR STREQUAL "openmpi")
       list(APPEND _envflags -x ${kv})
     else()
       string(REPLACE "=" ";" _kv "${kv}")
@@ -45,6 +45,20 @@ function(weft_add_mpi_test)
   endforeach()
   set(_recovery "")
   set(_fail "${WEFT_TEST_FAIL_REGEX}")
+  if(WEFT_MPI_FLAVOR STREQUAL "mpich" AND T_NP GREATER_EQUAL 4 AND "${T_ENV}" MATCHES "UCX_TLS=tcp")
+    # MPICH 4.0 over UCX's TCP transport hangs now and then in its own
+    # MPI_Finalize at 4 ranks or more, with or without weft (docs/limits.md).
+    weft_add_skipped_test(${T_NAME} "MPICH 4.0's MPI_Finalize hangs at 4+ ranks over UCX TCP \
+(an MPICH bug, docs/limits.md)")
+    return()
+  endif()
+  if(T_RECOVERY AND NOT WEFT_MPI_FLAVOR STREQUAL "openmpi")
+    # Only Open MPI's mpirun keeps a job alive past a failed rank
+    # (--enable-recovery); elsewhere the test is reported as skipped.
+    weft_add_skipped_test(${T_NAME} "needs a launcher that survives a failed rank \
+(Open MPI's mpirun --enable-recovery); ${WEFT_MPI_FLAVOR}'s has none")
+    return()
+  endif()
   if(T_RECOVERY)
     # The job survives a rank that dies or is declared failed.  mpirun then
     # exits with 0 even when a rank calls MPI_Abort (every failed check
@@ -71,4 +85,11 @@ function(weft_add_path_tests area name)
     weft_add_mpi_test(NAME ${area}.${name}.np${np}.tcp NP ${np} COMMAND $<TARGET_FILE:${name}> ${ARGN}
                       ENV UCX_TLS=tcp,self WEFT_SHM=0)
   endforeach()
+endfunction()
+
+# weft_add_skipped_test(name reason): a test that cannot run with this MPI
+# or machine, reported by CTest as skipped with its reason.
+function(weft_add_skipped_test name reason)
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -E echo "SKIPPED: ${reason}")
+  set_tests_properties(${name} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: " LABELS skipped)
 endfunction()

@@ -54,6 +54,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <weft_build.h>
 
 #ifdef __cplusplus
 extern "C" {

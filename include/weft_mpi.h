@@ -33,6 +33,7 @@
 
 #include <mpi.h>
 #include <weft.h>
+#include <weft_build.h> /* refuses an <mpi.h> of another MPI than libweft's */
 
 #ifdef __cplusplus
 extern "C" {

@@ -167,6 +167,8 @@ typedef struct {
     char msg[WEFT__TOPO_ERR_MAX];
 } failure_t;
 
+#define SIGN_BIT (UINT64_C(1) << 63)
+
 /* MPI_Allreduce(MIN) of vals[0..n) in place, vals[0] being filled with this
  * rank's failure (its rank, or UINT64_MAX when st is WEFT_OK).  Returns the
  * first failing rank's status and message on every rank. */
@@ -178,7 +180,15 @@ static weft_status_t agree(MPI_Comm comm, weft_status_t st, uint64_t *vals, int 
 
     MPI_Comm_rank(comm, &rank);
     vals[0] = st == WEFT_OK ? UINT64_MAX : (uint64_t)rank;
-    if (MPI_Allreduce(MPI_IN_PLACE, vals, n, MPI_UINT64_T, MPI_MIN, comm) != MPI_SUCCESS)
+    /* Reduced as signed 64-bit integers with the top bit flipped, which
+     * orders them as the unsigned values: MPICH 4.0 compares MPI_UINT64_T
+     * as signed, so an unsigned MIN is not portable. */
+    for (int i = 0; i < n; i++)
+        vals[i] ^= SIGN_BIT;
+    int rc = MPI_Allreduce(MPI_IN_PLACE, vals, n, MPI_INT64_T, MPI_MIN, comm);
+    for (int i = 0; i < n; i++)
+        vals[i] ^= SIGN_BIT;
+    if (rc != MPI_SUCCESS)
         return weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Allreduce failed");
     if (vals[0] == UINT64_MAX)
         return WEFT_OK;

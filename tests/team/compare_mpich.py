@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Side by side on this machine: weft's split (weft_topo_dump, Open MPI)
+"""Side by side on this machine: weft's split (weft_topo_dump, launched with
+the MPI weft is built with)
 and MPICH 4's MPI_COMM_TYPE_HW_UNGUIDED (mpich_hw_unguided, mpiexec.mpich),
 with the same bindings.  Prints a Markdown table of what each gives at every
 step and checks the differences recorded in docs/topology.md, so that a
 change on either side is noticed.
 
-usage: compare_mpich.py WEFT_TOPO_DUMP MPICH_HW_UNGUIDED
+usage: compare_mpich.py WEFT_TOPO_DUMP MPICH_HW_UNGUIDED FLAVOR MPIEXEC
+(FLAVOR: the MPI weft is built with, openmpi or mpich; MPIEXEC: its launcher)
 """
 
 import json
@@ -32,11 +34,23 @@ def run(cmd, env=None):
     return proc.stdout
 
 
-def weft_steps(dump, nranks, bind):
+def weft_launch(flavor, mpiexec, nranks, env):
+    """The command line that starts nranks ranks with env exported."""
+    if flavor == "openmpi":
+        cmd = [mpiexec, "-np", str(nranks), "--oversubscribe", "--bind-to", "none"]
+        for key, value in env.items():
+            cmd += ["-x", f"{key}={value}"]
+    else:
+        cmd = [mpiexec, "-n", str(nranks)]
+        for key, value in env.items():
+            cmd += ["-genv", key, value]
+    return cmd
+
+
+def weft_steps(dump, nranks, bind, flavor, mpiexec):
     """{step: {rank: (type, members) or None}} from weft_topo_dump."""
     env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-    out = run(["mpirun", "-np", str(nranks), "--oversubscribe", "--bind-to", "none",
-               "-x", f"WEFT_TOPO_BIND={bind}", dump], env)
+    out = run(weft_launch(flavor, mpiexec, nranks, {"WEFT_TOPO_BIND": bind}) + [dump], env)
     steps = {}
     for s in json.loads(out)["steps"]:
         got = {r: None for r in s["null"]}
@@ -66,7 +80,9 @@ def show(entry):
 
 
 def main():
-    dump, prog = sys.argv[1], sys.argv[2]
+    if len(sys.argv) != 5:
+        sys.exit(__doc__)
+    dump, prog, flavor, mpiexec = sys.argv[1:5]
     failures = 0
     print("| case | step | rank | weft | MPICH HW_UNGUIDED | same members |")
     print("|---|---|---|---|---|---|")
@@ -74,7 +90,8 @@ def main():
         nranks = len(weft_bind.split(","))
         if weft_bind == "unbound":
             nranks = 2
-        w, m = weft_steps(dump, nranks, weft_bind), mpich_steps(prog, nranks, mpich_bind)
+        w = weft_steps(dump, nranks, weft_bind, flavor, mpiexec)
+        m = mpich_steps(prog, nranks, mpich_bind)
         differs = False
         for step in sorted(set(w) | set(m)):
             for rank in range(nranks):
