@@ -1,0 +1,5 @@
+"""Models and their reference data: the Breaking Band breakdown
+(breakdown_model, the measured documents: breakdown_document,
+breakdown_measured, breakdown_direct), what-if speedups (whatif), the mlx5
+resource model (mlx5) and the SimGrid platforms of the projection (smpi).
+Imports from weft.core only."""
