@@ -1,6 +1,7 @@
 """The package's rooms (weft/__init__.py): every module imports on its own,
 imports only from its own room and the rooms below it, at its top, and no
-two modules import each other, directly or through others."""
+two modules import each other, directly or through others; its package
+data is where pyproject.toml says."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import pkgutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -116,3 +118,14 @@ def test_no_module_imports_itself_through_others() -> None:
 
     for name in MODULES:
         visit(name, [])
+
+
+def test_package_data_is_shipped() -> None:
+    pyproject = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
+    data = pyproject["tool"]["setuptools"]["package-data"]
+    shipped = {package: patterns for package, patterns in data.items()}
+    assert shipped == {"weft.models": ["data/*.json"]}
+    files = sorted((PACKAGE / "models" / "data").glob("*.json"))
+    assert [f.name for f in files] == ["tx2-cx4.json"]
+    for f in files:
+        assert json.loads(f.read_text())["name"] == f.stem

@@ -1,9 +1,13 @@
 """The preset tx2-cx4 reproduces the Breaking Band paper's figures from its
-Table 1 (derivations in weft/models/breakdown_model.py and docs/whatif.md)."""
+Table 1 (derivations in weft/models/breakdown_model.py and docs/whatif.md),
+read from the package data weft/models/data/tx2-cx4.json."""
 
 from __future__ import annotations
 
+import json
 import math
+from importlib import resources
+from pathlib import Path
 
 import pytest
 
@@ -30,6 +34,26 @@ def test_table_1_totals_follow_from_their_rows(paper: breakdown_model.Breakdown)
     assert latency.find("Network").ns == pytest.approx(breakdown_model.TABLE_1_TOTALS["Network"], abs=1e-9)
     injection = paper.model("injection", LLP)
     assert injection.find("Misc").ns == pytest.approx(breakdown_model.TABLE_1_TOTALS["Misc in Inj_overhead"], abs=1e-9)
+
+
+def test_preset_data_is_read_and_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = breakdown_model.preset_data("tx2-cx4")
+    assert data["table_1"] == breakdown_model.TABLE_1 and data["text"] == breakdown_model.TX2_TEXT
+    assert breakdown_model.TX2_TEXT["unsignaled completion batch c"] == 64
+    with pytest.raises(WeftError, match="the preset data .*no-such.json is missing or malformed"):
+        breakdown_model.preset_data("no-such")
+    # a package whose data file says something else than numbers
+    (tmp_path / "data").mkdir()
+    bad = json.loads(resources.files("weft.models").joinpath("data", "tx2-cx4.json").read_text())
+    bad["text"]["Post_prog"]["value"] = "59.82"
+    (tmp_path / "data" / "bad.json").write_text(json.dumps(bad))
+    monkeypatch.setattr(breakdown_model.resources, "files", lambda package: tmp_path)
+    with pytest.raises(WeftError, match="bad.json: 'Post_prog' is not a number"):
+        breakdown_model.preset_data("bad")
+    del bad["table_1"]
+    (tmp_path / "data" / "bad.json").write_text(json.dumps(bad))
+    with pytest.raises(WeftError, match="bad.json is missing or malformed: KeyError"):
+        breakdown_model.preset_data("bad")
 
 
 def test_table_1_holds_every_row_with_the_papers_names() -> None:

@@ -25,16 +25,27 @@ a category of Fig. 15 (CPU, I/O, network).
 The preset `tx2-cx4` holds Table 1 and the values the text adds; how each of
 the paper's figures follows from them is written next to the code that
 computes it and in docs/whatif.md. Preset numbers are the paper's, modelled:
-weft does not have that hardware.
+weft does not have that hardware.  They are package data,
+weft/models/data/<preset>.json, one JSON object:
+
+    {"name": "tx2-cx4", "system": "...", "source": "...",
+     "table_1": {ROW: ns, ...},          every row of the paper's Table 1,
+                                         named as the paper names it
+     "table_1_totals": {ROW: ns, ...},   its "total of above" rows, which the
+                                         model computes from their parts
+     "text": {NAME: {"value": number, "where": "§ and what it is"}, ...}}
+                                         the values the text adds
 
 The models of a measured breakdown are read by weft.models.breakdown_measured.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 from weft import WeftError
@@ -250,48 +261,31 @@ class Breakdown:
 # ---------------------------------------------------------------------------
 # The preset tx2-cx4: ThunderX2 at 2 GHz, ConnectX-4 (Table 1 and §4-§6).
 
+
+def preset_data(name: str) -> dict[str, Any]:
+    """A preset's numbers, weft/models/data/<name>.json (see the module's
+    description), checked to be numbers."""
+    resource = resources.files(__package__).joinpath("data", f"{name}.json")
+    try:
+        data = json.loads(resource.read_text(encoding="utf-8"))
+        tables = {key: data[key] for key in ("table_1", "table_1_totals")}
+        text = {key: entry["value"] for key, entry in data["text"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise WeftError(f"the preset data {resource} is missing or malformed: {exc!r}") from None
+    for key, value in [*tables["table_1"].items(), *tables["table_1_totals"].items(), *text.items()]:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise WeftError(f"the preset data {resource}: {key!r} is not a number ({value!r})")
+    return {**tables, "text": text}
+
+
+_TX2 = preset_data("tx2-cx4")
 # Table 1, every row, with the paper's names, in ns. The "total of above"
 # rows (LLP_post 175.42, Misc in Inj_overhead 58.68, Network 382.81) are not
-# stored: they are computed from their parts (tests check them).
-TABLE_1: dict[str, float] = {
-    "Message descriptor setup": 27.78,
-    "Barrier for message descriptor": 17.33,
-    "Barrier for DoorBell counter": 21.07,
-    "PIO copy (64 bytes)": 94.25,
-    "Miscellaneous in LLP_post": 14.99,
-    "LLP_prog": 61.63,
-    "Busy post": 8.99,
-    "Measurement update": 49.69,
-    "PCIe for a 64-byte payload": 137.49,
-    "Wire": 274.81,
-    "Switch": 108.0,
-    "RC-to-MEM(8B)": 240.96,
-    "MPI_Isend in MPICH": 24.37,
-    "MPI_Isend in UCP": 2.19,
-    "Callback for a completed MPI_Irecv in MPICH": 47.99,
-    "Successful MPI_Wait for MPI_Irecv in MPICH": 293.29,
-    "Callback for a completed MPI_Irecv in UCP": 139.78,
-    "Successful MPI_Wait for MPI_Irecv in UCP": 150.51,
-}
-TABLE_1_TOTALS = {"LLP_post": 175.42, "Misc in Inj_overhead": 58.68, "Network": 382.81}
-
-# Values the text adds to Table 1.
-TX2_TEXT: dict[str, float] = {
-    # §6: MPI_Waitall's time, less the LLP_posts of busy posts, per operation.
-    "Post_prog": 59.82,
-    # §6: busy posts per operation in an MPI_Isend-MPI_Waitall window.
-    "Misc (busy posts)": 3.17,
-    # §6: UCP's unsignaled completions, one CQE per c operations.
-    "unsignaled completion batch c": 64,
-    # §6: MPICH after a successful ucp_worker_progress (part of HLP_rx_prog).
-    "MPICH after a successful ucp_worker_progress": 36.89,
-    # Observations: §4.2 PCIe trace of put_bw; §4.3 am_lat; §6 OSU message
-    # rate (inverse) and OSU latency.
-    "observed LLP injection": 282.33,
-    "observed LLP latency (am_lat, as reported)": 1215.0,
-    "observed injection (OSU message rate)": 263.91,
-    "observed latency (OSU latency)": 1336.0,
-}
+# used: they are computed from their parts (tests check them).
+TABLE_1: dict[str, float] = _TX2["table_1"]
+TABLE_1_TOTALS: dict[str, float] = _TX2["table_1_totals"]
+# Values the text adds to Table 1 (the data file says where each comes from).
+TX2_TEXT: dict[str, float] = _TX2["text"]
 
 
 def _llp_post() -> Component:
