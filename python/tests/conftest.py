@@ -1,5 +1,10 @@
-"""Shared fixtures: sample documents as the C programs print them, and a
-throw-away build directory whose programs are small Python scripts."""
+"""Shared fixtures: sample documents as the C programs print them, a
+throw-away build directory whose programs are small Python scripts, and a
+results directory of each test's own (no test writes into a build, the
+source tree or the user's data directory).
+
+Saved results a test reads are small hand-made files under data/, never a
+measurement."""
 
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ from rich.console import Console, RenderableType
 # The build the test run was started with (make check sets it), read before
 # any test changes the environment.
 REAL_BUILD_DIR = os.environ.get("WEFT_BUILD_DIR")
+# Hand-made documents in the shape of saved results.
+DATA = Path(__file__).with_name("data")
 
 
 def real_program(relative: str, *, smpi: bool = False) -> Path | None:
@@ -79,6 +86,14 @@ def breakdown_document(path: str, injection: dict[str, Any], latency: dict[str, 
     return {"benchmark": "breakdown", "metadata": {"hostname": "node1"}, "path": path,
             "timer": {"tsc_ghz": 2.5, "overhead_ns": 13.6}, "injection": injection, "latency": latency,
             "points": points or {}}
+
+
+@pytest.fixture(autouse=True)
+def results_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where this test's results go (WEFT_RESULTS_DIR), not created."""
+    directory = tmp_path / "results"
+    monkeypatch.setenv("WEFT_RESULTS_DIR", str(directory))
+    return directory
 
 
 @pytest.fixture

@@ -4,7 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from weft import bench_rma, cli, info
+from weft import cli
+from weft.bench import rma as bench_rma
+from weft.commands import info
 
 
 def test_help_lists_commands_and_benchmarks(capsys: pytest.CaptureFixture[str]) -> None:
