@@ -89,13 +89,27 @@ int weft__ucx_tls_has_mm(const char *tls)
            (names & (TLS_POSIX | TLS_SYSV)) != (TLS_POSIX | TLS_SYSV);
 }
 
+const char *weft__ucx_env(const char *name)
+{
+    char        full[64];
+    const char *v;
+
+    snprintf(full, sizeof(full), "WEFT_UCX_%s", name);
+    if ((v = getenv(full)) != NULL)
+        return v;
+    snprintf(full, sizeof(full), "UCX_%s", name);
+    return getenv(full);
+}
+
 ucs_status_t weft__ucx_config_read(ucp_config_t **config)
 {
-    ucs_status_t s = ucp_config_read(NULL, NULL, config);
+    /* With the prefix "WEFT", UCX reads WEFT_UCX_X over UCX_X: weft's own
+     * transports can differ from those of an MPI that runs over UCX too. */
+    ucs_status_t s = ucp_config_read("WEFT", NULL, config);
 
-    if (s == UCS_OK && weft__ucx_tls_has_mm(getenv("UCX_TLS")) &&
-        getenv("UCX_MM_ERROR_HANDLING") == NULL &&
-        getenv("UCX_POSIX_ERROR_HANDLING") == NULL && getenv("UCX_SYSV_ERROR_HANDLING") == NULL &&
+    if (s == UCS_OK && weft__ucx_tls_has_mm(weft__ucx_env("TLS")) &&
+        weft__ucx_env("MM_ERROR_HANDLING") == NULL && weft__ucx_env("POSIX_ERROR_HANDLING") == NULL &&
+        weft__ucx_env("SYSV_ERROR_HANDLING") == NULL &&
         (s = ucp_config_modify(*config, "MM_ERROR_HANDLING", "y")) != UCS_OK)
         ucp_config_release(*config);
     return s;

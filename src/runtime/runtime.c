@@ -297,9 +297,9 @@ out:
 
 static void print_summary(weft_ctx_t ctx)
 {
-    const char *tls = getenv("UCX_TLS");
+    const char *tls = weft__ucx_env("TLS");
 
-    fprintf(stderr, "weft %d.%d.%d: %d ranks, UCX %s (UCX_TLS=%s), connect=%s, progress thread %s\n",
+    fprintf(stderr, "weft %d.%d.%d: %d ranks, UCX %s (TLS=%s), connect=%s, progress thread %s\n",
             WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, WEFT_VERSION_PATCH, ctx->nranks,
             ucp_get_version_string(), tls ? tls : "default",
             ctx->cfg.connect == WEFT_CONNECT_EAGER ? "eager" : "lazy",

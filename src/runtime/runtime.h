@@ -137,9 +137,15 @@ void weft__peer_release(weft_ctx_t ctx);
  * for other UCX contexts that must behave alike (endpoint pools). */
 void weft__ucx_params(weft_ctx_t ctx, ucp_params_t *params);
 
-/* UCX's configuration as every weft context reads it: the environment,
+/* The value of UCX setting name (e.g. "TLS") as weft's UCX contexts see
+ * it: WEFT_UCX_<name>, else UCX_<name>, else NULL. */
+const char *weft__ucx_env(const char *name);
+
+/* UCX's configuration as every weft context reads it: the environment
+ * (WEFT_UCX_* over UCX_*, so that weft's transports can be chosen apart
+ * from an MPI that also runs over UCX),
  * plus error-handling support on UCX's shared-memory transports (posix,
- * sysv) unless UCX_MM/POSIX/SYSV_ERROR_HANDLING is set.  Without it UCX
+ * sysv) unless [WEFT_]UCX_MM/POSIX/SYSV_ERROR_HANDLING is set.  Without it UCX
  * 1.13 refuses those transports to connections in peer error mode, and
  * ranks of one node talk over TCP loopback (about 150x slower puts).  When
  * UCX_TLS leaves those transports out, the setting is not made (UCX would

@@ -17,7 +17,7 @@ shift 4
 mpiexec=("$@")
 hang_s=${PEER_KILL_HANG_S:-60}
 envflags=()
-for v in UCX_TLS WEFT_SHM WEFT_TIMEOUT_MS WEFT_PROGRESS_THREAD PEER_KILL_QUIESCE; do
+for v in WEFT_UCX_TLS UCX_TLS WEFT_SHM WEFT_TIMEOUT_MS WEFT_PROGRESS_THREAD PEER_KILL_QUIESCE; do
   [ -n "${!v+x}" ] && envflags+=(-x "$v")
 done
 
@@ -62,5 +62,5 @@ if [ ${#detect[@]} -gt 0 ]; then
     END { printf "detection (us, %d survivors): min %d median %d p90 %d max %d\n",
           NR, v[1], v[int((NR + 1) / 2)], v[int(NR * 0.9 + 0.999)], v[NR] }'
 fi
-echo "kill points survived: $passed of $runs (UCX_TLS=${UCX_TLS:-default} WEFT_SHM=${WEFT_SHM:-1} WEFT_TIMEOUT_MS=${WEFT_TIMEOUT_MS:-0}); nothing left in /dev/shm"
+echo "kill points survived: $passed of $runs (WEFT_UCX_TLS=${WEFT_UCX_TLS:-${UCX_TLS:-default}} WEFT_SHM=${WEFT_SHM:-1} WEFT_TIMEOUT_MS=${WEFT_TIMEOUT_MS:-0}); nothing left in /dev/shm"
 [ "$fails" -eq 0 ]
