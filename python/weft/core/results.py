@@ -75,6 +75,22 @@ def ensure_dir(directory: Path | None = None) -> Path:
     return target
 
 
+def check_output_file(path: Path, option: str) -> Path:
+    """path, a file the user asked a chart to be drawn into, if it can be
+    written: its directory must exist (weft creates only its own results
+    directory, never a directory a user named, where a typo would leave a
+    stray tree), and must not be a directory itself.  Checked before any
+    measurement runs."""
+    directory = path.resolve().parent
+    if path.is_dir():
+        raise WeftError(f"{option} {path}: is a directory; give a file name such as {path / 'chart.png'}")
+    if not directory.is_dir():
+        raise WeftError(f"{option} {path}: the directory {directory} does not exist (create it first)")
+    if not os.access(directory, os.W_OK):
+        raise WeftError(f"{option} {path}: the directory {directory} is not writable")
+    return path
+
+
 def git_state(repo: Path | None = None) -> dict[str, Any]:
     """Short commit and whether tracked files differ from it, of repo (by
     default the checkout the toolkit runs from); both None outside a git
@@ -141,7 +157,7 @@ def save(
     host = meta["hostname"].split(".")[0]
     target = ensure_dir(directory)
     path = target / f"{benchmark}-{moment:%Y%m%d-%H%M%S}-{host}.json"
-    text = json.dumps(document, indent=2) + "\n"
+    text = report.to_json(document) + "\n"
     for written in (path, latest_path(benchmark, target)):
         try:
             written.write_text(text)
@@ -207,7 +223,7 @@ def measure_or_load(
     path = None if measure is None else measure()
     document = load_latest(benchmark) if path is None else load(path)
     if json_only:
-        print(json.dumps(document, indent=2))
+        report.print_json(document)
         if path is not None:
             print(saved_note([str(path)]), file=sys.stderr)
         return document
