@@ -61,10 +61,13 @@ def installed_prefix() -> Path | None:
     """The prefix of the weft installation this package belongs to, when
     `cmake --install` put it there (<prefix>/<libdir>/weft/python/weft),
     else None."""
-    prefix = _PACKAGE.parents[3]
-    if _PACKAGE.parent.name == "python" and _PACKAGE.parents[1].name == "weft" \
-            and (prefix / BUILD_INFO).is_file():
-        return prefix
+    if _PACKAGE.parent.name != "python" or _PACKAGE.parents[1].name != "weft":
+        return None
+    # <libdir> is lib, lib64 or lib/<multiarch>: the prefix is the first
+    # directory above it that holds the install's record.
+    for prefix in _PACKAGE.parents[3:5]:
+        if (prefix / BUILD_INFO).is_file():
+            return prefix
     return None
 
 
