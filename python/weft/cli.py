@@ -102,6 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         runner.set_launcher_template(getattr(args, "launcher", None))
+        runner.launcher_template()  # a malformed template fails before anything runs
         args.func(args)
     except WeftError as exc:
         print(f"weft: error: {exc}", file=sys.stderr)

@@ -14,7 +14,8 @@ checkout's `git status` clean.  The directory is created on the first write.
 A result file is one JSON document:
 
     {"benchmark": "rma",
-     "metadata": {"git": {"commit": "acafa45", "dirty": false},
+     "metadata": {"weft_version": "0.1.0", "toolkit_version": "0.1.0",
+                  "git": {"commit": "acafa45", "dirty": false},
                   "date": "2026-11-22T07:30:15+00:00", "hostname": "node1",
                   "cores": 2, "transport": "shm", "ranks": 2},
      ...the benchmark's own fields...}
@@ -41,7 +42,7 @@ from typing import Any
 
 from rich.console import RenderableType
 
-from weft import WeftError
+from weft import WeftError, __version__
 from weft.core import report, runner
 
 
@@ -113,12 +114,24 @@ def git_state(repo: Path | None = None) -> dict[str, Any]:
     return {"commit": commit, "dirty": dirty}
 
 
+def library_version() -> str | None:
+    """The version of the weft whose programs the toolkit runs, as its
+    build or installation records it (runner.build_info); None unknown."""
+    try:
+        version = runner.build_info(runner.home().path).get("version")
+    except WeftError:
+        return None
+    return str(version) if version else None
+
+
 def metadata(
     *, transport: str, ranks: int, now: datetime | None = None, repo: Path | None = None
 ) -> dict[str, Any]:
     """Where and when a measurement was taken, and on which code."""
     moment = now or datetime.now(timezone.utc)
     return {
+        "weft_version": library_version(),
+        "toolkit_version": __version__,
         "git": git_state(repo),
         "date": moment.isoformat(timespec="seconds"),
         "hostname": socket.gethostname(),
