@@ -352,9 +352,11 @@ static double tcp_peak(void)
 static void write_points(FILE *f, const char *name, const char *unit, const struct point *set, int n)
 {
     fprintf(f, "  \"%s\": [\n", name);
-    for (int i = 0; i < n; i++)
-        fprintf(f, "    {\"impl\": \"%s\", \"size\": %zu, \"%s\": %.6g}%s\n", set[i].impl, set[i].size, unit,
-                set[i].value, i + 1 < n ? "," : "");
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "    {\"impl\": \"%s\", \"size\": %zu, \"%s\": ", set[i].impl, set[i].size, unit);
+        bench_json_number(f, "%.6g", set[i].value);
+        fprintf(f, "}%s\n", i + 1 < n ? "," : "");
+    }
     fprintf(f, "  ]");
 }
 
@@ -364,9 +366,9 @@ static void write_json(const struct opts *o, const char *transport, double peak,
     FILE *f = bench_json_open(NAME, o->json);
 
     bench_json_head(f, "latbw", nranks, transport);
-    fprintf(f, "  \"window\": %ld,\n  \"iters\": %ld,\n  \"peak_MBps\": %.6g,\n"
-               "  \"peak_kind\": \"%s\",\n",
-            o->window, o->iters, peak, peak_kind);
+    fprintf(f, "  \"window\": %ld,\n  \"iters\": %ld,\n  \"peak_MBps\": ", o->window, o->iters);
+    bench_json_number(f, "%.6g", peak);
+    fprintf(f, ",\n  \"peak_kind\": \"%s\",\n", peak_kind);
     write_points(f, "latency", "us", lat, nlat);
     fprintf(f, ",\n");
     write_points(f, "bandwidth", "MBps", bw, nbw);

@@ -467,9 +467,10 @@ static void write_json(const struct opts *o, const char *transport, int progress
             progress_thread, o->iters, o->window, o->rounds);
     for (int i = 0; i < nsamples; i++) {
         const struct sample *s = &samples[i];
-        fprintf(f, "    {\"impl\": \"%s\", \"op\": \"%s\", \"size\": %zu, \"unit\": \"%s\", "
-                   "\"value\": %.6g, \"rounds\": ",
-                s->impl, s->op, s->size, s->unit, bench_median_kept(s->v, NULL, s->n));
+        fprintf(f, "    {\"impl\": \"%s\", \"op\": \"%s\", \"size\": %zu, \"unit\": \"%s\", \"value\": ",
+                s->impl, s->op, s->size, s->unit);
+        bench_json_number(f, "%.6g", bench_median_kept(s->v, NULL, s->n));
+        fputs(", \"rounds\": ", f);
         bench_put_list(f, "%.6g", s->v, s->n);
         fprintf(f, "}%s\n", i + 1 < nsamples ? "," : "");
     }

@@ -57,6 +57,22 @@ static void print_list(const int *v, int n)
     putchar(']');
 }
 
+/* s as a JSON string: a level's type name comes from hwloc or from the
+ * user's synthetic description, so it is escaped. */
+static void print_string(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            printf("\\%c", *c);
+        else if (*c < 0x20 || *c == 0x7f)
+            printf("\\u%04x", *c);
+        else
+            putchar(*c);
+    }
+    putchar('"');
+}
+
 /* Print the step from every rank's packed record (rank 0 only). */
 static void print_step(int step, int np, char **recs)
 {
@@ -69,8 +85,10 @@ static void print_step(int step, int np, char **recs)
         int      *m = (int *)(h + 1);
         /* A communicator is printed by its rank 0. */
         if (h->head[0] && m[0] == r) {
-            printf("%s\n      {\"type\": \"%s\", \"index\": %d, \"num\": %d, \"parent\": %d, "
-                   "\"members\": ", first ? "" : ",", h->type, h->head[2], h->head[1], h->head[5]);
+            printf("%s\n      {\"type\": ", first ? "" : ",");
+            print_string(h->type);
+            printf(", \"index\": %d, \"num\": %d, \"parent\": %d, \"members\": ", h->head[2], h->head[1],
+                   h->head[5]);
             print_list(m, h->head[3]);
             putchar('}');
             first = 0;

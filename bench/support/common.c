@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,9 +119,38 @@ void bench_injection_push(struct bench_injection *in, int nkinds, const double *
     }
 }
 
+void bench_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(f, "\\%c", *c);
+        else if (*c == '\n')
+            fputs("\\n", f);
+        else if (*c == '\t')
+            fputs("\\t", f);
+        else if (*c < 0x20 || *c == 0x7f)
+            fprintf(f, "\\u%04x", *c);
+        else
+            fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
+void bench_json_number(FILE *f, const char *fmt, double v)
+{
+    if (isfinite(v))
+        fprintf(f, fmt, v);
+    else
+        fputs("null", f);
+}
+
 void bench_put_value(FILE *f, const char *name, double v, const char *sep)
 {
-    fprintf(f, "\"%s\": %.3f%s", name, v, sep);
+    bench_json_string(f, name);
+    fputs(": ", f);
+    bench_json_number(f, "%.3f", v);
+    fputs(sep, f);
 }
 
 void bench_put_list(FILE *f, const char *fmt, const double *v, int n)
@@ -128,14 +158,15 @@ void bench_put_list(FILE *f, const char *fmt, const double *v, int n)
     fprintf(f, "[");
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s", i ? ", " : "");
-        fprintf(f, fmt, v[i]);
+        bench_json_number(f, fmt, v[i]);
     }
     fprintf(f, "]");
 }
 
 void bench_put_rounds(FILE *f, const char *name, const struct bench_series *s)
 {
-    fprintf(f, "\"%s\": ", name);
+    bench_json_string(f, name);
+    fputs(": ", f);
     bench_put_list(f, "%.3f", s->v, s->n);
 }
 
@@ -426,9 +457,13 @@ const char *bench_ucx_tls(void)
 
 void bench_json_head(FILE *f, const char *benchmark, int nranks, const char *transport)
 {
-    fprintf(f, "{\n  \"benchmark\": \"%s\",\n  \"nranks\": %d,\n  \"transport\": \"%s\",\n"
-               "  \"ucx_tls\": \"%s\",\n",
-            benchmark, nranks, transport, bench_ucx_tls());
+    fputs("{\n  \"benchmark\": ", f);
+    bench_json_string(f, benchmark);
+    fprintf(f, ",\n  \"nranks\": %d,\n  \"transport\": ", nranks);
+    bench_json_string(f, transport);
+    fputs(",\n  \"ucx_tls\": ", f);
+    bench_json_string(f, bench_ucx_tls());
+    fputs(",\n", f);
 }
 
 void bench_breakdown_head(FILE *f, int nranks, const char *transport,
@@ -436,10 +471,14 @@ void bench_breakdown_head(FILE *f, int nranks, const char *transport,
                           double ghz, double overhead_ns)
 {
     bench_json_head(f, "breakdown", nranks, transport);
-    fprintf(f, "  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n"
-               "  \"statistic\": \"%s\",\n"
-               "  \"timer\": {\"tsc_ghz\": %.6f, \"overhead_ns\": %.3f},\n",
-            o->iters, o->lat_iters, o->rounds, statistic, ghz, overhead_ns);
+    fprintf(f, "  \"iters\": %ld,\n  \"lat_iters\": %ld,\n  \"rounds\": %ld,\n  \"statistic\": ",
+            o->iters, o->lat_iters, o->rounds);
+    bench_json_string(f, statistic);
+    fputs(",\n  \"timer\": {\"tsc_ghz\": ", f);
+    bench_json_number(f, "%.6f", ghz);
+    fputs(", \"overhead_ns\": ", f);
+    bench_json_number(f, "%.3f", overhead_ns);
+    fputs("},\n", f);
 }
 
 void bench_weighted_ranks(const double *median, const double *count, double *out, int n)
@@ -459,11 +498,15 @@ void bench_weighted_ranks(const double *median, const double *count, double *out
 void bench_points_json(FILE *f, const char *const *name, const weft_prof_stat_t *s, int n)
 {
     fprintf(f, ",\n  \"points\": {");
-    for (int i = 0; i < n; i++)
-        fprintf(f, "%s\n    \"%s\": {\"count\": %llu, \"total_ns\": %.3f, \"min_ns\": %.3f, "
-                   "\"median_ns\": %.3f, \"trimmed_mean_ns\": %.3f}",
-                i ? "," : "", name[i], (unsigned long long)s[i].count, s[i].total_ns, s[i].min_ns,
-                s[i].median_ns, s[i].trimmed_mean_ns);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s\n    ", i ? "," : "");
+        bench_json_string(f, name[i]);
+        fprintf(f, ": {\"count\": %llu, ", (unsigned long long)s[i].count);
+        bench_put_value(f, "total_ns", s[i].total_ns, ", ");
+        bench_put_value(f, "min_ns", s[i].min_ns, ", ");
+        bench_put_value(f, "median_ns", s[i].median_ns, ", ");
+        bench_put_value(f, "trimmed_mean_ns", s[i].trimmed_mean_ns, "}");
+    }
     fprintf(f, "\n  }");
 }
 

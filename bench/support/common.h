@@ -199,6 +199,13 @@ double bench_iq_mean(double *v, int n);
 /* Where a benchmark's JSON goes: path opened for writing, or stdout when
  * path is NULL.  When it cannot be opened: "name: cannot write path:
  * reason" and MPI_Abort (status 2). */
+/* JSON the benchmarks write is always valid: strings are quoted and escaped
+ * ('"', '\\' and control characters), and a number that is not finite
+ * (NaN, infinity: a figure that could not be measured) is written null. */
+void bench_json_string(FILE *f, const char *s);
+/* v in printf format fmt (one double conversion, e.g. "%.3f"), or null. */
+void bench_json_number(FILE *f, const char *fmt, double v);
+
 FILE *bench_json_open(const char *name, const char *path);
 
 /* Close what bench_json_open opened (not stdout). */

@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 from rich.console import Console, RenderableType
 
+from weft.core import runner
+
 # The build the test run was started with (make check sets it), read before
 # any test changes the environment.
 REAL_BUILD_DIR = os.environ.get("WEFT_BUILD_DIR")
@@ -119,11 +121,17 @@ def render_text() -> Callable[[RenderableType], str]:
 
 @pytest.fixture
 def fake_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty build directory with its libexec/weft/ folder, selected by WEFT_BUILD_DIR."""
+    """An empty build directory with its libexec/weft/ folder, selected by
+    WEFT_BUILD_DIR, and the only place the toolkit looks for programs (not
+    the checkout's build, an installation or $WEFT_PREFIX)."""
     build = tmp_path / "build"
     (build / "libexec" / "weft").mkdir(parents=True)
     monkeypatch.setenv("WEFT_BUILD_DIR", str(build))
-    monkeypatch.delenv("WEFT_MPI", raising=False)
+    for variable in ("WEFT_MPI", "WEFT_PREFIX", "WEFT_LAUNCHER"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(runner, "source_root", lambda: None)
+    monkeypatch.setattr(runner, "installed_prefix", lambda: None)
+    runner.set_launcher_template(None)
     return build
 
 

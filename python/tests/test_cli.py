@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+import weft
 from weft import cli
 from weft.bench import rma as bench_rma
 from weft.commands import info
@@ -42,12 +44,25 @@ def test_user_error_exits_1_without_traceback(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv("WEFT_BUILD_DIR", str(tmp_path / "no-build"))
     assert cli.main(["info"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("weft: error: ") and "run `make` first" in err
+    assert err.startswith("weft: error: ") and "no-build is not a directory: point it at a weft build" in err
     assert "Traceback" not in err
 
 
-def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+def test_version_names_the_library_and_its_mpi(fake_build: Path, write_program,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    document = {"weft_version": "9.8.7", "mpi": {"library": "MPICH Version: 4.0.2\nMPICH Release date"}}
+    write_program(fake_build / "libexec" / "weft" / "weft_sysinfo", f"print({json.dumps(json.dumps(document))})")
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["--version"])
     assert exit_info.value.code == 0
-    assert capsys.readouterr().out.strip() == "weft 0.1.0"
+    assert capsys.readouterr().out.splitlines() == [
+        f"weft toolkit {weft.__version__}", "weft library 9.8.7, MPI: MPICH Version: 4.0.2"]
+
+
+def test_version_without_the_library_says_so(fake_build: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--version"])
+    assert exit_info.value.code == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"weft toolkit {weft.__version__}"
+    assert lines[1] == "weft library: not found (weft_sysinfo is missing: run `make` first; looked in:)"

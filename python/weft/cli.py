@@ -21,7 +21,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from weft import WeftError, __version__
+from weft import WeftError
+from weft.commands import info
+from weft.core import runner
 
 # Top-level commands: each name is a module weft.commands.<name> exposing register(subparsers).
 COMMANDS: tuple[str, ...] = ("info", "topo", "model", "resources", "project", "report")
@@ -30,12 +32,53 @@ BENCHMARKS: tuple[str, ...] = ("rma", "ft", "latbw", "endpoints", "dgemm", "sten
                               "summa", "hvec")
 
 
+# Commands that start MPI jobs, and so take --launcher: every benchmark,
+# `weft topo`, every `weft project` target and `weft model breakdown`.
+LAUNCHING: tuple[tuple[str, ...], ...] = (("bench", "*"), ("topo",), ("project", "*"), ("model", "breakdown"))
+LAUNCHER_HELP = ("how to start MPI jobs: a command with {np} for the number of ranks, the program and its "
+                 "arguments appended, e.g. 'srun -n {np}' (default: $WEFT_LAUNCHER, else the launcher of the "
+                 "MPI weft was built with). The ranks inherit the environment: srun exports it; with mpirun, "
+                 "add -x VAR for each variable a benchmark sets")
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The parsers of parser's subcommands, by name (none for a leaf)."""
+    found: dict[str, argparse.ArgumentParser] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found.update(action.choices)
+    return found
+
+
+def commands_at(parser: argparse.ArgumentParser, path: Sequence[str]) -> list[argparse.ArgumentParser]:
+    """The parsers a path of LAUNCHING names ("*": every subcommand)."""
+    if not path:
+        return [parser]
+    children = subcommands(parser)
+    chosen = children.values() if path[0] == "*" else [children[path[0]]]
+    return [leaf for child in chosen for leaf in commands_at(child, path[1:])]
+
+
+class VersionAction(argparse.Action):
+    """--version: the toolkit's version and, when it can run weft_sysinfo,
+    the library's version and its MPI."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(info.version_text())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="weft",
         description="Toolkit of the weft communication library: system information and benchmarks.",
     )
-    parser.add_argument("--version", action="version", version=f"weft {__version__}")
+    parser.add_argument("--version", action=VersionAction,
+                        help="print the toolkit's version, and the library's and its MPI when weft is found")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(f"weft.commands.{name}").register(commands)
@@ -49,12 +92,17 @@ def build_parser() -> argparse.ArgumentParser:
     benchmarks = bench.add_subparsers(dest="benchmark", metavar="BENCHMARK", required=True)
     for name in BENCHMARKS:
         importlib.import_module(f"weft.bench.{name}").register(benchmarks)
+    for path in LAUNCHING:
+        for command in commands_at(parser, path):
+            command.add_argument("--launcher", metavar="TEMPLATE", help=LAUNCHER_HELP)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        runner.set_launcher_template(getattr(args, "launcher", None))
+        runner.launcher_template()  # a malformed template fails before anything runs
         args.func(args)
     except WeftError as exc:
         print(f"weft: error: {exc}", file=sys.stderr)

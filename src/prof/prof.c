@@ -351,22 +351,37 @@ void weft__prof_timer(double *ghz, double *overhead_ns)
     *overhead_ns = tsc_ghz > 0 ? overhead_ticks / tsc_ghz : 0;
 }
 
+/* "name": v with sep after it; JSON has no NaN or infinity: a figure
+ * that is not finite is written null. */
+static void put_number(FILE *f, const char *name, const char *fmt, double v, const char *sep)
+{
+    fprintf(f, "\"%s\": ", name);
+    if (isfinite(v))
+        fprintf(f, fmt, v);
+    else
+        fputs("null", f);
+    fputs(sep, f);
+}
+
 int weft__prof_write(FILE *f, int rank)
 {
     double ghz, ovh;
 
     weft__prof_timer(&ghz, &ovh);
-    fprintf(f, "{\n  \"rank\": %d,\n  \"timer\": {\"tsc_ghz\": %.6f, \"overhead_ns\": %.3f},\n"
-               "  \"points\": {",
-            rank, ghz, ovh);
+    fprintf(f, "{\n  \"rank\": %d,\n  \"timer\": {", rank);
+    put_number(f, "tsc_ghz", "%.6f", ghz, ", ");
+    put_number(f, "overhead_ns", "%.3f", ovh, "},\n  \"points\": {");
     for (int i = 0; i < WEFT__PROF_NPOINTS; i++) {
         struct weft__prof_stat s;
 
         weft__prof_stat(i, &s);
-        fprintf(f, "%s\n    \"%s\": {\"count\": %llu, \"total_ns\": %.3f, \"min_ns\": %.3f, "
-                   "\"median_ns\": %.3f, \"trimmed_mean_ns\": %.3f}",
-                i ? "," : "", weft__prof_names[i], (unsigned long long)s.count, s.total_ns,
-                s.min_ns, s.median_ns, s.trimmed_ns);
+        /* The names are identifiers fixed at compile time: nothing to escape. */
+        fprintf(f, "%s\n    \"%s\": {\"count\": %llu, ", i ? "," : "", weft__prof_names[i],
+                (unsigned long long)s.count);
+        put_number(f, "total_ns", "%.3f", s.total_ns, ", ");
+        put_number(f, "min_ns", "%.3f", s.min_ns, ", ");
+        put_number(f, "median_ns", "%.3f", s.median_ns, ", ");
+        put_number(f, "trimmed_mean_ns", "%.3f", s.trimmed_ns, "}");
     }
     fprintf(f, "\n  }\n}\n");
     return ferror(f) ? -1 : 0;

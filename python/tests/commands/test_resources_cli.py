@@ -74,7 +74,7 @@ def test_plot_writes_a_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     (["--sharing", "cq", "--cq-sharing", "2"], "does not combine with --cq-sharing"),
     (["--cq-sharing", "0"], "cq_sharing must be an integer >= 1, got 0"),
     (["--policy", "dedicated", "--threads", "300"], "256 maximally independent TDs"),
-    (["--plot", "/nonexistent-dir/x.png"], "cannot write the plot to /nonexistent-dir/x.png: no directory"),
+    (["--plot", "/nonexistent-dir/x.png"], "--plot /nonexistent-dir/x.png: the directory /nonexistent-dir does not exist"),
 ])
 def test_bad_input_is_a_clear_error(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["resources", *argv]) == 1
@@ -96,4 +96,4 @@ def test_unwritable_plot_file_is_a_clear_error(tmp_path: Path, capsys: pytest.Ca
     directory.mkdir()
     assert cli.main(["resources", "--threads", "1", "--policy", "single", "--plot", str(directory)]) == 1
     err = capsys.readouterr().err
-    assert f"cannot write the plot to {directory}" in err and "Traceback" not in err
+    assert f"--plot {directory}: is a directory" in err and "Traceback" not in err

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+import weft
 from weft import WeftError
 from weft.core import report, results, runner
 
@@ -55,6 +56,8 @@ def test_git_state_of_the_checkout_the_toolkit_runs_from(repo: Path, monkeypatch
 def test_metadata_fields(repo: Path) -> None:
     meta = results.metadata(transport="tcp", ranks=2, now=NOW, repo=repo)
     assert meta == {
+        "weft_version": results.library_version(),
+        "toolkit_version": weft.__version__,
         "git": results.git_state(repo),
         "date": "2026-11-22T07:30:15+00:00",
         "hostname": socket.gethostname(),

@@ -87,7 +87,8 @@ def test_an_installed_toolkit_needs_weft_build_dir(monkeypatch: pytest.MonkeyPat
 
 
 def test_missing_executable_says_run_make(fake_build: Path) -> None:
-    with pytest.raises(WeftError, match=r"libexec/weft/weft_bench_rma is missing: run `make` first"):
+    with pytest.raises(WeftError, match=r"weft_bench_rma is missing: run `make` first; looked in:\n"
+                       r"  \$WEFT_BUILD_DIR: .*/build/libexec/weft/weft_bench_rma\n"):
         runner.executable("weft_bench_rma")
 
 

@@ -142,15 +142,15 @@ def real_configs(op: str, mpich: bool) -> list[dict[str, Any]]:
 def measure_real(op: str, config: dict[str, Any], ranks: int, sizes: str, iters: int,
                  timeout: float) -> dict[str, Any]:
     env = config["env"]
-    if config["mpi"] == "mpich":
-        program = runner.executable(BENCH_MPICH)
-        launch = runner.Launcher("mpich", "mpiexec.mpich")
-    else:
-        program = runner.executable(BENCH)
-        launch = runner.Launcher("openmpi", "mpirun")
+    program = runner.executable(BENCH_MPICH if config["mpi"] == "mpich" else BENCH)
+    # weft's own MPI starts with the launcher chosen; the other one (the
+    # MPICH comparison of an Open MPI build) with its usual launcher.
+    launch = runner.launcher()
+    if launch.flavor != config["mpi"]:
+        launch = runner.default_launcher(config["mpi"])
 
     def run(argv: list[str], limit: float) -> None:
-        runner.run_program(launch.command(ranks, argv, env), env=launch.environment(), timeout=limit)
+        launch.run(ranks, argv, env=env, timeout=limit)
 
     data = _run_bench([str(program)], op, sizes, iters, run, timeout)
     return {"op": op, **{k: v for k, v in config.items() if k != "env"}, "env": env,
@@ -337,7 +337,7 @@ def validation_table(rows: list[dict[str, Any]]) -> Any:
 
 
 def command_real(args: argparse.Namespace) -> Path:
-    mpich = args.mpich and (runner.build_dir() / runner.LIBEXEC / BENCH_MPICH).is_file()
+    mpich = args.mpich and (runner.home().programs / BENCH_MPICH).is_file()
     jobs = [(op, config) for op in OPS for config in real_configs(op, mpich)]
     runs = [measure_real(op, config, args.ranks, args.sizes or REAL_SIZES, args.iters, args.timeout)
             for op, config in runner.steps(jobs, lambda job: f"{job[0]} {job[1]['config']} ({args.ranks} ranks)")]
@@ -468,7 +468,7 @@ def command(args: argparse.Namespace) -> None:
 def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> None:
     parser.add_argument("--smpi", action="store_true", default=smpi_default,
                         help="project to the paper's machines with SimGrid SMPI instead of measuring here")
-    parser.add_argument("--ranks", type=int, default=2, help="real ranks (default 2; more are oversubscribed)")
+    parser.add_argument("--ranks", type=runner.ranks_type(), default=2, help="real ranks (default 2; more are oversubscribed)")
     parser.add_argument("--sizes", help="message sizes in bytes, comma-separated")
     parser.add_argument("--iters", type=int, default=50, help="timed iterations per point, real runs (default 50)")
     parser.add_argument("--smpi-iters", type=int, default=2, help="iterations per simulated point (default 2)")
@@ -496,7 +496,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
 def add_show_arguments(parser: argparse.ArgumentParser, command: Callable[[argparse.Namespace], None]) -> None:
     """--json-only and --last (measure_or_simulate) and the command of a
     benchmark measured here or simulated (coll, summa, hvec)."""
-    parser.add_argument("--json-only", action="store_true", help="print the results as JSON only")
+    parser.add_argument("--json", "--json-only", dest="json_only", action="store_true", help="print the results as JSON only")
     parser.add_argument("--last", action="store_true", help="show the last saved results instead of running")
     parser.set_defaults(func=command)
 

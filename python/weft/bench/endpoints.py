@@ -292,7 +292,7 @@ def add_run_options(parser: argparse.ArgumentParser, rounds: int) -> None:
     """The options every pool benchmark command ends with."""
     parser.add_argument("--rounds", type=int, default=rounds, help=f"interleaved rounds (default: {rounds})")
     parser.add_argument("--timeout", type=float, default=600, metavar="S", help="seconds allowed per run")
-    parser.add_argument("--json-only", action="store_true", help="save the results and print them as JSON only")
+    parser.add_argument("--json", "--json-only", dest="json_only", action="store_true", help="save the results and print them as JSON only")
     parser.add_argument("--last", action="store_true", help="show the last saved results instead of measuring")
 
 

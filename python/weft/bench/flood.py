@@ -90,6 +90,6 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
                         help="puts per rank (default: 100000000)")
     parser.add_argument("--timeout", type=float, default=3600, metavar="S",
                         help="seconds allowed (default: 3600)")
-    parser.add_argument("--json-only", action="store_true", help="save the results and print them as JSON")
+    parser.add_argument("--json", "--json-only", dest="json_only", action="store_true", help="save the results and print them as JSON")
     parser.add_argument("--last", action="store_true", help="show the last saved results instead of measuring")
     parser.set_defaults(func=command)

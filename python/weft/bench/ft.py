@@ -212,7 +212,7 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
         "the results directory (JSON and a PNG of compute and exposed communication).",
     )
     parser.add_argument("--class", dest="cls", choices=CLASSES, default="A", help="NPB class (default: A)")
-    parser.add_argument("--np", type=int, default=2, metavar="N", help="number of ranks (default: 2)")
+    parser.add_argument("--np", type=runner.ranks_type(), default=2, metavar="N", help="number of ranks (default: 2)")
     parser.add_argument(
         "--algs", type=algorithm_list, default=list(ALGORITHMS), metavar="A,B",
         help="comma-separated algorithms (default: all six)",
@@ -224,7 +224,7 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--fftw", choices=("estimate", "measure"), default="estimate", help="FFTW planning (default: estimate)")
     parser.add_argument("--timeout", type=float, default=600, metavar="S", help="seconds allowed per run (default: 600)")
     parser.add_argument(
-        "--json-only", action="store_true", help="save the results and print them as JSON, without table or plot"
+        "--json", "--json-only", dest="json_only", action="store_true", help="save the results and print them as JSON, without table or plot"
     )
     parser.add_argument("--last", action="store_true", help="show the last saved results instead of measuring")
     parser.set_defaults(func=command)

@@ -81,8 +81,7 @@ def command_real(args: argparse.Namespace) -> Path:
         env = bench_summa.real_env(ranks)
 
         def go(argv: list[str], env: dict[str, str] = env, ranks: int = ranks) -> None:
-            runner.run_program(launch.command(ranks, argv, env), env=launch.environment(),
-                               timeout=args.timeout)
+            launch.run(ranks, argv, env=env, timeout=args.timeout)
 
         data = bench_summa.run_json("weft_bench_hvec", [program, "--sizes", args.sizes or REAL_SIZES,
                                                         "--confs", args.confs or default_confs(ranks),
@@ -199,7 +198,7 @@ def command(args: argparse.Namespace) -> None:
 def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> None:
     parser.add_argument("--smpi", action="store_true", default=smpi_default,
                         help="project to the paper's NTW24E5 with SimGrid SMPI instead of measuring here")
-    parser.add_argument("--ranks", type=int, nargs="+", default=[2, 4, 8],
+    parser.add_argument("--ranks", type=runner.ranks_type(), nargs="+", default=[2, 4, 8],
                         help="real rank counts (default 2 4 8; beyond the cores: emulated nodes, correctness only)")
     parser.add_argument("--sizes", help="vector sizes in floats, comma-separated")
     parser.add_argument("--confs", help="H_conf configurations: G1,G2,.../G1,G2,... (default: the paper's on 576 ranks)")

@@ -246,6 +246,6 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
         help="transport: shm, tcp (UCX_TLS=tcp,self, Open MPI btl tcp,self) or both (default: shm)",
     )
     parser.add_argument("--timeout", type=float, default=300, metavar="S", help="seconds allowed per run (default: 300)")
-    parser.add_argument("--json-only", action="store_true", help="save the results and print them as JSON only")
+    parser.add_argument("--json", "--json-only", dest="json_only", action="store_true", help="save the results and print them as JSON only")
     parser.add_argument("--last", action="store_true", help="show the last saved results instead of measuring")
     parser.set_defaults(func=command)

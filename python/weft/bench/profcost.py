@@ -175,7 +175,7 @@ def command(args: argparse.Namespace) -> None:
 
 def add_path_arguments(parser: argparse.ArgumentParser) -> None:
     """--np and --path, of the benchmarks that run on PATHS."""
-    parser.add_argument("--np", type=int, default=2, metavar="N", help="number of ranks (default: 2)")
+    parser.add_argument("--np", type=runner.ranks_type(2, 2), default=2, metavar="N", help="number of ranks (default: 2)")
     parser.add_argument("--path", choices=list(PATHS), default="direct",
                         help="direct (weft's intra-node path), shm (UCX shared memory), tcp or tcp-nodes "
                         "(default: direct)")
@@ -198,6 +198,6 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--base", metavar="LIB", default=None,
                         help="also measure this libweft.so, built from other sources (e.g. the commit "
                         "before a change)")
-    parser.add_argument("--json-only", action="store_true", help="save the results and print them as JSON")
+    parser.add_argument("--json", "--json-only", dest="json_only", action="store_true", help="save the results and print them as JSON")
     parser.add_argument("--last", action="store_true", help="show the last saved results instead of measuring")
     parser.set_defaults(func=command)

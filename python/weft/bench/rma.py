@@ -691,7 +691,7 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
         "single-core memcpy. Results are saved in the results directory (JSON and a PNG of the "
         "ratios).",
     )
-    parser.add_argument("--np", type=int, default=2, metavar="N", help="number of ranks (default: 2)")
+    parser.add_argument("--np", type=runner.ranks_type(2, 2), default=2, metavar="N", help="number of ranks (default: 2)")
     parser.add_argument(
         "--tls",
         choices=[*TRANSPORT_ENV, "both"],
@@ -702,7 +702,7 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--iters", type=int, metavar="N", help="iterations per measurement (default: the program's)")
     parser.add_argument("--timeout", type=float, default=600, metavar="S", help="seconds allowed per run (default: 600)")
     parser.add_argument(
-        "--json-only", action="store_true", help="save the results and print them as JSON, without tables or plot"
+        "--json", "--json-only", dest="json_only", action="store_true", help="save the results and print them as JSON, without tables or plot"
     )
     parser.add_argument(
         "--no-busy", action="store_true", help="skip the gets from a computing target (with and without progress thread)"

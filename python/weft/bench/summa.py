@@ -127,8 +127,7 @@ def command_real(args: argparse.Namespace) -> Path:
         env = real_env(ranks)
 
         def go(argv: list[str], env: dict[str, str] = env, ranks: int = ranks) -> None:
-            runner.run_program(launch.command(ranks, argv, env), env=launch.environment(),
-                               timeout=args.timeout)
+            launch.run(ranks, argv, env=env, timeout=args.timeout)
 
         data = run_json("weft_bench_summa", [program, "--n", str(args.n), "--block", str(args.block),
                                              "--groups", args.groups or default_groups(ranks),
@@ -309,7 +308,7 @@ def command(args: argparse.Namespace) -> None:
 def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> None:
     parser.add_argument("--smpi", action="store_true", default=smpi_default,
                         help="project to the paper's machines with SimGrid SMPI instead of measuring here")
-    parser.add_argument("--ranks", type=int, nargs="+", default=[2, 4, 8],
+    parser.add_argument("--ranks", type=runner.ranks_type(), nargs="+", default=[2, 4, 8],
                         help="real rank counts (default 2 4 8; beyond the cores: emulated nodes, correctness only)")
     parser.add_argument("--n", type=int, default=512, help="matrix order, real runs (default 512)")
     parser.add_argument("--block", type=int, default=64, help="panel width, real runs (default 64)")

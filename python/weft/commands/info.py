@@ -13,7 +13,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.table import Column
 
-from weft import WeftError
+from weft import WeftError, __version__
 from weft.core import report, runner
 
 SYSINFO = "weft_sysinfo"
@@ -31,6 +31,22 @@ def sysinfo() -> dict[str, Any]:
     if not isinstance(info, dict):
         raise WeftError("weft_sysinfo printed JSON that is not an object")
     return info
+
+
+def version_text() -> str:
+    """What `weft --version` prints: the toolkit's version, then the
+    library's and its MPI as weft_sysinfo reports them, or why they are
+    unknown."""
+    lines = [f"weft toolkit {__version__}"]
+    try:
+        found = sysinfo()
+    except WeftError as exc:
+        first = str(exc).splitlines()[0]
+        lines.append(f"weft library: not found ({first})")
+    else:
+        library = str(found.get("mpi", {}).get("library", "unknown MPI")).strip().splitlines()[0]
+        lines.append(f"weft library {found.get('weft_version', 'unknown')}, MPI: {library}")
+    return "\n".join(lines)
 
 
 def render(info: dict[str, Any]) -> RenderableType:
@@ -81,7 +97,7 @@ def render(info: dict[str, Any]) -> RenderableType:
 def command(args: argparse.Namespace) -> None:
     info = sysinfo()
     if args.json:
-        print(json.dumps(info, indent=2))
+        report.print_json(info)
     else:
         report.console.print(render(info))
 

@@ -33,10 +33,10 @@ from rich.text import Text
 
 from weft import WeftError
 from weft.bench import breakdown as breakdown_run
-from weft.core import report, results
+from weft.core import report, results, runner
 from weft.models import whatif
 from weft.models.breakdown_measured import from_measurement
-from weft.models.breakdown_model import CATEGORIES, KINDS, PATHS, PRESETS, Breakdown, Component, Model, preset
+from weft.models.breakdown_model import CATEGORIES, KINDS, PATHS, PRESETS, Breakdown, Component, Model, preset, preset_data
 
 BENCHMARK = "breakdown"
 # weft's goal: the model within 10 % of the observation (the paper: 5 %).
@@ -286,6 +286,35 @@ def whatif_table(model: Model, reductions: Sequence[float], source: str,
     )
 
 
+def whatif_document(models: dict[str, Model], reductions: Sequence[float], source: str,
+                    names: dict[str, list[str]] | None, projections: Sequence[tuple[str, float]]) -> dict[str, Any]:
+    """What `weft model whatif --json` prints: for each quantity, each
+    target's time and its speedups (in %) at the reductions, and the
+    projections asked for (docs/toolkit-json.md)."""
+    quantities: dict[str, Any] = {}
+    for kind, model in models.items():
+        if names is not None and not names[kind]:
+            continue
+        curves = whatif.curves(model, names and names[kind], reductions)
+        quantities[kind] = {
+            "title": model.title, "total_ns": model.total,
+            "targets": [{"name": name, "category": target.category, "ns": target.ns,
+                         "speedups": list(values)} for name, (target, values) in curves.items()],
+        }
+    projected = []
+    for name, new_ns in projections:
+        for kind, model in models.items():
+            component = model.find(name)
+            if component is not None:
+                reduction, value = whatif.projected_speedup(model, name, new_ns)
+                projected.append({"name": name, "quantity": kind, "ns": component.ns, "new_ns": new_ns,
+                                  "reduction": reduction, "speedup": value})
+        if not any(p["name"] == name for p in projected):
+            known = dict.fromkeys(n for model in models.values() for n in whatif.target_names(model))
+            raise WeftError(f"no component {name!r} in the models: choose one of {', '.join(known)}")
+    return {"source": source, "reductions": list(reductions), "quantities": quantities, "projections": projected}
+
+
 def projection_table(models: dict[str, Model], projections: Sequence[tuple[str, float]], source: str) -> RenderableType:
     """Speedups when a component takes a given time, in every model that has it."""
     rows = []
@@ -380,6 +409,12 @@ def breakdown_command(args: argparse.Namespace) -> None:
         if args.path is not None and args.path != document["path"]:
             raise WeftError(f"{source} holds a breakdown over {document['path']}, not --path {args.path}")
         stem = source.with_suffix("")
+        if args.json:
+            report.print_json(document)
+            return
+    if args.json:
+        report.print_json(preset_data(args.preset))
+        return
     report.console.print(breakdown_report(breakdown))
     bars = stacked_bars_chart(breakdown, stem.with_name(stem.name + "-bars.png"))
     split = split_chart(breakdown, stem.with_name(stem.name + "-split.png"))
@@ -388,6 +423,8 @@ def breakdown_command(args: argparse.Namespace) -> None:
 
 def whatif_command(args: argparse.Namespace) -> None:
     reductions = whatif.parse_reductions(args.reductions)
+    if args.plot is not None:
+        results.check_output_file(args.plot, "--plot")
     if args.source is not None:
         breakdown = from_measurement(results.read_json(args.source))
         default_plot = args.source.with_suffix("").with_name(args.source.stem + "-whatif.png")
@@ -402,14 +439,18 @@ def whatif_command(args: argparse.Namespace) -> None:
         known = dict.fromkeys(n for model in models.values() for n in whatif.target_names(model))
         raise WeftError(f"no component {', '.join(map(repr, args.target))} in the models: "
                         f"choose among {', '.join(known)}")
+    projections = [parse_projection(text) for text in args.project]
+    if args.json:
+        report.print_json(whatif_document(models, reductions, source, names, projections))
+        return
     for kind, model in models.items():
         if names is None or names[kind]:
             report.console.print(whatif_table(model, reductions, source, names and names[kind]))
-    projections = [parse_projection(text) for text in args.project]
     if projections:
         report.console.print(projection_table(models, projections, source))
     plot = args.plot or default_plot
-    results.ensure_dir(plot.parent)
+    if args.plot is None:
+        results.ensure_dir(plot.parent)
     whatif_chart(models, reductions, plot, f"What-if speedups: {source}", names, breakdown.highlights)
     report.console.print(f"[dim]saved {plot}[/dim]")
 
@@ -436,11 +477,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     source = breakdown.add_mutually_exclusive_group()
     source.add_argument("--from", dest="source", type=Path, metavar="FILE.json", help="a saved breakdown")
     source.add_argument("--preset", choices=sorted(PRESETS), help="the paper's system, modelled")
-    breakdown.add_argument("--np", type=int, default=2, help="ranks of the measurement (default: 2)")
+    breakdown.add_argument("--np", type=runner.ranks_type(2, 2), default=2, help="ranks of the measurement (default: 2)")
     breakdown.add_argument("--iters", type=int, help="iterations of each measurement (default: the benchmark's)")
     breakdown.add_argument("--rounds", type=int, help="rounds of the measurement, each with every figure measured "
                            "side by side (default: 5, 15 over the direct path; the report gives the median round "
                            "and each round's error)")
+    breakdown.add_argument("--json", action="store_true",
+                           help="print the breakdown document as JSON only (measured, --from's, or the preset's data)")
     breakdown.set_defaults(func=breakdown_command)
 
     what = commands.add_parser(
@@ -463,6 +506,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     what.add_argument("--project", action="append", default=[], metavar="NAME=NS",
                       help="speedup if component NAME took NS ns per occurrence, e.g. PIO_copy=15 (repeatable)")
     what.add_argument("--plot", type=Path, metavar="FILE.png",
-                      help="where to draw the curves (default: next to --from's JSON, or "
-                      "whatif-PRESET.png in the results directory)")
+                      help="where to draw the curves, in an existing directory (default: next to --from's JSON, "
+                      "or whatif-PRESET.png in the results directory)")
+    what.add_argument("--json", action="store_true", help="print the speedups as JSON only, without tables or plot")
     what.set_defaults(func=whatif_command)

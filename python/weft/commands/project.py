@@ -342,7 +342,8 @@ def opcost_chart(document: dict[str, Any], path: Path) -> Path:
 
 def _show(args: argparse.Namespace, name: str, make: Callable[[argparse.Namespace], Path],
           render: Callable[[dict[str, Any]], Any], chart: results.Chart) -> None:
-    results.measure_or_load(name, None if args.last else lambda: make(args), render, {".png": chart})
+    results.measure_or_load(name, None if args.last else lambda: make(args), render, {".png": chart},
+                            json_only=args.json_only)
 
 
 # How `weft report` shows the files of calibrate, validate and opcost.
@@ -368,6 +369,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            help="launches of the calibration program, the fastest figure kept (default 3)")
     calibrate.add_argument("--timeout", type=float, default=600, metavar="S")
     calibrate.add_argument("--last", action="store_true", help="show the last calibration instead of measuring")
+    calibrate.add_argument("--json", dest="json_only", action="store_true", help="print the results as JSON only")
     calibrate.set_defaults(func=lambda a: _show(a, smpi.CALIBRATION, command_calibrate, calibration_report,
                                                 calibration_chart))
 
@@ -386,6 +388,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                           help="apply the reduction op in no simulated time, as SMPI does (default: charge "
                           "the cost measured by `weft project opcost`, as the projection does)")
     validate.add_argument("--last", action="store_true", help="show the last validation instead of running")
+    validate.add_argument("--json", dest="json_only", action="store_true", help="print the results as JSON only")
     validate.set_defaults(func=lambda a: _show(a, VALIDATION, command_validate, validation_report,
                                                validation_chart))
     opcost = targets.add_parser(
@@ -397,6 +400,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     opcost.add_argument("--iters", type=int, default=200, help="timed applications per size (default 200)")
     opcost.add_argument("--timeout", type=float, default=300, metavar="S")
     opcost.add_argument("--last", action="store_true", help="show the last measurement instead of measuring")
+    opcost.add_argument("--json", dest="json_only", action="store_true", help="print the results as JSON only")
     opcost.set_defaults(func=lambda a: _show(a, bench_coll.OPCOST, command_opcost, opcost_report, opcost_chart))
     summa = targets.add_parser("summa", help="simple vs hierarchical SUMMA on the paper's machines",
                                description="Same as `weft bench summa --smpi`.")

@@ -58,6 +58,12 @@ def show(path: Path, document: dict[str, Any], renderer: results.Renderer, direc
 def command(args: argparse.Namespace) -> None:
     known = renderers()
     loaded = [(path, *load(path, known)) for path in args.files]
+    if args.json:
+        documents = [document for _, document, _ in loaded]
+        report.print_json(documents[0] if len(documents) == 1 else documents)
+        return
+    if args.png is not None and not args.png.is_dir():
+        raise WeftError(f"--png {args.png}: no such directory (create it first)")
     directory = results.ensure_dir(args.png)
     for path, document, renderer in loaded:
         drawn = show(path, document, renderer, directory)
@@ -75,5 +81,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="a saved result (JSON)")
     parser.add_argument("--png", type=Path, metavar="DIR",
-                        help="where to draw the charts (default: the results directory)")
+                        help="an existing directory to draw the charts into (default: the results directory)")
+    parser.add_argument("--json", action="store_true",
+                        help="print the documents as JSON only (one file: its document; several: a list)")
     parser.set_defaults(func=command)

@@ -22,7 +22,7 @@ from rich.console import Group, RenderableType
 from rich.table import Column, Table
 
 from weft import WeftError
-from weft.core import report
+from weft.core import report, results
 from weft.models import mlx5
 
 MODELS = ("mlx5",)
@@ -37,8 +37,8 @@ def fmt_mib(nbytes: int) -> str:
     return f"{nbytes / mlx5.MIB:.2f} MiB"
 
 
-def fmt_percent(fraction: float) -> str:
-    return f"{100 * fraction:.2f}"
+def fmt_percent(fraction: float | None) -> str:
+    return report.MISSING if fraction is None else f"{100 * fraction:.2f}"
 
 
 def fmt_levels(levels: dict[str, int]) -> str:
@@ -96,10 +96,11 @@ def policy_table(row: dict[str, Any]) -> RenderableType:
             ["UAR pages idle", str(row["wasted_uars"])],
             ["data-path uUARs (idle)", f"{row['uuars']} ({row['wasted_uuars']})"],
             ["memory (Table I)", f"{fmt_mib(row['bytes'])} ({row['bytes']} B)"],
-            ["hw vs MPI everywhere", f"{fmt_percent(row['hw_share_of_process'])}%"],
+            ["hw vs MPI everywhere", f"{fmt_percent(row['hw_share_of_process'])}%"
+                                     if row["hw_share_of_process"] is not None else report.MISSING],
             ["QP sharing levels (Fig. 4b)", fmt_levels(row["levels"])],
         ],
-        caption=CAPTION,
+        caption=CAPTION + (f" {row['baseline_note']}." if row.get("baseline_note") else ""),
     )
 
 
@@ -174,8 +175,8 @@ def command(args: argparse.Namespace) -> None:
         raise WeftError(f"unknown model {args.model!r}; available: {', '.join(MODELS)}")
     if args.threads < 1:
         raise WeftError(f"--threads must be >= 1, got {args.threads}")
-    if args.plot is not None and not args.plot.resolve().parent.is_dir():
-        raise WeftError(f"cannot write the plot to {args.plot}: no directory {args.plot.resolve().parent}")
+    if args.plot is not None:
+        results.check_output_file(args.plot, "--plot")
     policies: list[str] = []  # the lines of --plot
     if args.sharing is not None:
         if args.cq_sharing != 1:
@@ -204,7 +205,7 @@ def command(args: argparse.Namespace) -> None:
     if args.plot is not None:
         plot(args.plot, args.threads, policies, args.cq_sharing)
     if args.json:
-        print(json.dumps(document, indent=2))
+        report.print_json(document)
         return
     report.console.print(renderable)
     if args.plot is not None:

@@ -24,7 +24,7 @@ from matplotlib.patches import Rectangle
 from rich.tree import Tree
 
 from weft import WeftError
-from weft.core import report, runner
+from weft.core import report, results, runner
 
 DUMP = "weft_topo_dump"
 
@@ -165,9 +165,10 @@ def settings_env(args: argparse.Namespace) -> dict[str, str]:
 
 
 def command(args: argparse.Namespace) -> None:
-    nranks = args.np or (EXAMPLES[args.example][0] if args.example else 2)
-    if nranks < 1:
-        raise WeftError(f"-n {nranks}: need at least one rank")
+    nranks = args.np if args.np is not None else (EXAMPLES[args.example][0] if args.example else 2)
+    runner.check_ranks(nranks, option="-n")
+    if args.png:
+        results.check_output_file(Path(args.png), "--png")
     dump = runner.executable(DUMP)
     proc = runner.run_mpi(nranks, [str(dump)], env=settings_env(args), timeout=args.timeout)
     try:
@@ -175,7 +176,7 @@ def command(args: argparse.Namespace) -> None:
     except json.JSONDecodeError as exc:
         raise WeftError(f"weft_topo_dump printed invalid JSON ({exc})") from None
     if args.json:
-        print(json.dumps(document, indent=2))
+        report.print_json(document)
         return
     root = hierarchy(document)
     report.console.print(tree(root))
@@ -193,7 +194,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "roots communicator of each split. The machine is this one unless described "
         "(docs/topology.md).",
     )
-    parser.add_argument("-n", "--np", type=int, help="number of ranks (default 2, or the example's)")
+    parser.add_argument("-n", "--np", type=runner.ranks_type(), help="number of ranks (default 2, or the example's)")
     parser.add_argument("--example", choices=sorted(EXAMPLES),
                         help="a worked example of the paper: 5.1 (32 ranks, 4 nodes) or 5.2 "
                         "(8 ranks, non-uniform bindings); other options override its settings")
@@ -202,7 +203,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--bind", help='binding of each rank: "core:0,l2:1*2,...", "by-core", "unbound"')
     parser.add_argument("--node", help='node of each rank: "block:node%%d:8", "cyclic:n%%d:4", "a*4,b*4"')
     parser.add_argument("--slurm-conf", dest="slurm_conf", help="Slurm topology.conf for the switch levels")
-    parser.add_argument("--png", help="also draw the hierarchy into this PNG file")
+    parser.add_argument("--png", help="also draw the hierarchy into this PNG file (its directory must exist)")
     parser.add_argument("--json", action="store_true", help="print weft_topo_dump's JSON instead")
     parser.add_argument("--timeout", type=float, default=300, help="seconds before giving up (default 300)")
     parser.set_defaults(func=command)

@@ -7,8 +7,12 @@ other / weft.
 
 from __future__ import annotations
 
+import json
+import math
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -18,7 +22,21 @@ from rich.console import Console, RenderableType
 from rich.table import Column, Table
 from rich.text import Text
 
-console = Console()
+# Off a terminal (a pipe, a log file) nothing may be cut: rich would fit
+# tables into 80 columns and shorten values with "…", so the console is made
+# wide enough for any table there, and tables take their natural width.
+LOG_WIDTH = 10_000
+
+
+def make_console(**options: Any) -> Console:
+    """A console that writes whole values when it is not a terminal."""
+    made = Console(**options)
+    if not made.is_terminal:
+        made = Console(width=LOG_WIDTH, **options)
+    return made
+
+
+console = make_console()
 
 MISSING = "—"
 TIME_UNITS = {"s": "s", "ms": "ms", "us": "µs", "ns": "ns"}
@@ -142,3 +160,26 @@ def bar_chart(
     return grouped_bar_chart(
         path, labels, {xlabel: values}, title=title, xlabel=xlabel, reference=reference
     )
+
+
+def finite(value: Any) -> Any:
+    """value with every NaN or infinity (in lists and mappings too) made
+    None: JSON has no such numbers, and weft writes null for a value that
+    was not measured."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(item) for item in value]
+    return value
+
+
+def to_json(document: Any) -> str:
+    """document as strict JSON (NaN and infinities as null), indented."""
+    return json.dumps(finite(document), indent=2, allow_nan=False)
+
+
+def print_json(document: Any) -> None:
+    """What --json prints: the document alone, on standard output."""
+    sys.stdout.write(to_json(document) + "\n")

@@ -14,7 +14,8 @@ checkout's `git status` clean.  The directory is created on the first write.
 A result file is one JSON document:
 
     {"benchmark": "rma",
-     "metadata": {"git": {"commit": "acafa45", "dirty": false},
+     "metadata": {"weft_version": "0.1.0", "toolkit_version": "0.1.0",
+                  "git": {"commit": "acafa45", "dirty": false},
                   "date": "2026-11-22T07:30:15+00:00", "hostname": "node1",
                   "cores": 2, "transport": "shm", "ranks": 2},
      ...the benchmark's own fields...}
@@ -41,7 +42,7 @@ from typing import Any
 
 from rich.console import RenderableType
 
-from weft import WeftError
+from weft import WeftError, __version__
 from weft.core import report, runner
 
 
@@ -75,6 +76,22 @@ def ensure_dir(directory: Path | None = None) -> Path:
     return target
 
 
+def check_output_file(path: Path, option: str) -> Path:
+    """path, a file the user asked a chart to be drawn into, if it can be
+    written: its directory must exist (weft creates only its own results
+    directory, never a directory a user named, where a typo would leave a
+    stray tree), and must not be a directory itself.  Checked before any
+    measurement runs."""
+    directory = path.resolve().parent
+    if path.is_dir():
+        raise WeftError(f"{option} {path}: is a directory; give a file name such as {path / 'chart.png'}")
+    if not directory.is_dir():
+        raise WeftError(f"{option} {path}: the directory {directory} does not exist (create it first)")
+    if not os.access(directory, os.W_OK):
+        raise WeftError(f"{option} {path}: the directory {directory} is not writable")
+    return path
+
+
 def git_state(repo: Path | None = None) -> dict[str, Any]:
     """Short commit and whether tracked files differ from it, of repo (by
     default the checkout the toolkit runs from); both None outside a git
@@ -97,12 +114,24 @@ def git_state(repo: Path | None = None) -> dict[str, Any]:
     return {"commit": commit, "dirty": dirty}
 
 
+def library_version() -> str | None:
+    """The version of the weft whose programs the toolkit runs, as its
+    build or installation records it (runner.build_info); None unknown."""
+    try:
+        version = runner.build_info(runner.home().path).get("version")
+    except WeftError:
+        return None
+    return str(version) if version else None
+
+
 def metadata(
     *, transport: str, ranks: int, now: datetime | None = None, repo: Path | None = None
 ) -> dict[str, Any]:
     """Where and when a measurement was taken, and on which code."""
     moment = now or datetime.now(timezone.utc)
     return {
+        "weft_version": library_version(),
+        "toolkit_version": __version__,
         "git": git_state(repo),
         "date": moment.isoformat(timespec="seconds"),
         "hostname": socket.gethostname(),
@@ -141,7 +170,7 @@ def save(
     host = meta["hostname"].split(".")[0]
     target = ensure_dir(directory)
     path = target / f"{benchmark}-{moment:%Y%m%d-%H%M%S}-{host}.json"
-    text = json.dumps(document, indent=2) + "\n"
+    text = report.to_json(document) + "\n"
     for written in (path, latest_path(benchmark, target)):
         try:
             written.write_text(text)
@@ -207,7 +236,7 @@ def measure_or_load(
     path = None if measure is None else measure()
     document = load_latest(benchmark) if path is None else load(path)
     if json_only:
-        print(json.dumps(document, indent=2))
+        report.print_json(document)
         if path is not None:
             print(saved_note([str(path)]), file=sys.stderr)
         return document

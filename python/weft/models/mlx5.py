@@ -567,13 +567,22 @@ def for_policy(policy: str, threads: int, *, cq_sharing: int = 1) -> dict[str, A
     (ctxs, pds, mrs, tds, qps, cqs, uars, uuars, static_uars, dynamic_uars,
     wasted_uars, wasted_uuars, wasted_qps, bytes, bytes_ctx_qp_cq, levels),
     plus policy, category, threads, cq_sharing, model ("mlx5") and
-    hw_share_of_process, the fraction of MPI everywhere's UAR pages it uses.
+    hw_share_of_process, the fraction of MPI everywhere's UAR pages it uses
+    (None, with a "baseline_note" saying why, when MPI everywhere with as
+    many threads exceeds the device).
     Raises WeftError on a malformed policy, threads < 1, cq_sharing < 1, or a
     set mlx5 could not create."""
     check_count("cq_sharing", cq_sharing)
     scenario = replace(policy_scenario(policy, threads), endpoints_per_cq=cq_sharing)
     resources = model(scenario)
-    baseline = model(Scenario(Category.MPI_EVERYWHERE, threads))
+    # The baseline may not fit on the device when the policy asked for does
+    # (MPI everywhere needs a CTX per thread): the policy's figures stand on
+    # their own, and the share is then unknown, with the reason.
+    try:
+        share: float | None = hardware_share(resources, model(Scenario(Category.MPI_EVERYWHERE, threads)))
+        note = None
+    except WeftError as exc:
+        share, note = None, f"no share of MPI everywhere: {exc}"
     return {
         "model": "mlx5",
         "policy": policy,
@@ -581,5 +590,6 @@ def for_policy(policy: str, threads: int, *, cq_sharing: int = 1) -> dict[str, A
         "threads": threads,
         "cq_sharing": cq_sharing,
         **resources.as_dict(),
-        "hw_share_of_process": hardware_share(resources, baseline),
+        "hw_share_of_process": share,
+        **({"baseline_note": note} if note else {}),
     }
