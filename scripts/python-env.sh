@@ -9,7 +9,7 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 if [ ! -f "$stamp" ] || [ "$here/python/pyproject.toml" -nt "$stamp" ]; then
-  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q --upgrade pip setuptools wheel
   "$venv/bin/pip" install -q -e "$here/python[test]"
   touch "$stamp"
 fi

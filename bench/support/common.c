@@ -450,7 +450,11 @@ void bench_json_close(FILE *f)
 
 const char *bench_ucx_tls(void)
 {
-    const char *tls = getenv("UCX_TLS");
+    /* weft's own setting first, as weft's UCX contexts read it */
+    const char *tls = getenv("WEFT_UCX_TLS");
+
+    if (tls == NULL)
+        tls = getenv("UCX_TLS");
 
     return tls ? tls : "default";
 }

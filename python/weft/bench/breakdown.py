@@ -35,8 +35,8 @@ MAX_ROUNDS = 32
 # still go through the loopback interface.
 PATH_ENV: dict[str, dict[str, str]] = {
     "shm": {"WEFT_SHM": "0"},
-    "tcp": {"UCX_TLS": "tcp,self", "WEFT_SHM": "0"},
-    "tcp-nodes": {"UCX_TLS": "tcp,self", "WEFT_TOPO_NODE": "block:node%d:1"},
+    "tcp": {"WEFT_UCX_TLS": "tcp,self", "WEFT_SHM": "0"},
+    "tcp-nodes": {"WEFT_UCX_TLS": "tcp,self", "WEFT_TOPO_NODE": "block:node%d:1"},
 }
 PATH_NOTES: dict[str, str] = {
     "tcp-nodes": "ranks on emulated nodes (WEFT_TOPO_NODE): on one host TCP still uses the loopback interface",
