@@ -103,7 +103,7 @@ typedef enum {
 /**
  * Settings of weft_init().  Initialise with weft_config_init(), which fills
  * in defaults and then applies the WEFT_* environment variables; set fields
- * afterwards to override both.  The README has the table of variables.
+ * afterwards to override both.  docs/settings.md has the table of variables.
  */
 typedef struct {
     /** MPI communicator of the ranks that form the context (an MPI_Comm
@@ -150,7 +150,7 @@ typedef struct {
 
 /** Fill cfg with defaults, then apply WEFT_* environment variables.
  *  Fields set afterwards are taken by weft_init as they are, unchecked:
- *  keep them within the variables' ranges (README, "Settings").
+ *  keep them within the variables' ranges (docs/settings.md).
  *  \return WEFT_ERR_CONFIG (cfg untouched) when a variable is malformed;
  *          WEFT_ERR_INVALID_ARG when cfg is NULL. */
 weft_status_t weft_config_init(weft_config_t *cfg);
@@ -243,7 +243,7 @@ weft_status_t weft_barrier(weft_ctx_t ctx);
  * before its failure is learnt complete normally (they are stores into
  * memory this rank still maps); they are lost with the rank.  The launcher
  * must let the survivors live on: with Open MPI, mpirun --enable-recovery
- * (README, "Peer failure").
+ * (docs/failures.md).
  *
  * \param rank    a rank of ctx
  * \param failed  [out] 1 if weft knows rank has failed (or was declared

@@ -49,7 +49,7 @@ MISUSE = {
     "WEFT_ERR_MPI": "an MPI call failed",
     "WEFT_ERR_NO_MEMORY": "allocation or mapping failed, or UCX ran out of memory or resources (not a misuse)",
     "WEFT_ERR_TRANSPORT": "UCX reported an error (not a misuse)",
-    "WEFT_ERR_PEER_FAILED": "the target rank, or a rank a collective call needs, has failed (README, \"Peer failure\")",
+    "WEFT_ERR_PEER_FAILED": "the target rank, or a rank a collective call needs, has failed (docs/failures.md)",
     "WEFT_ERR_TIMEOUT": "a wait lasted WEFT_TIMEOUT_MS",
 }
 

@@ -1,5 +1,5 @@
 /* Backpressure: COUNT implicit puts without a flush (argument; 2 000 000 in
- * make check, 10^8 for the figure of the README: see reliability/README)
+ * make check, 10^8 for the figure of docs/results/reliability.md: see docs/reliability.md)
  * keep weft's memory bounded, and every payload lands where it was sent.
  * Put i carries the word src[i % K] (src never changes before the flush)
  * to slot i of the right neighbour's segment, so the target checks each

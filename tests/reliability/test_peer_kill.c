@@ -163,7 +163,7 @@ int main(int argc, char **argv)
         /* PEER_KILL_QUIESCE=1: first wait until the survivors have
          * acknowledged this rank's puts.  Over TCP, UCX 1.13 aborts a
          * target whose acknowledgement of a put goes to a rank that has
-         * just died (README, "Known limits"); the kill then still lands
+         * just died (docs/limits.md); the kill then still lands
          * anywhere in the survivors' operations to this rank. */
         if (quiesce)
             (void)weft_flush(ep);
