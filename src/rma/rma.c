@@ -56,7 +56,7 @@ static inline void direct_rma(char *local, void *buf, size_t n, const int put)
 static __attribute__((noinline)) weft_status_t
 resolve_slow(weft_ep_t ep, int rank, weft_seg_t seg, const char *fn)
 {
-    if (seg->id >= ep->ntgts || ep->tgts[seg->id] == NULL || ep->tgts[seg->id][rank].base == 0)
+    if (weft__ep_tgt(ep, seg->id, rank) == NULL)
         return weft__seg_fill_target(ep, seg, rank, 0, fn);
     return WEFT_OK;
 }
@@ -110,7 +110,7 @@ resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void
         return weft__error(WEFT_ERR_PEER_FAILED, fn, "rank %d has failed", rank);
     if ((st = resolve_slow(ep, rank, seg, fn)) != WEFT_OK)
         return st;
-    target_of(&ep->tgts[seg->id][rank], off, t);
+    target_of(weft__ep_tgt(ep, seg->id, rank), off, t);
     if (t->local == NULL)
         ep->ucx_issued = 1;  /* weft_flush has UCX work */
     return WEFT_OK;
@@ -133,10 +133,10 @@ static inline int fast_target_of(weft_ep_t ep, int rank, weft_seg_t seg, size_t 
                        (divert ? __atomic_load_n(&ep->divert, __ATOMIC_RELAXED) : ep->check) ||
                        seg == NULL || seg->live_ctx != ep->ctx ||
                        (unsigned)rank >= (unsigned)ep->nranks || off > seg->size ||
-                       n > seg->size - off || (buf == NULL && n > 0) || seg->id >= ep->ntgts ||
-                       (tg = ep->tgts[seg->id]) == NULL || tg[rank].base == 0))
+                       n > seg->size - off || (buf == NULL && n > 0) ||
+                       (tg = weft__ep_tgt(ep, seg->id, rank)) == NULL))
         return 0;
-    target_of(&tg[rank], off, t);
+    target_of(tg, off, t);
     if (t->local == NULL)
         ep->ucx_issued = 1;  /* weft_flush has UCX work */
     return 1;
@@ -634,7 +634,7 @@ weft_status_t weft_ucx_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
     if (t.rkey == NULL) {
         if ((st = weft__seg_fill_target(ep, seg, rank, 1, __func__)) != WEFT_OK)
             return st;
-        target_of(&ep->tgts[seg->id][rank], off, &t);
+        target_of(weft__ep_tgt(ep, seg->id, rank), off, &t);
     }
     ep->ucx_issued = 1;  /* what the caller issues on it, weft_flush completes */
     *uep = t.ep;

@@ -39,21 +39,6 @@ struct seg_layer {
     char            (*nodes)[WEFT__TOPO_NAME_MAX];  /* [rank] node name */
 };
 
-static void release_keys(weft_ctx_t ctx, struct weft__seg *seg)
-{
-    struct weft__ep_layer *L = weft__ep_layer(ctx);
-
-    for (struct weft__ep *ep = L ? L->eps : NULL; ep; ep = ep->next) {
-        if (seg->id >= ep->ntgts || ep->tgts[seg->id] == NULL)
-            continue;
-        for (int r = 0; r < ep->nranks; r++)
-            if (ep->tgts[seg->id][r].rkey)
-                ucp_rkey_destroy(ep->tgts[seg->id][r].rkey);
-        free(ep->tgts[seg->id]);
-        ep->tgts[seg->id] = NULL;
-    }
-}
-
 /* Unmap the parts of the node's other ranks. */
 static void unmap_peers(weft_ctx_t ctx, struct weft__seg *seg)
 {
@@ -74,7 +59,7 @@ static void unmap_local(weft_ctx_t ctx, struct weft__seg *seg)
 
 static void release_seg(weft_ctx_t ctx, struct weft__seg *seg)
 {
-    release_keys(ctx, seg);
+    weft__ep_tgt_forget(ctx, seg->id);
     unmap_peers(ctx, seg);
     unmap_local(ctx, seg);
     free(seg->bases);
@@ -139,25 +124,12 @@ weft_status_t weft__seg_check_local(weft_ctx_t ctx, const void *buf, size_t n, c
 weft_status_t weft__seg_fill_target(weft_ep_t ep, weft_seg_t seg, int rank, int ucx,
                                     const char *fn)
 {
-    struct weft__tgt *t;
+    struct weft__tgt *t = weft__ep_tgt_slot(ep, seg->id, rank, fn);
     weft_status_t st;
     ucs_status_t s;
 
-    if (seg->id >= ep->ntgts) {
-        unsigned n = seg->id + 8;
-        struct weft__tgt **tab = realloc(ep->tgts, n * sizeof(*tab));
-        if (tab == NULL)
-            return weft__error(WEFT_ERR_NO_MEMORY, fn, "target table");
-        memset(tab + ep->ntgts, 0, (n - ep->ntgts) * sizeof(*tab));
-        ep->tgts = tab;
-        ep->ntgts = n;
-    }
-    if (ep->tgts[seg->id] == NULL) {
-        ep->tgts[seg->id] = calloc((size_t)ep->nranks, sizeof(struct weft__tgt));
-        if (ep->tgts[seg->id] == NULL)
-            return weft__error(WEFT_ERR_NO_MEMORY, fn, "target table");
-    }
-    t = &ep->tgts[seg->id][rank];
+    if (t == NULL)
+        return WEFT_ERR_NO_MEMORY;
     if (seg->mapped[rank] == NULL || ucx) {
         if (ep->peers[rank] == NULL && (st = weft__ep_connect(ep, rank, fn)) != WEFT_OK)
             return st;
