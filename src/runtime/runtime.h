@@ -12,6 +12,7 @@
 
 #include <weft.h>
 #include "prof/prof.h"
+#include "runtime/settings.h"
 #include <mpi.h>
 #include <pthread.h>
 #include <ucp/api/ucp.h>
@@ -177,11 +178,8 @@ weft_status_t weft__ucs_error(ucs_status_t s, const char *fn, const char *what);
 weft_status_t weft__profile_start(void);
 weft_status_t weft__profile_finish(int rank);
 
-/* Settings parsers (pure functions, fuzzable). */
-weft_status_t weft__parse_bool(const char *name, const char *s, int *out);
-weft_status_t weft__parse_uint(const char *name, const char *s, unsigned long min,
-                               unsigned long max, unsigned long *out);
-weft_status_t weft__parse_enum(const char *name, const char *s, const char *const *names,
-                               int count, int *out);
+/* This rank's node in ctx: WEFT_TOPO_NODE read at ctx's rank, else the
+ * host (weft__node_name); the error is recorded for fn. */
+weft_status_t weft__ctx_node(weft_ctx_t ctx, char name[WEFT__NODE_NAME_MAX], const char *fn);
 
 #endif

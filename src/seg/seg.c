@@ -13,7 +13,6 @@
  * mapping is populated: no put or get of the direct path pays a first-touch
  * page fault (about 5 us per 4 KiB page here, docs/direct-path.md). */
 #include "seg/seg.h"
-#include "team/team.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +35,7 @@ struct seg_layer {
     /* which ranks share this rank's node, learnt by the first allocation */
     unsigned char    *local;    /* [rank] 1: on this node and WEFT_SHM=1 */
     int               nlocal;   /* such ranks, this one included */
-    char            (*nodes)[WEFT__TOPO_NAME_MAX];  /* [rank] node name */
+    char            (*nodes)[WEFT__NODE_NAME_MAX];  /* [rank] node name */
 };
 
 /* Unmap the parts of the node's other ranks. */
@@ -151,17 +150,15 @@ weft_status_t weft__seg_fill_target(weft_ep_t ep, weft_seg_t seg, int rank, int 
 static weft_status_t learn_nodes(weft_ctx_t ctx, struct seg_layer *L)
 {
     struct {
-        char    node[WEFT__TOPO_NAME_MAX];
+        char    node[WEFT__NODE_NAME_MAX];
         int32_t shm;
     } mine, *all = NULL;
-    weft__topo_err_t err;
     int n = ctx->nranks;
-    weft_status_t st = WEFT_OK;
+    weft_status_t st;
 
     memset(&mine, 0, sizeof(mine));
     mine.shm = ctx->cfg.shm != 0;
-    if (weft__topo_node_name(getenv("WEFT_TOPO_NODE"), ctx->rank, n, mine.node, &err) != WEFT_OK)
-        st = weft__error(WEFT_ERR_CONFIG, "weft_seg_alloc", "%s", err.msg);
+    st = weft__ctx_node(ctx, mine.node, "weft_seg_alloc");
     all = malloc(sizeof(*all) * (size_t)n);
     L->local = calloc((size_t)n, 1);
     L->nodes = malloc(sizeof(*L->nodes) * (size_t)n);
@@ -181,7 +178,7 @@ static weft_status_t learn_nodes(weft_ctx_t ctx, struct seg_layer *L)
                              "give every rank the same", ctx->rank, mine.shm, r, all[r].shm);
             goto err_free;
         }
-        memcpy(L->nodes[r], all[r].node, WEFT__TOPO_NAME_MAX);
+        memcpy(L->nodes[r], all[r].node, WEFT__NODE_NAME_MAX);
         L->local[r] = mine.shm && strcmp(all[r].node, mine.node) == 0;
         L->nlocal += L->local[r];
     }
