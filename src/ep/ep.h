@@ -1,9 +1,15 @@
 /*
  * ep -- endpoints: a UCX worker plus this endpoint's connections to every
- * peer and the remote keys it has unpacked.  An endpoint is used by one
- * thread at a time and takes no lock of weft's on the fast path.  Also
- * endpoint pools (pool.c): per-thread endpoints on workers and UCX contexts
- * shared as a policy says, and what they cost.  May call runtime and prof.
+ * peer and its target cache (per segment and rank: the connection, the
+ * remote key it has unpacked, the base address and the mapped part).  An
+ * endpoint is used by one thread at a time and takes no lock of weft's on
+ * the fast path.  Also endpoint pools (pool.c): per-thread endpoints on
+ * workers and UCX contexts shared as a policy says, and what they cost.
+ * May call runtime and prof.
+ *
+ * Layout:
+ *   ep.c        endpoints: connection, target cache, progress, waits, teardown
+ *   pool.c      weft_ep_pool_*: policies, workers, what a pool costs
  */
 #ifndef WEFT_EP_H
 #define WEFT_EP_H

@@ -1,20 +1,14 @@
-/*
- * rma -- one-sided operations: put, get, atomics, put-with-signal, events.
- * May call seg, ep, runtime, prof.
+/* One-sided operations: the target lookup (a fast form and a complete,
+ * out-of-line one), the dispatch to the direct path or UCX (rma_issue),
+ * the operations themselves, signals and events.
  *
  * Fast path: argument checks are a handful of compares; the target comes
- * from a per-endpoint table entry of (segment, rank), filled on first use
- * by the out-of-line slow paths.  Nothing allocates or locks.
- *
- * Two paths, chosen per target by that entry: a rank of this node whose
- * part is mapped here (seg) is reached by the initiator's own loads and
- * stores -- the direct path, complete when the call returns -- and any
- * other rank through UCX.  Each operation tests the entry's mapped pointer
- * once.  The direct path is ordered for a consumer by release/acquire:
- * the add of a signal is a release, weft_signal_wait_until an acquire, and
- * weft_flush a release fence.
- */
-#include "seg/seg.h"
+ * from the endpoint's target cache (weft__ep_tgt), filled on first use by
+ * the out-of-line slow paths.  Nothing allocates or locks.  The direct
+ * path is ordered for a consumer by release/acquire: the add of a signal
+ * is a release, weft_signal_wait_until an acquire, and weft_flush a
+ * release fence. */
+#include "rma/rma.h"
 #include <weft_ucx.h>
 
 #include <inttypes.h>

@@ -1,11 +1,23 @@
 /*
- * runtime -- init/finalize, configuration, MPI bootstrap, errors.
+ * runtime -- init/finalize, configuration, MPI bootstrap, errors, peer
+ * failure, and which node each rank is on.
  *
  * Owns the process-wide state of a context: the MPI communicator, the UCX
  * context, the "home" worker whose address peers connect to (incoming
- * operations and active messages are served there), the address table and
- * the optional progress thread.  Calls no other layer.  Upper layers attach
+ * operations and active messages are served there), the address table,
+ * the peer table (who has failed) and the optional progress thread; and
+ * the settings: WEFT_* variables, their parsers and the per-rank list
+ * grammar (settings.h), WEFT_TOPO_NODE and the host name that say which
+ * ranks share a node (node.c).  May call prof.  Upper layers attach
  * their state and cleanup to the context with weft__ctx_layer().
+ *
+ * Layout:
+ *   runtime.c   weft_init, weft_finalize, layers, progress thread, agreement
+ *   config.c    weft_config_t and the parsers of WEFT_* settings
+ *   node.c      per-rank lists, WEFT_TOPO_NODE, a rank's node
+ *   peer.c      peer failure, wait loops, WEFT_TIMEOUT_MS, UCX's configuration
+ *   errors.c    status names, the last error, messages of pure functions
+ *   profile.c   WEFT_PROFILE and WEFT_PROFILE_FILE
  */
 #ifndef WEFT_RUNTIME_H
 #define WEFT_RUNTIME_H

@@ -17,7 +17,8 @@
  *   split.c     settings, agreement across ranks, the split itself (MPI)
  *   mpi_api.c   WEFT_Comm_* of weft_mpi.h
  *   team.c      weft_team_* of weft.h
- * May call runtime (errors, context) and MPI, hwloc; nothing above it.
+ * May call runtime (errors, the context's communicator, settings.h's
+ * per-rank lists and node names) and MPI, hwloc; nothing above it.
  */
 #ifndef WEFT_TEAM_H
 #define WEFT_TEAM_H
