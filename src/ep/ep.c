@@ -276,6 +276,44 @@ weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn)
     return st;
 }
 
+/* A pool endpoint belongs to its thread, which completes its operations
+ * (weft_flush) and stops using the context before a segment is freed
+ * (weft.h).  What can be seen from another thread without touching the
+ * endpoint's worker: operations its owner issued through UCX that no
+ * weft_flush has completed since, implicit ones still counted in flight,
+ * a window's flush still outstanding.  A thread that is inside a weft call
+ * right now cannot be seen. */
+static weft_status_t check_pool_eps(weft_ctx_t ctx, const char *fn)
+{
+    struct weft__ep_layer *L = weft__ep_layer(ctx);
+    weft_status_t st = WEFT_OK;
+
+    pthread_mutex_lock(&ctx->lock);
+    for (struct weft__ep *ep = L ? L->eps : NULL; ep && st == WEFT_OK; ep = ep->next)
+        if (ep->pool != NULL && (__atomic_load_n(&ep->ucx_issued, __ATOMIC_ACQUIRE) ||
+                                 __atomic_load_n(&ep->inflight, __ATOMIC_ACQUIRE) ||
+                                 __atomic_load_n(&ep->window_req, __ATOMIC_ACQUIRE)))
+            st = weft__error(WEFT_ERR_BUSY, fn,
+                             "endpoint of pool thread %d has operations that no weft_flush "
+                             "completed: every pool thread flushes its endpoints and stops using "
+                             "the context before a segment is freed", ep->thread);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+weft_status_t weft__ep_quiesce(weft_ctx_t ctx, const char *fn)
+{
+    struct weft__ep_layer *L = weft__ep_layer(ctx);
+    weft_status_t st = check_pool_eps(ctx, fn);
+
+    /* Pool endpoints have nothing outstanding, and their workers are their
+     * threads': the others' operations are completed here. */
+    for (struct weft__ep *ep = L ? L->eps : NULL; st == WEFT_OK && ep; ep = ep->next)
+        if (ep->pool == NULL)
+            st = weft__ep_flush(ep, fn);
+    return st;
+}
+
 /* Checks of weft_flush and weft_progress (and of every call under
  * WEFT_CHECK=1): a usable endpoint, and with check_owner, called by the
  * thread that owns it. */

@@ -122,6 +122,13 @@ void weft__ep_destroy(struct weft__ep *ep, const char *fn);
 /* Complete ep's operations (weft_flush without the checks). */
 weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn);
 
+/* Before what the fast path reads without a lock goes (a segment's target
+ * entries): complete the operations of every endpoint that is not a
+ * pool's, and WEFT_ERR_BUSY, recorded for fn, when a pool endpoint still
+ * has operations that no weft_flush completed (its own thread completes
+ * them).  The caller then agrees with the other ranks. */
+weft_status_t weft__ep_quiesce(weft_ctx_t ctx, const char *fn);
+
 /* The pools' part of teardown: workers and UCX contexts (after every
  * endpoint is destroyed).  In pool.c. */
 void weft__pools_teardown(weft_ctx_t ctx);

@@ -527,35 +527,8 @@ err_unmap:
     return st;
 }
 
-/* A pool endpoint belongs to its thread, which completes its operations
- * (weft_flush) and stops using the context before a segment is freed
- * (weft.h): freeing releases every endpoint's target entries of the
- * segment, which the fast path reads without a lock.  What can be seen
- * from here without touching the endpoint's worker: operations its owner
- * issued through UCX that no weft_flush has completed since, implicit
- * ones still counted in flight, a window's flush still outstanding.  A
- * thread that is inside a weft call right now cannot be seen. */
-static weft_status_t check_pool_eps(weft_ctx_t ctx, const char *fn)
-{
-    struct weft__ep_layer *EL = weft__ep_layer(ctx);
-    weft_status_t st = WEFT_OK;
-
-    pthread_mutex_lock(&ctx->lock);
-    for (struct weft__ep *ep = EL ? EL->eps : NULL; ep && st == WEFT_OK; ep = ep->next)
-        if (ep->pool != NULL && (__atomic_load_n(&ep->ucx_issued, __ATOMIC_ACQUIRE) ||
-                                 __atomic_load_n(&ep->inflight, __ATOMIC_ACQUIRE) ||
-                                 __atomic_load_n(&ep->window_req, __ATOMIC_ACQUIRE)))
-            st = weft__error(WEFT_ERR_BUSY, fn,
-                             "endpoint of pool thread %d has operations that no weft_flush "
-                             "completed: every pool thread flushes its endpoints and stops using "
-                             "the context before a segment is freed", ep->thread);
-    pthread_mutex_unlock(&ctx->lock);
-    return st;
-}
-
 weft_status_t weft_seg_free(weft_ctx_t ctx, weft_seg_t seg)
 {
-    struct weft__ep_layer *EL;
     weft_status_t st, agreed;
 
     if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
@@ -565,15 +538,9 @@ weft_status_t weft_seg_free(weft_ctx_t ctx, weft_seg_t seg)
     else if (seg->ctx != ctx || seg->state != WEFT__ALIVE)
         st = weft__error(WEFT_ERR_SEG, __func__, "segment %p is already freed or not of this context",
                          (void *)seg);
+    /* freeing releases every endpoint's target entries of the segment */
     if (st == WEFT_OK)
-        st = check_pool_eps(ctx, __func__);
-    /* Complete the operations of the endpoints that are not a pool's (some
-     * may target this segment): pool endpoints have nothing outstanding, and
-     * their workers are their threads'. */
-    EL = weft__ep_layer(ctx);
-    for (struct weft__ep *ep = EL ? EL->eps : NULL; st == WEFT_OK && ep; ep = ep->next)
-        if (ep->pool == NULL)
-            st = weft__ep_flush(ep, __func__);
+        st = weft__ep_quiesce(ctx, __func__);
     /* No rank leaves this agreement before every rank has entered it, its
      * operations complete: then the memory can go. */
     if ((agreed = weft__agree(ctx, st, __func__)) != WEFT_OK)

@@ -5,7 +5,8 @@
  * cross-mapped POSIX shared memory, so the direct path of rma can reach a
  * peer's part with loads and stores; which ranks share a node is the
  * runtime's answer (weft__ctx_node).  May call ep (its target cache
- * through weft__ep_tgt_slot and weft__ep_tgt_forget), runtime, prof.
+ * through weft__ep_tgt_slot and weft__ep_tgt_forget, weft__ep_quiesce
+ * before a segment goes), runtime, prof.
  */
 #ifndef WEFT_SEG_H
 #define WEFT_SEG_H
