@@ -1,7 +1,5 @@
-/*
- * am -- active messages: a handler per id, run on the target when its
- * home worker is progressed (weft_progress, or the progress thread).
- * May call ep, runtime, prof.
+/* Active messages: registration, sending (eager or rendezvous, chosen by
+ * UCX), and delivery, which checks what arrives before a handler sees it.
  *
  * On the wire a message is UCX AM `id` with header [source rank | id |
  * user header] and the payload as data; UCX picks eager or rendezvous by
@@ -13,9 +11,8 @@
  * The UCX handler of every id is installed when the layer is made and
  * stays until weft_finalize: registering only publishes (fn, arg), and
  * unregistering clears fn and waits until no other thread runs the
- * handler, so a message that finds no handler is dropped and counted.
- */
-#include "ep/ep.h"
+ * handler, so a message that finds no handler is dropped and counted. */
+#include "am/am.h"
 
 #include <sched.h>
 #include <stdio.h>

@@ -49,18 +49,18 @@ typedef struct {
 
 /* The hierarchy cached on comm, built (collectively) on first use from the
  * machine the team layer sees with MPI_INFO_NULL. */
-weft_status_t weft__hier_get(MPI_Comm comm, weft__hier_t **hier, weft__topo_err_t *err);
+weft_status_t weft__hier_get(MPI_Comm comm, weft__hier_t **hier, weft__msg_t *err);
 
 /* Build a hierarchy for comm and cache it, replacing any cached one.
  * info: weft_topo_* keys (the machine), or weft_coll_groups ("3,4,2" --
  * group sizes from the top level down) for a tailor-made hierarchy, or
  * MPI_INFO_NULL.  Collective; every rank returns the same status. */
-weft_status_t weft__hier_init(MPI_Comm comm, MPI_Info info, weft__topo_err_t *err);
+weft_status_t weft__hier_init(MPI_Comm comm, MPI_Info info, weft__msg_t *err);
 
 /* Parse weft_coll_groups: positive integers separated by commas whose
  * product is nranks.  Pure. */
 weft_status_t weft__hier_parse_groups(const char *text, int nranks, int *fanout, int max,
-                                      int *nlevels, weft__topo_err_t *err);
+                                      int *nlevels, weft__msg_t *err);
 #define WEFT__HIER_MAX_LEVELS 32
 
 /* The collectives over a hierarchy; arguments are checked by the callers.

@@ -52,54 +52,54 @@ static void keyval_create(void)
 /* ---- parsing --------------------------------------------------------------- */
 
 weft_status_t weft__hier_parse_groups(const char *text, int nranks, int *fanout, int max,
-                                      int *nlevels, weft__topo_err_t *err)
+                                      int *nlevels, weft__msg_t *err)
 {
     const char *p = text;
     long long   product = 1;
     int         n = 0;
 
     if (!text || !*text)
-        return weft__topo_fail(err, WEFT_ERR_CONFIG, "weft_coll_groups is empty");
+        return weft__fail(err, WEFT_ERR_CONFIG, "weft_coll_groups is empty");
     for (;;) {
         char *end;
         errno = 0;
         long v = strtol(p, &end, 10);
         if (end == p || errno || v < 1 || v > INT_MAX)
-            return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                   "weft_coll_groups '%s': expected a positive group size at "
-                                   "'%s'", text, p);
+            return weft__fail(err, WEFT_ERR_CONFIG,
+                              "weft_coll_groups '%s': expected a positive group size at "
+                              "'%s'", text, p);
         if (n == max)
-            return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                   "weft_coll_groups '%s': more than %d levels", text, max);
+            return weft__fail(err, WEFT_ERR_CONFIG,
+                              "weft_coll_groups '%s': more than %d levels", text, max);
         fanout[n++] = (int)v;
         product *= v;
         if (product > INT_MAX)
-            return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                   "weft_coll_groups '%s': product of the sizes overflows", text);
+            return weft__fail(err, WEFT_ERR_CONFIG,
+                              "weft_coll_groups '%s': product of the sizes overflows", text);
         if (*end == '\0')
             break;
         if (*end != ',')
-            return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                   "weft_coll_groups '%s': unexpected '%c'", text, *end);
+            return weft__fail(err, WEFT_ERR_CONFIG,
+                              "weft_coll_groups '%s': unexpected '%c'", text, *end);
         p = end + 1;
     }
     if (product != nranks)
-        return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                               "weft_coll_groups '%s': the group sizes multiply to %lld, the "
-                               "communicator has %d ranks", text, product, nranks);
+        return weft__fail(err, WEFT_ERR_CONFIG,
+                          "weft_coll_groups '%s': the group sizes multiply to %lld, the "
+                          "communicator has %d ranks", text, product, nranks);
     *nlevels = n;
     return WEFT_OK;
 }
 
 /* ---- building -------------------------------------------------------------- */
 
-static weft_status_t hier_alloc(weft__hier_t *h, int nlevels, weft__topo_err_t *err)
+static weft_status_t hier_alloc(weft__hier_t *h, int nlevels, weft__msg_t *err)
 {
     h->up = malloc(sizeof(*h->up) * (size_t)(nlevels ? nlevels : 1));
     h->uprank = malloc(sizeof(*h->uprank) * (size_t)(nlevels ? nlevels : 1));
     h->gcount = calloc((size_t)(nlevels ? nlevels : 1), sizeof(*h->gcount));
     if (!h->up || !h->uprank || !h->gcount)
-        return weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory for a hierarchy");
+        return weft__fail(err, WEFT_ERR_NO_MEMORY, "out of memory for a hierarchy");
     for (int l = 0; l < nlevels; l++)
         h->up[l] = MPI_COMM_NULL;
     return WEFT_OK;
@@ -108,7 +108,7 @@ static weft_status_t hier_alloc(weft__hier_t *h, int nlevels, weft__topo_err_t *
 /* The machine's levels: the team layer's split, repeated down to the
  * bottom.  Ranks with no group at a level join that level's roots. */
 static weft_status_t build_topo(MPI_Comm comm, MPI_Info info, weft__hier_t *h,
-                                weft__topo_err_t *err)
+                                weft__msg_t *err)
 {
     MPI_Comm      cur = comm;
     int           contiguous = 1;
@@ -123,8 +123,8 @@ static weft_status_t build_topo(MPI_Comm comm, MPI_Info info, weft__hier_t *h,
         if (csize == 1)
             break;
         if (h->nlevels == WEFT__HIER_MAX_LEVELS) {
-            st = weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "the machine has more than %d levels",
-                                 WEFT__HIER_MAX_LEVELS);
+            st = weft__fail(err, WEFT_ERR_INVALID_ARG, "the machine has more than %d levels",
+                            WEFT__HIER_MAX_LEVELS);
             break;
         }
         st = weft__topo_split(cur, h->nlevels == 0 ? info : MPI_INFO_NULL, crank, &child, &roots,
@@ -177,7 +177,7 @@ static weft_status_t build_topo(MPI_Comm comm, MPI_Info info, weft__hier_t *h,
 /* A tailor-made hierarchy: fanout[0] groups at the top, each of fanout[1]
  * groups, ..., the bottom groups of fanout[n-1] consecutive ranks. */
 static weft_status_t build_groups(MPI_Comm comm, const int *fanout, int n, weft__hier_t *h,
-                                  weft__topo_err_t *err)
+                                  weft__msg_t *err)
 {
     weft_status_t st = hier_alloc(h, n, err);
     long long     stride = h->size;
@@ -198,7 +198,7 @@ static weft_status_t build_groups(MPI_Comm comm, const int *fanout, int n, weft_
 
 /* How many blocks each member brings at each level it leads, and (rank 0)
  * whose block is where after a gather: the gather of the ranks themselves. */
-static weft_status_t gather_layout(weft__hier_t *h, weft__topo_err_t *err)
+static weft_status_t gather_layout(weft__hier_t *h, weft__msg_t *err)
 {
     h->nblocks = 1;
     h->leads = 0;
@@ -212,7 +212,7 @@ static weft_status_t gather_layout(weft__hier_t *h, weft__topo_err_t *err)
             break;
         }
         if (!(h->gcount[l] = malloc(sizeof(int) * (size_t)n)))
-            return weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory for a hierarchy");
+            return weft__fail(err, WEFT_ERR_NO_MEMORY, "out of memory for a hierarchy");
         MPI_Gather(&h->nblocks, 1, MPI_INT, h->gcount[l], 1, MPI_INT, 0, h->up[l]);
         h->nblocks = 0;
         for (int i = 0; i < n; i++)
@@ -221,7 +221,7 @@ static weft_status_t gather_layout(weft__hier_t *h, weft__topo_err_t *err)
     }
     int *ranks = malloc(sizeof(int) * (size_t)h->nblocks);
     if (!ranks)
-        return weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory for a hierarchy");
+        return weft__fail(err, WEFT_ERR_NO_MEMORY, "out of memory for a hierarchy");
     ranks[0] = h->rank;
     MPI_Datatype block;
     MPI_Type_contiguous(1, MPI_INT, &block);
@@ -230,7 +230,7 @@ static weft_status_t gather_layout(weft__hier_t *h, weft__topo_err_t *err)
     MPI_Type_free(&block);
     if (rc != MPI_SUCCESS) {
         free(ranks);
-        return weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Gatherv failed while building");
+        return weft__fail(err, WEFT_ERR_MPI, "MPI_Gatherv failed while building");
     }
     if (h->rank == 0)
         h->order = ranks;
@@ -239,7 +239,7 @@ static weft_status_t gather_layout(weft__hier_t *h, weft__topo_err_t *err)
     return WEFT_OK;
 }
 
-weft_status_t weft__hier_init(MPI_Comm comm, MPI_Info info, weft__topo_err_t *err)
+weft_status_t weft__hier_init(MPI_Comm comm, MPI_Info info, weft__msg_t *err)
 {
     weft__hier_t *h = calloc(1, sizeof(*h));
     weft_status_t st = WEFT_OK;
@@ -247,7 +247,7 @@ weft_status_t weft__hier_init(MPI_Comm comm, MPI_Info info, weft__topo_err_t *er
     int           fanout[WEFT__HIER_MAX_LEVELS], nfan = 0, has_groups = 0, bad, anybad;
 
     if (!h)
-        return weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory for a hierarchy");
+        return weft__fail(err, WEFT_ERR_NO_MEMORY, "out of memory for a hierarchy");
     h->comm = MPI_COMM_NULL;
     MPI_Comm_rank(comm, &h->rank);
     MPI_Comm_size(comm, &h->size);
@@ -262,12 +262,12 @@ weft_status_t weft__hier_init(MPI_Comm comm, MPI_Info info, weft__topo_err_t *er
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
     if (anybad) {
         hier_free(h);
-        return bad ? st : weft__topo_fail(err, WEFT_ERR_CONFIG, "weft_coll_groups is malformed "
-                                          "on another rank");
+        return bad ? st : weft__fail(err, WEFT_ERR_CONFIG, "weft_coll_groups is malformed "
+                                     "on another rank");
     }
     if (MPI_Comm_dup(comm, &h->comm) != MPI_SUCCESS) {
         hier_free(h);
-        return weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Comm_dup failed");
+        return weft__fail(err, WEFT_ERR_MPI, "MPI_Comm_dup failed");
     }
     st = has_groups ? build_groups(comm, fanout, nfan, h, err) : build_topo(comm, info, h, err);
     /* Levels below the top are split by subsets of ranks: agree on the outcome. */
@@ -281,18 +281,18 @@ weft_status_t weft__hier_init(MPI_Comm comm, MPI_Info info, weft__topo_err_t *er
     }
     if (anybad) {
         hier_free(h);
-        return bad ? st : weft__topo_fail(err, WEFT_ERR_MPI, "building the hierarchy failed on "
-                                          "another rank");
+        return bad ? st : weft__fail(err, WEFT_ERR_MPI, "building the hierarchy failed on "
+                                     "another rank");
     }
     pthread_once(&keyval_once, keyval_create);
     if (keyval == MPI_KEYVAL_INVALID || MPI_Comm_set_attr(comm, keyval, h) != MPI_SUCCESS) {
         hier_free(h);
-        return weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Comm_set_attr failed");
+        return weft__fail(err, WEFT_ERR_MPI, "MPI_Comm_set_attr failed");
     }
     return WEFT_OK;
 }
 
-weft_status_t weft__hier_get(MPI_Comm comm, weft__hier_t **hier, weft__topo_err_t *err)
+weft_status_t weft__hier_get(MPI_Comm comm, weft__hier_t **hier, weft__msg_t *err)
 {
     void         *value;
     int           found = 0;

@@ -16,7 +16,7 @@ static int fail(const char *fn, int cls, const char *fmt, ...)
 
 static int fail(const char *fn, int cls, const char *fmt, ...)
 {
-    char    msg[WEFT__TOPO_ERR_MAX];
+    char    msg[WEFT__MSG_MAX];
     va_list ap;
 
     va_start(ap, fmt);
@@ -46,7 +46,7 @@ static int report(const char *fn, int rc)
 static int check(const char *fn, MPI_Comm comm, int count, MPI_Datatype type, int root,
                  weft__hier_t **h)
 {
-    weft__topo_err_t err;
+    weft__msg_t      err;
     weft_status_t    st;
     int              up = 0, down = 0, inter = 0, size = 0;
 
@@ -85,7 +85,7 @@ static int check_op(const char *fn, MPI_Op op)
 
 int WEFT_Comm_hier_init(MPI_Comm comm, MPI_Info info)
 {
-    weft__topo_err_t err;
+    weft__msg_t      err;
     weft_status_t    st;
     int              rc = check(__func__, comm, 0, MPI_BYTE, NO_ROOT, NULL);
 

@@ -25,7 +25,7 @@ static weft_status_t prepare(const char *fn, weft_team_t team, size_t count, wef
                              int op, int root, weft__hier_t **h, MPI_Comm *comm,
                              MPI_Datatype *mtype)
 {
-    weft__topo_err_t err;
+    weft__msg_t      err;
     weft_status_t    st;
 
     if (WEFT_Team_comm(team, comm) != MPI_SUCCESS)

@@ -48,6 +48,50 @@ weft_status_t weft__ep_connect(weft_ep_t ep, int rank, const char *fn)
     return WEFT_OK;
 }
 
+/* Release ep's row of segment id: the keys unpacked into it and the row. */
+static void tgt_free_row(struct weft__ep *ep, unsigned id)
+{
+    struct weft__tgt *row;
+
+    if (id >= ep->ntgts || (row = ep->tgts[id]) == NULL)
+        return;
+    for (int r = 0; r < ep->nranks; r++)
+        if (row[r].rkey)
+            ucp_rkey_destroy(row[r].rkey);
+    free(row);
+    ep->tgts[id] = NULL;
+}
+
+struct weft__tgt *weft__ep_tgt_slot(struct weft__ep *ep, unsigned id, int rank, const char *fn)
+{
+    if (id >= ep->ntgts) {
+        unsigned n = id + 8;
+        struct weft__tgt **tab = realloc(ep->tgts, n * sizeof(*tab));
+
+        if (tab == NULL) {
+            weft__error(WEFT_ERR_NO_MEMORY, fn, "target table");
+            return NULL;
+        }
+        memset(tab + ep->ntgts, 0, (n - ep->ntgts) * sizeof(*tab));
+        ep->tgts = tab;
+        ep->ntgts = n;
+    }
+    if (ep->tgts[id] == NULL &&
+        (ep->tgts[id] = calloc((size_t)ep->nranks, sizeof(struct weft__tgt))) == NULL) {
+        weft__error(WEFT_ERR_NO_MEMORY, fn, "target table");
+        return NULL;
+    }
+    return &ep->tgts[id][rank];
+}
+
+void weft__ep_tgt_forget(weft_ctx_t ctx, unsigned id)
+{
+    struct weft__ep_layer *L = weft__ep_layer(ctx);
+
+    for (struct weft__ep *ep = L ? L->eps : NULL; ep; ep = ep->next)
+        tgt_free_row(ep, id);
+}
+
 /* Force-close a connection (no message to the peer): UCX completes its
  * outstanding operations with UCS_ERR_CANCELED. */
 static void close_force(weft_ep_t ep, ucp_ep_h uep)
@@ -232,6 +276,44 @@ weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn)
     return st;
 }
 
+/* A pool endpoint belongs to its thread, which completes its operations
+ * (weft_flush) and stops using the context before a segment is freed
+ * (weft.h).  What can be seen from another thread without touching the
+ * endpoint's worker: operations its owner issued through UCX that no
+ * weft_flush has completed since, implicit ones still counted in flight,
+ * a window's flush still outstanding.  A thread that is inside a weft call
+ * right now cannot be seen. */
+static weft_status_t check_pool_eps(weft_ctx_t ctx, const char *fn)
+{
+    struct weft__ep_layer *L = weft__ep_layer(ctx);
+    weft_status_t st = WEFT_OK;
+
+    pthread_mutex_lock(&ctx->lock);
+    for (struct weft__ep *ep = L ? L->eps : NULL; ep && st == WEFT_OK; ep = ep->next)
+        if (ep->pool != NULL && (__atomic_load_n(&ep->ucx_issued, __ATOMIC_ACQUIRE) ||
+                                 __atomic_load_n(&ep->inflight, __ATOMIC_ACQUIRE) ||
+                                 __atomic_load_n(&ep->window_req, __ATOMIC_ACQUIRE)))
+            st = weft__error(WEFT_ERR_BUSY, fn,
+                             "endpoint of pool thread %d has operations that no weft_flush "
+                             "completed: every pool thread flushes its endpoints and stops using "
+                             "the context before a segment is freed", ep->thread);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+weft_status_t weft__ep_quiesce(weft_ctx_t ctx, const char *fn)
+{
+    struct weft__ep_layer *L = weft__ep_layer(ctx);
+    weft_status_t st = check_pool_eps(ctx, fn);
+
+    /* Pool endpoints have nothing outstanding, and their workers are their
+     * threads': the others' operations are completed here. */
+    for (struct weft__ep *ep = L ? L->eps : NULL; st == WEFT_OK && ep; ep = ep->next)
+        if (ep->pool == NULL)
+            st = weft__ep_flush(ep, fn);
+    return st;
+}
+
 /* Checks of weft_flush and weft_progress (and of every call under
  * WEFT_CHECK=1): a usable endpoint, and with check_owner, called by the
  * thread that owns it. */
@@ -338,13 +420,9 @@ static void destroy_ep(struct weft__ep *ep, int force, const char *fn)
             WEFT_ERR_TIMEOUT)
             ucp_request_free(req);
     }
-    for (unsigned i = 0; i < ep->ntgts; i++) {
-        /* keys of segments still alive (freed ones were released then) */
-        for (int r = 0; ep->tgts[i] && r < ep->nranks; r++)
-            if (ep->tgts[i][r].rkey)
-                ucp_rkey_destroy(ep->tgts[i][r].rkey);
-        free(ep->tgts[i]);
-    }
+    /* rows of segments still alive (freed ones were released then) */
+    for (unsigned i = 0; i < ep->ntgts; i++)
+        tgt_free_row(ep, i);
     free(ep->tgts);
     free(ep->peers);
     ep->tgts = NULL;

@@ -1,9 +1,15 @@
 /*
  * ep -- endpoints: a UCX worker plus this endpoint's connections to every
- * peer and the remote keys it has unpacked.  An endpoint is used by one
- * thread at a time and takes no lock of weft's on the fast path.  Also
- * endpoint pools (pool.c): per-thread endpoints on workers and UCX contexts
- * shared as a policy says, and what they cost.  May call runtime and prof.
+ * peer and its target cache (per segment and rank: the connection, the
+ * remote key it has unpacked, the base address and the mapped part).  An
+ * endpoint is used by one thread at a time and takes no lock of weft's on
+ * the fast path.  Also endpoint pools (pool.c): per-thread endpoints on
+ * workers and UCX contexts shared as a policy says, and what they cost.
+ * May call runtime and prof.
+ *
+ * Layout:
+ *   ep.c        endpoints: connection, target cache, progress, waits, teardown
+ *   pool.c      weft_ep_pool_*: policies, workers, what a pool costs
  */
 #ifndef WEFT_EP_H
 #define WEFT_EP_H
@@ -20,7 +26,10 @@
 #define WEFT__NBI_WINDOW      8192
 
 /* Everything a one-sided operation needs about (rank, segment), in one
- * place, so the fast path reads a single entry. */
+ * place, so the fast path reads a single entry.  The entries form the
+ * endpoint's target cache: a row per segment id, an entry per rank, filled
+ * on first use through weft__ep_tgt_slot (by seg) and read through
+ * weft__ep_tgt (by rma). */
 struct weft__tgt {
     ucp_ep_h   ep;     /* this endpoint's connection to rank (UCX path) */
     ucp_rkey_h rkey;   /* rank's key (UCX path), NULL on the direct path */
@@ -35,8 +44,8 @@ struct weft__ep {
     weft_ctx_t          ctx;
     ucp_worker_h        worker;
     ucp_ep_h           *peers;        /* [nranks], connected on first use */
-    struct weft__tgt  **tgts;         /* [segment id][rank], filled on first use */
-    unsigned            ntgts;        /* length of tgts */
+    struct weft__tgt  **tgts;         /* the target cache: [segment id][rank] */
+    unsigned            ntgts;        /* rows of tgts */
     unsigned            check;        /* WEFT_CHECK=1: every operation takes the slow path's
                                        * extra checks (rma.c) */
     unsigned            divert;       /* check, | WEFT__PROF_DIVERT while a trace point is
@@ -113,6 +122,13 @@ void weft__ep_destroy(struct weft__ep *ep, const char *fn);
 /* Complete ep's operations (weft_flush without the checks). */
 weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn);
 
+/* Before what the fast path reads without a lock goes (a segment's target
+ * entries): complete the operations of every endpoint that is not a
+ * pool's, and WEFT_ERR_BUSY, recorded for fn, when a pool endpoint still
+ * has operations that no weft_flush completed (its own thread completes
+ * them).  The caller then agrees with the other ranks. */
+weft_status_t weft__ep_quiesce(weft_ctx_t ctx, const char *fn);
+
 /* The pools' part of teardown: workers and UCX contexts (after every
  * endpoint is destroyed).  In pool.c. */
 void weft__pools_teardown(weft_ctx_t ctx);
@@ -152,6 +168,28 @@ void weft__ep_backpressure(weft_ep_t ep);
 /* Close a window of implicit operations: wait for the previous window's
  * flush, then start one for this window (WEFT__NBI_WINDOW). */
 weft_status_t weft__ep_window(weft_ep_t ep, const char *fn);
+
+/* ep's entry for (segment id, rank), or NULL while it is not filled: the
+ * read of the fast path. */
+static inline const struct weft__tgt *weft__ep_tgt(const struct weft__ep *ep, unsigned id,
+                                                   int rank)
+{
+    const struct weft__tgt *row;
+
+    if (WEFT__UNLIKELY(id >= ep->ntgts || (row = ep->tgts[id]) == NULL || row[rank].base == 0))
+        return NULL;
+    return &row[rank];
+}
+
+/* The entry for (segment id, rank) for the caller to fill, its row made on
+ * first use; NULL, with the error recorded for fn, when memory runs out.
+ * Owner of ep only. */
+struct weft__tgt *weft__ep_tgt_slot(struct weft__ep *ep, unsigned id, int rank, const char *fn);
+
+/* Release every endpoint's row of segment id (the keys it unpacked), when
+ * the segment is freed: the fast path then finds no entry.  Caller holds
+ * ctx->lock, and no operation on the segment is outstanding. */
+void weft__ep_tgt_forget(weft_ctx_t ctx, unsigned id);
 
 /* Account for an implicit operation's request: NULL (done) costs a count
  * of the window, a pending request is counted until its callback runs. */

@@ -1,20 +1,14 @@
-/*
- * rma -- one-sided operations: put, get, atomics, put-with-signal, events.
- * May call seg, ep, runtime, prof.
+/* One-sided operations: the target lookup (a fast form and a complete,
+ * out-of-line one), the dispatch to the direct path or UCX (rma_issue),
+ * the operations themselves, signals and events.
  *
  * Fast path: argument checks are a handful of compares; the target comes
- * from a per-endpoint table entry of (segment, rank), filled on first use
- * by the out-of-line slow paths.  Nothing allocates or locks.
- *
- * Two paths, chosen per target by that entry: a rank of this node whose
- * part is mapped here (seg) is reached by the initiator's own loads and
- * stores -- the direct path, complete when the call returns -- and any
- * other rank through UCX.  Each operation tests the entry's mapped pointer
- * once.  The direct path is ordered for a consumer by release/acquire:
- * the add of a signal is a release, weft_signal_wait_until an acquire, and
- * weft_flush a release fence.
- */
-#include "seg/seg.h"
+ * from the endpoint's target cache (weft__ep_tgt), filled on first use by
+ * the out-of-line slow paths.  Nothing allocates or locks.  The direct
+ * path is ordered for a consumer by release/acquire: the add of a signal
+ * is a release, weft_signal_wait_until an acquire, and weft_flush a
+ * release fence. */
+#include "rma/rma.h"
 #include <weft_ucx.h>
 
 #include <inttypes.h>
@@ -43,20 +37,10 @@ static inline void direct_copy(void *dst, const void *src, size_t n)
     memcpy(dst, src, n);
 }
 
-/* A direct-path transfer of rma_nb and rma_blocking: into the target's
- * bytes for a put (`put` a constant), out of them for a get. */
-static inline void direct_rma(char *local, void *buf, size_t n, const int put)
-{
-    if (put)
-        direct_copy(local, buf, n);
-    else
-        direct_copy(buf, local, n);
-}
-
 static __attribute__((noinline)) weft_status_t
 resolve_slow(weft_ep_t ep, int rank, weft_seg_t seg, const char *fn)
 {
-    if (seg->id >= ep->ntgts || ep->tgts[seg->id] == NULL || ep->tgts[seg->id][rank].base == 0)
+    if (weft__ep_tgt(ep, seg->id, rank) == NULL)
         return weft__seg_fill_target(ep, seg, rank, 0, fn);
     return WEFT_OK;
 }
@@ -110,9 +94,7 @@ resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void
         return weft__error(WEFT_ERR_PEER_FAILED, fn, "rank %d has failed", rank);
     if ((st = resolve_slow(ep, rank, seg, fn)) != WEFT_OK)
         return st;
-    target_of(&ep->tgts[seg->id][rank], off, t);
-    if (t->local == NULL)
-        ep->ucx_issued = 1;  /* weft_flush has UCX work */
+    target_of(weft__ep_tgt(ep, seg->id, rank), off, t);
     return WEFT_OK;
 }
 
@@ -133,12 +115,10 @@ static inline int fast_target_of(weft_ep_t ep, int rank, weft_seg_t seg, size_t 
                        (divert ? __atomic_load_n(&ep->divert, __ATOMIC_RELAXED) : ep->check) ||
                        seg == NULL || seg->live_ctx != ep->ctx ||
                        (unsigned)rank >= (unsigned)ep->nranks || off > seg->size ||
-                       n > seg->size - off || (buf == NULL && n > 0) || seg->id >= ep->ntgts ||
-                       (tg = ep->tgts[seg->id]) == NULL || tg[rank].base == 0))
+                       n > seg->size - off || (buf == NULL && n > 0) ||
+                       (tg = weft__ep_tgt(ep, seg->id, rank)) == NULL))
         return 0;
-    target_of(&tg[rank], off, t);
-    if (t->local == NULL)
-        ep->ucx_issued = 1;  /* weft_flush has UCX work */
+    target_of(tg, off, t);
     return 1;
 }
 
@@ -176,30 +156,183 @@ static inline weft_status_t to_event(weft_ep_t ep, ucs_status_ptr_t sp, weft_eve
     if (WEFT__UNLIKELY((ev) == NULL)) \
         return weft__error(WEFT_ERR_INVALID_ARG, fn, "event pointer is NULL")
 
+/* ---- The dispatch --------------------------------------------------------
+ * Every operation ends here once it has its target: the direct path when
+ * the target's bytes are mapped here (one test of t->local), else UCX.
+ * kind, done and trace are constants at every call, so each operation's
+ * inlined instance keeps its own case only, with no test of them left. */
+
+/* What an operation does at its target. */
+enum rma_kind {
+    RMA_PUT,         /* the n bytes at buf to the target */
+    RMA_GET,         /* the target's n bytes to buf */
+    RMA_ADD,         /* add value to the target's word */
+    RMA_FETCH_ADD,   /* the same, the old word to *reply */
+    RMA_CSWAP,       /* store *reply if the word equals value; the old word to *reply */
+    RMA_PUT_SIGNAL,  /* RMA_PUT, then add value to the word at sig, ordered after the data */
+};
+
+/* When an operation through UCX is complete (the direct path's is when the
+ * call returns). */
+enum rma_done {
+    DONE_IMPLICIT,   /* counted on the endpoint, completed by weft_flush */
+    DONE_EVENT,      /* when the event *ev completes */
+    DONE_BLOCKING,   /* before the call returns; a put visible at the target */
+};
+
+/* An instance's trace points: TRACE_COPY the direct path's copy
+ * (direct_copy) and signal (signal_add), TRACE_POST the UCX post call
+ * (llp_post) and weft's code after it (hlp_post_tail). */
+#define TRACE_COPY 1u
+#define TRACE_POST 2u
+
+/* The operands; each kind reads its own. */
+struct rma_args {
+    void                *buf;    /* PUT, PUT_SIGNAL: the source; GET: the destination */
+    size_t               n;      /* bytes at buf */
+    uint64_t             value;  /* the addend, or CSWAP's compare value */
+    uint64_t            *reply;  /* FETCH_ADD, CSWAP (which reads the new value there) */
+    const struct target *sig;    /* PUT_SIGNAL: the signal word, on the same path */
+    weft_event_t        *ev;     /* DONE_EVENT */
+    int                  rank;   /* DONE_BLOCKING: the target, for WEFT_TIMEOUT_MS */
+};
+
+/* The direct path: the initiator's own loads, stores and atomics. */
+static inline __attribute__((always_inline)) void
+direct_op(const struct target *t, const int kind, const struct rma_args *a, const unsigned trace)
+{
+    uint64_t *word = (uint64_t *)(void *)t->local;
+
+    (void)trace;  /* unused when the points are compiled out */
+    if (kind == RMA_PUT || kind == RMA_GET || kind == RMA_PUT_SIGNAL) {
+        WEFT_PROF_BEGIN_IF(trace & TRACE_COPY, copy, WEFT__PROF_DIRECT_COPY);
+        if (kind == RMA_GET)
+            direct_copy(a->buf, t->local, a->n);
+        else
+            direct_copy(t->local, a->buf, a->n);
+        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
+    }
+    if (kind == RMA_PUT_SIGNAL) {
+        WEFT_PROF_BEGIN_IF(trace & TRACE_COPY, sig, WEFT__PROF_SIGNAL_ADD);
+        /* release: a consumer that acquires the signal sees the data */
+        __atomic_fetch_add((uint64_t *)(void *)a->sig->local, a->value, __ATOMIC_RELEASE);
+        WEFT_PROF_END(sig, WEFT__PROF_SIGNAL_ADD);
+    } else if (kind == RMA_ADD) {
+        __atomic_fetch_add(word, a->value, __ATOMIC_SEQ_CST);
+    } else if (kind == RMA_FETCH_ADD) {
+        *a->reply = __atomic_fetch_add(word, a->value, __ATOMIC_SEQ_CST);
+    } else if (kind == RMA_CSWAP) {
+        /* UCX's convention: compare in value, the new word in *reply,
+         * which receives the old one */
+        uint64_t expected = a->value;
+
+        __atomic_compare_exchange_n(word, &expected, *a->reply, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST);
+        *a->reply = expected;
+    }
+}
+
+/* One UCX operation (any kind but PUT_SIGNAL): post it, then complete it
+ * as `done` says. */
+static inline __attribute__((always_inline)) weft_status_t
+ucx_op(weft_ep_t ep, const struct target *t, const int kind, const int done,
+       const struct rma_args *a, const unsigned trace, const char *fn)
+{
+    ucp_request_param_t p;
+    ucs_status_ptr_t sp;
+    uint64_t operand = a->value;
+    const char *what;
+    weft_status_t st;
+    WEFT_PROF_BEGIN_IF(trace & TRACE_POST, llp, WEFT__PROF_LLP_POST);
+
+    (void)trace;
+    if (kind == RMA_PUT || kind == RMA_GET) {
+        const ucp_request_param_t *prm = done == DONE_IMPLICIT ? &ep->prm_nbi : &ep->prm_nb;
+
+        what = kind == RMA_PUT ? "ucp_put_nbx" : "ucp_get_nbx";
+        sp = kind == RMA_PUT ? ucp_put_nbx(t->ep, a->buf, a->n, t->addr, t->rkey, prm)
+                             : ucp_get_nbx(t->ep, a->buf, a->n, t->addr, t->rkey, prm);
+    } else {
+        if (done == DONE_IMPLICIT) {
+            p = ep->prm_nbi;
+            p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+        } else {
+            p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+            p.reply_buffer = a->reply;
+        }
+        p.datatype = ucp_dt_make_contig(sizeof(uint64_t));
+        what = "ucp_atomic_op_nbx";
+        sp = ucp_atomic_op_nbx(t->ep, kind == RMA_CSWAP ? UCP_ATOMIC_OP_CSWAP : UCP_ATOMIC_OP_ADD,
+                               &operand, 1, t->addr, t->rkey, &p);
+    }
+    WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
+    if (done == DONE_BLOCKING) {
+        st = weft__ep_wait_req(ep, sp, a->rank, fn, what);
+        /* Local completion only frees buf; visibility needs a flush to rank. */
+        if (st == WEFT_OK && kind == RMA_PUT)
+            st = weft__ep_wait_req(ep, ucp_ep_flush_nbx(t->ep, &ep->prm_nb), a->rank, fn,
+                                   "ucp_ep_flush_nbx");
+        return st;
+    }
+    WEFT_PROF_BEGIN_IF(trace & TRACE_POST, tail, WEFT__PROF_HLP_POST_TAIL);
+    st = done == DONE_IMPLICIT ? weft__ep_track(ep, sp, fn, what)
+                               : to_event(ep, sp, a->ev, fn, what);
+    WEFT_PROF_END(tail, WEFT__PROF_HLP_POST_TAIL);
+    return st;
+}
+
+/* A put-with-signal through UCX: the data, a fence, the add, and a flush
+ * that the event waits for. */
+static inline __attribute__((always_inline)) weft_status_t
+ucx_put_signal(weft_ep_t ep, const struct target *t, const struct rma_args *a, const char *fn)
+{
+    weft_status_t st;
+
+    if ((st = ucx_op(ep, t, RMA_PUT, DONE_IMPLICIT, a, 0, fn)) != WEFT_OK)
+        return st;
+    /* The fence orders the add after the data: a consumer that sees the
+     * signal sees the data. */
+    ucp_worker_fence(ep->worker);
+    if ((st = ucx_op(ep, a->sig, RMA_ADD, DONE_IMPLICIT, a, 0, fn)) != WEFT_OK)
+        return st;
+    /* The event completes when both have reached the target. */
+    return to_event(ep, ucp_ep_flush_nbx(t->ep, &ep->prm_nb), a->ev, fn, "ucp_ep_flush_nbx");
+}
+
+/* Issue an operation at its target t, on the path t says. */
+static inline __attribute__((always_inline)) weft_status_t
+rma_issue(weft_ep_t ep, const struct target *t, const int kind, const int done,
+          const unsigned trace, const struct rma_args *a, const char *fn)
+{
+    if (t->local) {
+        direct_op(t, kind, a, trace);
+        /* a blocking put is visible to a consumer that acquires after it */
+        if (kind == RMA_PUT && done == DONE_BLOCKING)
+            atomic_thread_fence(memory_order_release);
+        if (done == DONE_EVENT)
+            *a->ev = WEFT_EVENT_NULL;
+        return WEFT_OK;
+    }
+    ep->ucx_issued = 1;  /* weft_flush has UCX work */
+    if (kind == RMA_PUT_SIGNAL)
+        return ucx_put_signal(ep, t, a, fn);
+    return ucx_op(ep, t, kind, done, a, trace, fn);
+}
+
+/* ---- The operations ----------------------------------------------------- */
+
 static __attribute__((noinline)) weft_status_t
 put_nbi_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src, size_t n)
 {
     struct target t;
-    ucs_status_ptr_t sp;
     WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_POST);
     weft_status_t st = get_target(ep, rank, seg, off, n, src, "weft_put_nbi", &t);
 
     if (st != WEFT_OK)
         return st;
     WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
-    if (t.local) {
-        WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
-        direct_copy(t.local, src, n);
-        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
-        return WEFT_OK;
-    }
-    WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
-    sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi);
-    WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
-    WEFT_PROF_BEGIN(tail, WEFT__PROF_HLP_POST_TAIL);
-    st = weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
-    WEFT_PROF_END(tail, WEFT__PROF_HLP_POST_TAIL);
-    return st;
+    return rma_issue(ep, &t, RMA_PUT, DONE_IMPLICIT, TRACE_COPY | TRACE_POST,
+                     &(struct rma_args){.buf = (void *)src, .n = n}, "weft_put_nbi");
 }
 
 static weft_status_t put_nbi_diverted(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
@@ -217,29 +350,14 @@ put_nbi_body(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
              const int traced)
 {
     struct target t;
-    ucs_status_ptr_t sp;
-    weft_status_t st;
     WEFT_PROF_BEGIN_IF(traced, hlp, WEFT__PROF_HLP_POST);
-
-    (void)traced;  /* unused when the points are compiled out */
 
     if (WEFT__UNLIKELY(!fast_target_of(ep, rank, seg, off, n, src, &t, !traced)))
         return traced ? put_nbi_slow(ep, rank, seg, off, src, n)
                       : put_nbi_diverted(ep, rank, seg, off, src, n);
     WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
-    if (t.local) {
-        WEFT_PROF_BEGIN_IF(traced, copy, WEFT__PROF_DIRECT_COPY);
-        direct_copy(t.local, src, n);
-        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
-        return WEFT_OK;
-    }
-    WEFT_PROF_BEGIN_IF(traced, llp, WEFT__PROF_LLP_POST);
-    sp = ucp_put_nbx(t.ep, src, n, t.addr, t.rkey, &ep->prm_nbi);
-    WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
-    WEFT_PROF_BEGIN_IF(traced, tail, WEFT__PROF_HLP_POST_TAIL);
-    st = weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
-    WEFT_PROF_END(tail, WEFT__PROF_HLP_POST_TAIL);
-    return st;
+    return rma_issue(ep, &t, RMA_PUT, DONE_IMPLICIT, traced ? TRACE_COPY | TRACE_POST : 0,
+                     &(struct rma_args){.buf = (void *)src, .n = n}, "weft_put_nbi");
 }
 
 /* A call off the untraced fast path: traced if a point is selected, else
@@ -266,100 +384,61 @@ weft_status_t weft_get_nbi(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, si
 
     if (WEFT__UNLIKELY(st != WEFT_OK))
         return st;
-    if (t.local) {
-        WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
-        direct_copy(dst, t.local, n);
-        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
-        return WEFT_OK;
-    }
-    return weft__ep_track(ep, ucp_get_nbx(t.ep, dst, n, t.addr, t.rkey, &ep->prm_nbi),
-                          __func__, "ucp_get_nbx");
+    return rma_issue(ep, &t, RMA_GET, DONE_IMPLICIT, TRACE_COPY,
+                     &(struct rma_args){.buf = dst, .n = n}, __func__);
 }
 
-/* The body of weft_put_nb and weft_get_nb.  `put` (a constant) gives the
- * direction: buf is a put's source, which is only read, or a get's
- * destination. */
+/* The body of weft_put_nb and weft_get_nb (kind RMA_PUT or RMA_GET): buf
+ * is a put's source, which is only read, or a get's destination. */
 static inline __attribute__((always_inline)) weft_status_t
 rma_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, void *buf, size_t n,
-       weft_event_t *ev, const int put, const char *fn)
+       weft_event_t *ev, const int kind, const char *fn)
 {
     struct target t;
     weft_status_t st;
-    ucs_status_ptr_t sp;
     WEFT_PROF_BEGIN(hlp, WEFT__PROF_HLP_POST);
 
     CHECK_EV(ev, fn);
     if (WEFT__UNLIKELY((st = get_target(ep, rank, seg, off, n, buf, fn, &t)) != WEFT_OK))
         return st;
     WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
-    if (t.local) {
-        WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
-        direct_rma(t.local, buf, n, put);
-        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
-        *ev = WEFT_EVENT_NULL;
-        return WEFT_OK;
-    }
-    WEFT_PROF_BEGIN(llp, WEFT__PROF_LLP_POST);
-    sp = put ? ucp_put_nbx(t.ep, buf, n, t.addr, t.rkey, &ep->prm_nb)
-             : ucp_get_nbx(t.ep, buf, n, t.addr, t.rkey, &ep->prm_nb);
-    WEFT_PROF_END(llp, WEFT__PROF_LLP_POST);
-    WEFT_PROF_BEGIN(tail, WEFT__PROF_HLP_POST_TAIL);
-    st = to_event(ep, sp, ev, fn, put ? "ucp_put_nbx" : "ucp_get_nbx");
-    WEFT_PROF_END(tail, WEFT__PROF_HLP_POST_TAIL);
-    return st;
+    return rma_issue(ep, &t, kind, DONE_EVENT, TRACE_COPY | TRACE_POST,
+                     &(struct rma_args){.buf = buf, .n = n, .ev = ev}, fn);
 }
 
 weft_status_t weft_put_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
                           const void *src, size_t n, weft_event_t *ev)
 {
-    return rma_nb(ep, rank, seg, off, (void *)src, n, ev, 1, __func__);
+    return rma_nb(ep, rank, seg, off, (void *)src, n, ev, RMA_PUT, __func__);
 }
 
 weft_status_t weft_get_nb(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off,
                           size_t n, weft_event_t *ev)
 {
-    return rma_nb(ep, rank, seg, off, dst, n, ev, 0, __func__);
-}
-
-/* The body of weft_put and weft_get, `put` and buf as for rma_nb. */
-static inline __attribute__((always_inline)) weft_status_t
-rma_blocking(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, void *buf, size_t n,
-             const int put, const char *fn)
-{
-    struct target t;
-    weft_status_t st;
-
-    if ((st = get_target(ep, rank, seg, off, n, buf, fn, &t)) != WEFT_OK)
-        return st;
-    if (t.local) {
-        WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
-        direct_rma(t.local, buf, n, put);
-        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
-        if (put)
-            atomic_thread_fence(memory_order_release);
-        return WEFT_OK;
-    }
-    if (!put)
-        return weft__ep_wait_req(ep, ucp_get_nbx(t.ep, buf, n, t.addr, t.rkey, &ep->prm_nb),
-                                 rank, fn, "ucp_get_nbx");
-    st = weft__ep_wait_req(ep, ucp_put_nbx(t.ep, buf, n, t.addr, t.rkey, &ep->prm_nb), rank, fn,
-                           "ucp_put_nbx");
-    if (st != WEFT_OK)
-        return st;
-    /* Local completion only frees buf; visibility needs a flush to rank. */
-    return weft__ep_wait_req(ep, ucp_ep_flush_nbx(t.ep, &ep->prm_nb), rank, fn,
-                             "ucp_ep_flush_nbx");
+    return rma_nb(ep, rank, seg, off, dst, n, ev, RMA_GET, __func__);
 }
 
 weft_status_t weft_put(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src,
                        size_t n)
 {
-    return rma_blocking(ep, rank, seg, off, (void *)src, n, 1, __func__);
+    struct target t;
+    weft_status_t st = get_target(ep, rank, seg, off, n, src, __func__, &t);
+
+    if (st != WEFT_OK)
+        return st;
+    return rma_issue(ep, &t, RMA_PUT, DONE_BLOCKING, TRACE_COPY,
+                     &(struct rma_args){.buf = (void *)src, .n = n, .rank = rank}, __func__);
 }
 
 weft_status_t weft_get(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off, size_t n)
 {
-    return rma_blocking(ep, rank, seg, off, dst, n, 0, __func__);
+    struct target t;
+    weft_status_t st = get_target(ep, rank, seg, off, n, dst, __func__, &t);
+
+    if (st != WEFT_OK)
+        return st;
+    return rma_issue(ep, &t, RMA_GET, DONE_BLOCKING, TRACE_COPY,
+                     &(struct rma_args){.buf = dst, .n = n, .rank = rank}, __func__);
 }
 
 /* Atomics: 8-byte words at 8-aligned offsets. */
@@ -374,81 +453,37 @@ static weft_status_t atomic_target(weft_ep_t ep, int rank, weft_seg_t seg, size_
     return st;
 }
 
-static weft_status_t atomic_blocking(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
-                                     ucp_atomic_op_t op, uint64_t operand, uint64_t *reply,
-                                     const char *fn)
+/* A fetching atomic (kind RMA_FETCH_ADD or RMA_CSWAP), blocking: *old is
+ * written on success only.  in is what CSWAP stores. */
+static inline __attribute__((always_inline)) weft_status_t
+atomic_fetch(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const int kind,
+             uint64_t value, uint64_t in, uint64_t *old, const char *fn)
 {
     struct target t;
+    uint64_t r = in;
     weft_status_t st;
-    ucp_request_param_t p;
 
-    if (reply == NULL)
+    if (old == NULL)
         return weft__error(WEFT_ERR_INVALID_ARG, fn, "old is NULL");
     if ((st = atomic_target(ep, rank, seg, off, fn, &t)) != WEFT_OK)
         return st;
-    if (t.local) {
-        uint64_t *word = (uint64_t *)(void *)t.local;
-
-        if (op == UCP_ATOMIC_OP_ADD) {
-            *reply = __atomic_fetch_add(word, operand, __ATOMIC_SEQ_CST);
-        } else {
-            /* CSWAP, with UCX's convention: compare in operand, the new
-             * value in *reply, which receives the old one */
-            uint64_t expected = operand;
-
-            __atomic_compare_exchange_n(word, &expected, *reply, 0, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_SEQ_CST);
-            *reply = expected;
-        }
-        return WEFT_OK;
-    }
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
-    p.datatype = ucp_dt_make_contig(sizeof(uint64_t));
-    p.reply_buffer = reply;
-    return weft__ep_wait_req(ep, ucp_atomic_op_nbx(t.ep, op, &operand, 1, t.addr, t.rkey, &p),
-                             rank, fn, "ucp_atomic_op_nbx");
+    st = rma_issue(ep, &t, kind, DONE_BLOCKING, 0,
+                   &(struct rma_args){.value = value, .reply = &r, .rank = rank}, fn);
+    if (st == WEFT_OK)
+        *old = r;
+    return st;
 }
 
 weft_status_t weft_atomic_fetch_add(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
                                     uint64_t value, uint64_t *old)
 {
-    uint64_t r;
-    weft_status_t st = atomic_blocking(ep, rank, seg, off, UCP_ATOMIC_OP_ADD, value,
-                                       old ? &r : NULL, __func__);
-
-    if (st == WEFT_OK)
-        *old = r;
-    return st;
+    return atomic_fetch(ep, rank, seg, off, RMA_FETCH_ADD, value, 0, old, __func__);
 }
 
 weft_status_t weft_atomic_cswap(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
                                 uint64_t compare, uint64_t value, uint64_t *old)
 {
-    /* UCX's CSWAP takes the compare value as operand and the new value in
-     * the reply buffer, which then receives the old value. */
-    uint64_t r = value;
-    weft_status_t st = atomic_blocking(ep, rank, seg, off, UCP_ATOMIC_OP_CSWAP, compare,
-                                       old ? &r : NULL, __func__);
-
-    if (st == WEFT_OK)
-        *old = r;
-    return st;
-}
-
-static weft_status_t add_nbi(weft_ep_t ep, const struct target *t, uint64_t value, const char *fn)
-{
-    ucp_request_param_t p = ep->prm_nbi;
-
-    if (t->local) {
-        __atomic_fetch_add((uint64_t *)(void *)t->local, value, __ATOMIC_SEQ_CST);
-        return WEFT_OK;
-    }
-
-    p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
-    p.datatype = ucp_dt_make_contig(sizeof(uint64_t));
-    return weft__ep_track(ep, ucp_atomic_op_nbx(t->ep, UCP_ATOMIC_OP_ADD, &value, 1, t->addr,
-                                                t->rkey, &p),
-                          fn, "ucp_atomic_op_nbx");
+    return atomic_fetch(ep, rank, seg, off, RMA_CSWAP, compare, value, old, __func__);
 }
 
 weft_status_t weft_atomic_add_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
@@ -457,7 +492,10 @@ weft_status_t weft_atomic_add_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t
     struct target t;
     weft_status_t st = atomic_target(ep, rank, seg, off, __func__, &t);
 
-    return st != WEFT_OK ? st : add_nbi(ep, &t, value, __func__);
+    if (st != WEFT_OK)
+        return st;
+    return rma_issue(ep, &t, RMA_ADD, DONE_IMPLICIT, 0, &(struct rma_args){.value = value},
+                     __func__);
 }
 
 weft_status_t weft_put_signal_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
@@ -475,29 +513,10 @@ weft_status_t weft_put_signal_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t 
     WEFT_PROF_END(hlp, WEFT__PROF_HLP_POST);
     /* Whether a rank is mapped is decided per rank, for every segment of
      * the context alike, so data and signal take the same path. */
-    if (d.local) {
-        WEFT_PROF_BEGIN(copy, WEFT__PROF_DIRECT_COPY);
-        direct_copy(d.local, src, n);
-        WEFT_PROF_END(copy, WEFT__PROF_DIRECT_COPY);
-        {
-            WEFT_PROF_BEGIN(sig, WEFT__PROF_SIGNAL_ADD);
-            /* release: a consumer that acquires the signal sees the data */
-            __atomic_fetch_add((uint64_t *)(void *)s.local, add, __ATOMIC_RELEASE);
-            WEFT_PROF_END(sig, WEFT__PROF_SIGNAL_ADD);
-        }
-        *ev = WEFT_EVENT_NULL;
-        return WEFT_OK;
-    }
-    if ((st = weft__ep_track(ep, ucp_put_nbx(d.ep, src, n, d.addr, d.rkey, &ep->prm_nbi), __func__,
-                             "ucp_put_nbx")) != WEFT_OK)
-        return st;
-    /* The fence orders the add after the data: a consumer that sees the
-     * signal sees the data. */
-    ucp_worker_fence(ep->worker);
-    if ((st = add_nbi(ep, &s, add, __func__)) != WEFT_OK)
-        return st;
-    /* The event completes when both have reached the target. */
-    return to_event(ep, ucp_ep_flush_nbx(d.ep, &ep->prm_nb), ev, __func__, "ucp_ep_flush_nbx");
+    return rma_issue(ep, &d, RMA_PUT_SIGNAL, DONE_EVENT, TRACE_COPY,
+                     &(struct rma_args){.buf = (void *)src, .n = n, .value = add, .sig = &s,
+                                        .ev = ev},
+                     __func__);
 }
 
 weft_status_t weft_signal_wait_until(weft_ep_t ep, weft_seg_t seg, size_t off, uint64_t value,
@@ -634,7 +653,7 @@ weft_status_t weft_ucx_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
     if (t.rkey == NULL) {
         if ((st = weft__seg_fill_target(ep, seg, rank, 1, __func__)) != WEFT_OK)
             return st;
-        target_of(&ep->tgts[seg->id][rank], off, &t);
+        target_of(weft__ep_tgt(ep, seg->id, rank), off, &t);
     }
     ep->ucx_issued = 1;  /* what the caller issues on it, weft_flush completes */
     *uep = t.ep;

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static __thread char last_error[512];
 
@@ -45,6 +46,19 @@ weft_status_t weft__error(weft_status_t st, const char *fn, const char *fmt, ...
     va_start(ap, fmt);
     vsnprintf(last_error + n, sizeof(last_error) - (size_t)n, fmt, ap);
     va_end(ap);
+    return st;
+}
+
+weft_status_t weft__fail(weft__msg_t *err, weft_status_t st, const char *fmt, ...)
+{
+    char    msg[sizeof(err->msg)];
+    va_list ap;
+
+    /* Formatted apart: callers often wrap the previous message. */
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    memcpy(err->msg, msg, sizeof(msg));
     return st;
 }
 

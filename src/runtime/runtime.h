@@ -1,17 +1,30 @@
 /*
- * runtime -- init/finalize, configuration, MPI bootstrap, errors.
+ * runtime -- init/finalize, configuration, MPI bootstrap, errors, peer
+ * failure, and which node each rank is on.
  *
  * Owns the process-wide state of a context: the MPI communicator, the UCX
  * context, the "home" worker whose address peers connect to (incoming
- * operations and active messages are served there), the address table and
- * the optional progress thread.  Calls no other layer.  Upper layers attach
+ * operations and active messages are served there), the address table,
+ * the peer table (who has failed) and the optional progress thread; and
+ * the settings: WEFT_* variables, their parsers and the per-rank list
+ * grammar (settings.h), WEFT_TOPO_NODE and the host name that say which
+ * ranks share a node (node.c).  May call prof.  Upper layers attach
  * their state and cleanup to the context with weft__ctx_layer().
+ *
+ * Layout:
+ *   runtime.c   weft_init, weft_finalize, layers, progress thread, agreement
+ *   config.c    weft_config_t and the parsers of WEFT_* settings
+ *   node.c      per-rank lists, WEFT_TOPO_NODE, a rank's node
+ *   peer.c      peer failure, wait loops, WEFT_TIMEOUT_MS, UCX's configuration
+ *   errors.c    status names, the last error, messages of pure functions
+ *   profile.c   WEFT_PROFILE and WEFT_PROFILE_FILE
  */
 #ifndef WEFT_RUNTIME_H
 #define WEFT_RUNTIME_H
 
 #include <weft.h>
 #include "prof/prof.h"
+#include "runtime/settings.h"
 #include <mpi.h>
 #include <pthread.h>
 #include <ucp/api/ucp.h>
@@ -183,11 +196,8 @@ weft_status_t weft__ucs_error(ucs_status_t s, const char *fn, const char *what);
 weft_status_t weft__profile_start(void);
 weft_status_t weft__profile_finish(int rank);
 
-/* Settings parsers (pure functions, fuzzable). */
-weft_status_t weft__parse_bool(const char *name, const char *s, int *out);
-weft_status_t weft__parse_uint(const char *name, const char *s, unsigned long min,
-                               unsigned long max, unsigned long *out);
-weft_status_t weft__parse_enum(const char *name, const char *s, const char *const *names,
-                               int count, int *out);
+/* This rank's node in ctx: WEFT_TOPO_NODE read at ctx's rank, else the
+ * host (weft__node_name); the error is recorded for fn. */
+weft_status_t weft__ctx_node(weft_ctx_t ctx, char name[WEFT__NODE_NAME_MAX], const char *fn);
 
 #endif

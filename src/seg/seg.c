@@ -13,7 +13,6 @@
  * mapping is populated: no put or get of the direct path pays a first-touch
  * page fault (about 5 us per 4 KiB page here, docs/direct-path.md). */
 #include "seg/seg.h"
-#include "team/team.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,23 +35,8 @@ struct seg_layer {
     /* which ranks share this rank's node, learnt by the first allocation */
     unsigned char    *local;    /* [rank] 1: on this node and WEFT_SHM=1 */
     int               nlocal;   /* such ranks, this one included */
-    char            (*nodes)[WEFT__TOPO_NAME_MAX];  /* [rank] node name */
+    char            (*nodes)[WEFT__NODE_NAME_MAX];  /* [rank] node name */
 };
-
-static void release_keys(weft_ctx_t ctx, struct weft__seg *seg)
-{
-    struct weft__ep_layer *L = weft__ep_layer(ctx);
-
-    for (struct weft__ep *ep = L ? L->eps : NULL; ep; ep = ep->next) {
-        if (seg->id >= ep->ntgts || ep->tgts[seg->id] == NULL)
-            continue;
-        for (int r = 0; r < ep->nranks; r++)
-            if (ep->tgts[seg->id][r].rkey)
-                ucp_rkey_destroy(ep->tgts[seg->id][r].rkey);
-        free(ep->tgts[seg->id]);
-        ep->tgts[seg->id] = NULL;
-    }
-}
 
 /* Unmap the parts of the node's other ranks. */
 static void unmap_peers(weft_ctx_t ctx, struct weft__seg *seg)
@@ -74,7 +58,7 @@ static void unmap_local(weft_ctx_t ctx, struct weft__seg *seg)
 
 static void release_seg(weft_ctx_t ctx, struct weft__seg *seg)
 {
-    release_keys(ctx, seg);
+    weft__ep_tgt_forget(ctx, seg->id);
     unmap_peers(ctx, seg);
     unmap_local(ctx, seg);
     free(seg->bases);
@@ -139,25 +123,12 @@ weft_status_t weft__seg_check_local(weft_ctx_t ctx, const void *buf, size_t n, c
 weft_status_t weft__seg_fill_target(weft_ep_t ep, weft_seg_t seg, int rank, int ucx,
                                     const char *fn)
 {
-    struct weft__tgt *t;
+    struct weft__tgt *t = weft__ep_tgt_slot(ep, seg->id, rank, fn);
     weft_status_t st;
     ucs_status_t s;
 
-    if (seg->id >= ep->ntgts) {
-        unsigned n = seg->id + 8;
-        struct weft__tgt **tab = realloc(ep->tgts, n * sizeof(*tab));
-        if (tab == NULL)
-            return weft__error(WEFT_ERR_NO_MEMORY, fn, "target table");
-        memset(tab + ep->ntgts, 0, (n - ep->ntgts) * sizeof(*tab));
-        ep->tgts = tab;
-        ep->ntgts = n;
-    }
-    if (ep->tgts[seg->id] == NULL) {
-        ep->tgts[seg->id] = calloc((size_t)ep->nranks, sizeof(struct weft__tgt));
-        if (ep->tgts[seg->id] == NULL)
-            return weft__error(WEFT_ERR_NO_MEMORY, fn, "target table");
-    }
-    t = &ep->tgts[seg->id][rank];
+    if (t == NULL)
+        return WEFT_ERR_NO_MEMORY;
     if (seg->mapped[rank] == NULL || ucx) {
         if (ep->peers[rank] == NULL && (st = weft__ep_connect(ep, rank, fn)) != WEFT_OK)
             return st;
@@ -179,17 +150,15 @@ weft_status_t weft__seg_fill_target(weft_ep_t ep, weft_seg_t seg, int rank, int 
 static weft_status_t learn_nodes(weft_ctx_t ctx, struct seg_layer *L)
 {
     struct {
-        char    node[WEFT__TOPO_NAME_MAX];
+        char    node[WEFT__NODE_NAME_MAX];
         int32_t shm;
     } mine, *all = NULL;
-    weft__topo_err_t err;
     int n = ctx->nranks;
-    weft_status_t st = WEFT_OK;
+    weft_status_t st;
 
     memset(&mine, 0, sizeof(mine));
     mine.shm = ctx->cfg.shm != 0;
-    if (weft__topo_node_name(getenv("WEFT_TOPO_NODE"), ctx->rank, n, mine.node, &err) != WEFT_OK)
-        st = weft__error(WEFT_ERR_CONFIG, "weft_seg_alloc", "%s", err.msg);
+    st = weft__ctx_node(ctx, mine.node, "weft_seg_alloc");
     all = malloc(sizeof(*all) * (size_t)n);
     L->local = calloc((size_t)n, 1);
     L->nodes = malloc(sizeof(*L->nodes) * (size_t)n);
@@ -209,7 +178,7 @@ static weft_status_t learn_nodes(weft_ctx_t ctx, struct seg_layer *L)
                              "give every rank the same", ctx->rank, mine.shm, r, all[r].shm);
             goto err_free;
         }
-        memcpy(L->nodes[r], all[r].node, WEFT__TOPO_NAME_MAX);
+        memcpy(L->nodes[r], all[r].node, WEFT__NODE_NAME_MAX);
         L->local[r] = mine.shm && strcmp(all[r].node, mine.node) == 0;
         L->nlocal += L->local[r];
     }
@@ -558,35 +527,8 @@ err_unmap:
     return st;
 }
 
-/* A pool endpoint belongs to its thread, which completes its operations
- * (weft_flush) and stops using the context before a segment is freed
- * (weft.h): freeing releases every endpoint's target entries of the
- * segment, which the fast path reads without a lock.  What can be seen
- * from here without touching the endpoint's worker: operations its owner
- * issued through UCX that no weft_flush has completed since, implicit
- * ones still counted in flight, a window's flush still outstanding.  A
- * thread that is inside a weft call right now cannot be seen. */
-static weft_status_t check_pool_eps(weft_ctx_t ctx, const char *fn)
-{
-    struct weft__ep_layer *EL = weft__ep_layer(ctx);
-    weft_status_t st = WEFT_OK;
-
-    pthread_mutex_lock(&ctx->lock);
-    for (struct weft__ep *ep = EL ? EL->eps : NULL; ep && st == WEFT_OK; ep = ep->next)
-        if (ep->pool != NULL && (__atomic_load_n(&ep->ucx_issued, __ATOMIC_ACQUIRE) ||
-                                 __atomic_load_n(&ep->inflight, __ATOMIC_ACQUIRE) ||
-                                 __atomic_load_n(&ep->window_req, __ATOMIC_ACQUIRE)))
-            st = weft__error(WEFT_ERR_BUSY, fn,
-                             "endpoint of pool thread %d has operations that no weft_flush "
-                             "completed: every pool thread flushes its endpoints and stops using "
-                             "the context before a segment is freed", ep->thread);
-    pthread_mutex_unlock(&ctx->lock);
-    return st;
-}
-
 weft_status_t weft_seg_free(weft_ctx_t ctx, weft_seg_t seg)
 {
-    struct weft__ep_layer *EL;
     weft_status_t st, agreed;
 
     if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
@@ -596,15 +538,9 @@ weft_status_t weft_seg_free(weft_ctx_t ctx, weft_seg_t seg)
     else if (seg->ctx != ctx || seg->state != WEFT__ALIVE)
         st = weft__error(WEFT_ERR_SEG, __func__, "segment %p is already freed or not of this context",
                          (void *)seg);
+    /* freeing releases every endpoint's target entries of the segment */
     if (st == WEFT_OK)
-        st = check_pool_eps(ctx, __func__);
-    /* Complete the operations of the endpoints that are not a pool's (some
-     * may target this segment): pool endpoints have nothing outstanding, and
-     * their workers are their threads'. */
-    EL = weft__ep_layer(ctx);
-    for (struct weft__ep *ep = EL ? EL->eps : NULL; st == WEFT_OK && ep; ep = ep->next)
-        if (ep->pool == NULL)
-            st = weft__ep_flush(ep, __func__);
+        st = weft__ep_quiesce(ctx, __func__);
     /* No rank leaves this agreement before every rank has entered it, its
      * operations complete: then the memory can go. */
     if ((agreed = weft__agree(ctx, st, __func__)) != WEFT_OK)

@@ -3,9 +3,10 @@
  * registered with UCX, whose remote keys and base addresses every rank
  * knows.  Between ranks of one node (same node name) segments are
  * cross-mapped POSIX shared memory, so the direct path of rma can reach a
- * peer's part with loads and stores.  May call ep, runtime, prof, and the
- * team layer's node-name function (the one source of "which ranks share a
- * node"; a pure function of the settings and the host).
+ * peer's part with loads and stores; which ranks share a node is the
+ * runtime's answer (weft__ctx_node).  May call ep (its target cache
+ * through weft__ep_tgt_slot and weft__ep_tgt_forget, weft__ep_quiesce
+ * before a segment goes), runtime, prof.
  */
 #ifndef WEFT_SEG_H
 #define WEFT_SEG_H
@@ -16,7 +17,7 @@ struct weft__seg {
     uint32_t     state;        /* WEFT__ALIVE until weft_seg_free */
     weft_ctx_t   live_ctx;     /* the context while alive, NULL after: one
                                 * compare on the fast path checks both */
-    unsigned     id;           /* index into each endpoint's rkey table */
+    unsigned     id;           /* its row in each endpoint's target cache */
     weft_ctx_t   ctx;
     size_t       size;         /* bytes per rank */
     void        *base;         /* this rank's part */

@@ -46,73 +46,73 @@ void weft__topo_names_free(char **names, int count)
 
 /* Expand pattern[0..len) after the already-built prefix into out. */
 static weft_status_t expand(const char *pattern, size_t len, char *prefix, size_t plen,
-                            names_t *out, weft__topo_err_t *err)
+                            names_t *out, weft__msg_t *err)
 {
     const char *open = memchr(pattern, '[', len);
     size_t      lit = open ? (size_t)(open - pattern) : len;
 
     if (memchr(pattern, ']', lit))
-        return weft__topo_fail(err, WEFT_ERR_CONFIG, "hostlist: ']' without '['");
+        return weft__fail(err, WEFT_ERR_CONFIG, "hostlist: ']' without '['");
     if (plen + lit >= WEFT__TOPO_NAME_MAX)
-        return weft__topo_fail(err, WEFT_ERR_CONFIG, "hostlist: host name longer than %d",
-                               WEFT__TOPO_NAME_MAX - 1);
+        return weft__fail(err, WEFT_ERR_CONFIG, "hostlist: host name longer than %d",
+                          WEFT__TOPO_NAME_MAX - 1);
     memcpy(prefix + plen, pattern, lit);
     plen += lit;
     if (!open) {
         if (plen == 0)
-            return weft__topo_fail(err, WEFT_ERR_CONFIG, "hostlist: empty host name");
+            return weft__fail(err, WEFT_ERR_CONFIG, "hostlist: empty host name");
         if (out->n >= HOSTLIST_MAX_NAMES)
-            return weft__topo_fail(err, WEFT_ERR_CONFIG, "hostlist: more than %d hosts",
-                                   HOSTLIST_MAX_NAMES);
-        return names_push(out, prefix, plen) ? weft__topo_fail(err, WEFT_ERR_NO_MEMORY,
-                                                               "hostlist: out of memory")
+            return weft__fail(err, WEFT_ERR_CONFIG, "hostlist: more than %d hosts",
+                              HOSTLIST_MAX_NAMES);
+        return names_push(out, prefix, plen) ? weft__fail(err, WEFT_ERR_NO_MEMORY,
+                                                          "hostlist: out of memory")
                                              : WEFT_OK;
     }
     const char *close = memchr(open, ']', len - lit);
     if (!close)
-        return weft__topo_fail(err, WEFT_ERR_CONFIG, "hostlist: '[' without ']'");
+        return weft__fail(err, WEFT_ERR_CONFIG, "hostlist: '[' without ']'");
     const char *rest = close + 1;
     size_t      rest_len = len - (size_t)(rest - pattern);
     const char *p = open + 1;
     if (p == close)
-        return weft__topo_fail(err, WEFT_ERR_CONFIG, "hostlist: empty brackets");
+        return weft__fail(err, WEFT_ERR_CONFIG, "hostlist: empty brackets");
     while (p < close) {
         const char   *lo_start = p;
         char         *end;
         unsigned long lo, hi;
         if (!isdigit((unsigned char)*p))
-            return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                   "hostlist: expected a number inside brackets, got '%c'", *p);
+            return weft__fail(err, WEFT_ERR_CONFIG,
+                              "hostlist: expected a number inside brackets, got '%c'", *p);
         errno = 0;
         lo = strtoul(p, &end, 10);
         if (errno)
-            return weft__topo_fail(err, WEFT_ERR_CONFIG, "hostlist: number too large");
+            return weft__fail(err, WEFT_ERR_CONFIG, "hostlist: number too large");
         int width = (int)(end - lo_start);
         hi = lo;
         p = end;
         if (p < close && *p == '-') {
             p++;
             if (!isdigit((unsigned char)*p))
-                return weft__topo_fail(err, WEFT_ERR_CONFIG, "hostlist: range without an end");
+                return weft__fail(err, WEFT_ERR_CONFIG, "hostlist: range without an end");
             errno = 0;
             hi = strtoul(p, &end, 10);
             if (errno)
-                return weft__topo_fail(err, WEFT_ERR_CONFIG, "hostlist: number too large");
+                return weft__fail(err, WEFT_ERR_CONFIG, "hostlist: number too large");
             p = end;
             if (hi < lo)
-                return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                       "hostlist: decreasing range %lu-%lu", lo, hi);
+                return weft__fail(err, WEFT_ERR_CONFIG,
+                                  "hostlist: decreasing range %lu-%lu", lo, hi);
             if (hi - lo >= HOSTLIST_MAX_NAMES)
-                return weft__topo_fail(err, WEFT_ERR_CONFIG, "hostlist: range %lu-%lu too large",
-                                       lo, hi);
+                return weft__fail(err, WEFT_ERR_CONFIG, "hostlist: range %lu-%lu too large",
+                                  lo, hi);
         }
         if (p < close && *p != ',')
-            return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                   "hostlist: unexpected '%c' inside brackets", *p);
+            return weft__fail(err, WEFT_ERR_CONFIG,
+                              "hostlist: unexpected '%c' inside brackets", *p);
         if (p < close)
             p++;
         if (p == close && p[-1] == ',')
-            return weft__topo_fail(err, WEFT_ERR_CONFIG, "hostlist: trailing ',' inside brackets");
+            return weft__fail(err, WEFT_ERR_CONFIG, "hostlist: trailing ',' inside brackets");
         /* Zero padding only when the lower bound is written with it. */
         if (!(width > 1 && *lo_start == '0'))
             width = 1;
@@ -121,8 +121,8 @@ static weft_status_t expand(const char *pattern, size_t len, char *prefix, size_
             int    n = snprintf(num, sizeof(num), "%0*lu", width, v);
             /* A wide zero padding ("[000...01]") does not fit num either. */
             if (n < 0 || (size_t)n >= sizeof(num) || plen + (size_t)n >= WEFT__TOPO_NAME_MAX)
-                return weft__topo_fail(err, WEFT_ERR_CONFIG, "hostlist: host name longer than %d",
-                                       WEFT__TOPO_NAME_MAX - 1);
+                return weft__fail(err, WEFT_ERR_CONFIG, "hostlist: host name longer than %d",
+                                  WEFT__TOPO_NAME_MAX - 1);
             memcpy(prefix + plen, num, (size_t)n);
             weft_status_t st = expand(rest, rest_len, prefix, plen + (size_t)n, out, err);
             if (st != WEFT_OK)
@@ -133,7 +133,7 @@ static weft_status_t expand(const char *pattern, size_t len, char *prefix, size_
 }
 
 weft_status_t weft__topo_hostlist(const char *list, char ***names, int *count,
-                                  weft__topo_err_t *err)
+                                  weft__msg_t *err)
 {
     names_t       out = {0};
     char          prefix[WEFT__TOPO_NAME_MAX];
@@ -141,7 +141,7 @@ weft_status_t weft__topo_hostlist(const char *list, char ***names, int *count,
     const char   *s = list;
 
     if (!list || !*list)
-        return weft__topo_fail(err, WEFT_ERR_CONFIG, "hostlist: empty");
+        return weft__fail(err, WEFT_ERR_CONFIG, "hostlist: empty");
     while (st == WEFT_OK) {
         /* A host ends at a comma outside brackets. */
         size_t len = 0;
@@ -157,9 +157,9 @@ weft_status_t weft__topo_hostlist(const char *list, char ***names, int *count,
                 break;
         }
         if (s[len] && s[len] != ',')
-            st = weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                 "hostlist '%.60s': unexpected '%c' (nested or unbalanced "
-                                 "brackets, or a space)", list, s[len]);
+            st = weft__fail(err, WEFT_ERR_CONFIG,
+                            "hostlist '%.60s': unexpected '%c' (nested or unbalanced "
+                            "brackets, or a space)", list, s[len]);
         else
             st = expand(s, len, prefix, 0, &out, err);
         if (st == WEFT_OK) {

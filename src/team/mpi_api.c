@@ -7,7 +7,7 @@
 #include <weft_mpi.h>
 
 /* Record the message and return the MPI error class of a status (team.h). */
-int weft__topo_mpi_error(const char *fn, weft_status_t st, const weft__topo_err_t *err)
+int weft__topo_mpi_error(const char *fn, weft_status_t st, const weft__msg_t *err)
 {
     weft__error(st, fn, "%s", err->msg);
     switch (st) {
@@ -20,23 +20,23 @@ int weft__topo_mpi_error(const char *fn, weft_status_t st, const weft__topo_err_
 }
 
 /* MPI must be running, and out parameters present. */
-static weft_status_t check_call(const void *out1, const void *out2, weft__topo_err_t *err)
+static weft_status_t check_call(const void *out1, const void *out2, weft__msg_t *err)
 {
     int up = 0, down = 0;
 
     MPI_Initialized(&up);
     MPI_Finalized(&down);
     if (!up || down)
-        return weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "MPI is not initialised");
+        return weft__fail(err, WEFT_ERR_INVALID_ARG, "MPI is not initialised");
     if (!out1 || !out2)
-        return weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "NULL output argument");
+        return weft__fail(err, WEFT_ERR_INVALID_ARG, "NULL output argument");
     return WEFT_OK;
 }
 
 int WEFT_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                          MPI_Comm *newcomm)
 {
-    weft__topo_err_t err;
+    weft__msg_t      err;
     MPI_Comm         nc;
     weft_status_t    st;
 
@@ -53,7 +53,7 @@ int WEFT_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 int WEFT_Comm_hsplit_with_roots(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
                                 MPI_Comm *rootscomm)
 {
-    weft__topo_err_t err;
+    weft__msg_t err;
     MPI_Comm         nc, rc;
     int              rank = 0;
     weft_status_t    st;
@@ -71,12 +71,12 @@ int WEFT_Comm_hsplit_with_roots(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
 
 int WEFT_Comm_get_hlevel_info(MPI_Comm comm, int *num_comms, int *index, const char **type)
 {
-    weft__topo_err_t   err;
+    weft__msg_t        err;
     weft__topo_level_t level;
     weft_status_t      st = check_call(num_comms, index, &err);
 
     if (st == WEFT_OK && !type)
-        st = weft__topo_fail(&err, WEFT_ERR_INVALID_ARG, "NULL output argument");
+        st = weft__fail(&err, WEFT_ERR_INVALID_ARG, "NULL output argument");
     if (st == WEFT_OK)
         st = weft__topo_level(comm, &level, &err);
     if (st != WEFT_OK)
@@ -89,7 +89,7 @@ int WEFT_Comm_get_hlevel_info(MPI_Comm comm, int *num_comms, int *index, const c
 
 int WEFT_Comm_get_min_hlevel(MPI_Comm comm, int nranks, const int *ranks, const char **type)
 {
-    weft__topo_err_t err;
+    weft__msg_t      err;
     const char      *name;
     weft_status_t    st = check_call(type, type, &err);
 

@@ -19,19 +19,19 @@
 #include <string.h>
 
 weft_status_t weft__topo_load(const weft__topo_settings_t *s, const char *node,
-                              hwloc_topology_t *topo, weft__topo_err_t *err)
+                              hwloc_topology_t *topo, weft__msg_t *err)
 {
     hwloc_topology_t t;
 
     if (hwloc_topology_init(&t) != 0)
-        return weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "hwloc_topology_init failed");
+        return weft__fail(err, WEFT_ERR_NO_MEMORY, "hwloc_topology_init failed");
     if (s->synthetic) {
         if (hwloc_topology_set_synthetic(t, s->synthetic) != 0) {
             hwloc_topology_destroy(t);
-            return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                   "WEFT_TOPO_SYNTHETIC '%.120s' is not a valid hwloc synthetic "
-                                   "description (e.g. \"pack:2 [numa] l3:1 l2:2 core:2 pu:1\")",
-                                   s->synthetic);
+            return weft__fail(err, WEFT_ERR_CONFIG,
+                              "WEFT_TOPO_SYNTHETIC '%.120s' is not a valid hwloc synthetic "
+                              "description (e.g. \"pack:2 [numa] l3:1 l2:2 core:2 pu:1\")",
+                              s->synthetic);
         }
     } else if (s->xml) {
         /* "{node}" in the path selects one file per node. */
@@ -42,15 +42,15 @@ weft_status_t weft__topo_load(const weft__topo_settings_t *s, const char *node,
                      : snprintf(path, sizeof(path), "%s", s->xml);
         if (n < 0 || (size_t)n >= sizeof(path) || hwloc_topology_set_xml(t, path) != 0) {
             hwloc_topology_destroy(t);
-            return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                   "WEFT_TOPO_XML '%.200s' cannot be read as an hwloc XML topology",
-                                   path);
+            return weft__fail(err, WEFT_ERR_CONFIG,
+                              "WEFT_TOPO_XML '%.200s' cannot be read as an hwloc XML topology",
+                              path);
         }
     }
     if (hwloc_topology_load(t) != 0) {
         hwloc_topology_destroy(t);
-        return weft__topo_fail(err, WEFT_ERR_CONFIG, "hwloc cannot load the %s topology",
-                               s->synthetic ? "synthetic" : s->xml ? "XML" : "machine's");
+        return weft__fail(err, WEFT_ERR_CONFIG, "hwloc cannot load the %s topology",
+                          s->synthetic ? "synthetic" : s->xml ? "XML" : "machine's");
     }
     *topo = t;
     return WEFT_OK;
@@ -58,27 +58,27 @@ weft_status_t weft__topo_load(const weft__topo_settings_t *s, const char *node,
 
 /* The index-th object of a type, or NULL with a message naming the count. */
 static hwloc_obj_t object_of(hwloc_topology_t topo, hwloc_obj_type_t type, unsigned index,
-                             const char *what, weft__topo_err_t *err)
+                             const char *what, weft__msg_t *err)
 {
     int depth = hwloc_get_type_depth(topo, type);
     if (depth == HWLOC_TYPE_DEPTH_MULTIPLE) {
-        weft__topo_fail(err, WEFT_ERR_CONFIG,
-                        "binding '%s': %s objects sit at several depths of this machine, name "
-                        "another type", what, hwloc_obj_type_string(type));
+        weft__fail(err, WEFT_ERR_CONFIG,
+                   "binding '%s': %s objects sit at several depths of this machine, name "
+                   "another type", what, hwloc_obj_type_string(type));
         return NULL;
     }
     int         count = depth == HWLOC_TYPE_DEPTH_UNKNOWN ? 0 : hwloc_get_nbobjs_by_depth(topo, depth);
     hwloc_obj_t obj = count > 0 ? hwloc_get_obj_by_depth(topo, depth, index) : NULL;
     if (!obj)
-        weft__topo_fail(err, WEFT_ERR_CONFIG,
-                        "binding '%s' is outside the machine: it has %d %s object%s", what, count,
-                        hwloc_obj_type_string(type), count == 1 ? "" : "s");
+        weft__fail(err, WEFT_ERR_CONFIG,
+                   "binding '%s' is outside the machine: it has %d %s object%s", what, count,
+                   hwloc_obj_type_string(type), count == 1 ? "" : "s");
     return obj;
 }
 
 weft_status_t weft__topo_bind_cpuset(hwloc_topology_t topo, const weft__topo_bind_t *bind,
                                      int local_index, int described, hwloc_bitmap_t set,
-                                     weft__topo_err_t *err)
+                                     weft__msg_t *err)
 {
     hwloc_const_bitmap_t all = hwloc_topology_get_topology_cpuset(topo);
     hwloc_obj_t          obj;
@@ -106,28 +106,28 @@ weft_status_t weft__topo_bind_cpuset(hwloc_topology_t topo, const weft__topo_bin
     case WEFT__BIND_MASK:
         hwloc_bitmap_from_ulong(set, (unsigned long)bind->mask);
         if (!hwloc_bitmap_isincluded(set, all))
-            return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                   "binding '%s' is outside the machine (PUs of the machine: "
-                                   "0x%llx)", bind->text,
-                                   (unsigned long long)hwloc_bitmap_to_ulong(all));
+            return weft__fail(err, WEFT_ERR_CONFIG,
+                              "binding '%s' is outside the machine (PUs of the machine: "
+                              "0x%llx)", bind->text,
+                              (unsigned long long)hwloc_bitmap_to_ulong(all));
         return WEFT_OK;
     case WEFT__BIND_RULE:
         if (!(obj = object_of(topo, bind->type, (unsigned)local_index, bind->text, err)))
-            return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                   "rule '%s' needs one object per rank of the node: %.200s",
-                                   bind->text, err->msg);
+            return weft__fail(err, WEFT_ERR_CONFIG,
+                              "rule '%s' needs one object per rank of the node: %.200s",
+                              bind->text, err->msg);
         hwloc_bitmap_copy(set, obj->cpuset);
         return WEFT_OK;
     }
-    return weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "unknown binding kind");
+    return weft__fail(err, WEFT_ERR_INVALID_ARG, "unknown binding kind");
 }
 
 static weft_status_t push(weft__topo_path_t *path, uint64_t id, int64_t order, const char *type,
-                          weft__topo_err_t *err)
+                          weft__msg_t *err)
 {
     if (path->depth == WEFT__TOPO_MAX_DEPTH)
-        return weft__topo_fail(err, WEFT_ERR_TOO_LARGE, "topology deeper than %d levels",
-                               WEFT__TOPO_MAX_DEPTH);
+        return weft__fail(err, WEFT_ERR_TOO_LARGE, "topology deeper than %d levels",
+                          WEFT__TOPO_MAX_DEPTH);
     path->elem[path->depth++] = (weft__topo_elem_t){.id = id, .order = order,
                                                     .type = weft__topo_intern(type)};
     return WEFT_OK;
@@ -136,7 +136,7 @@ static weft_status_t push(weft__topo_path_t *path, uint64_t id, int64_t order, c
 /* Switches from the root of the network down to the node's leaf switch. */
 static weft_status_t push_switches(const weft__topo_net_t *net, const char *node,
                                    weft__topo_path_t *path, int64_t *node_order,
-                                   weft__topo_err_t *err)
+                                   weft__msg_t *err)
 {
     int leaf = -1, chain[WEFT__TOPO_MAX_DEPTH], n = 0;
 
@@ -146,13 +146,13 @@ static weft_status_t push_switches(const weft__topo_net_t *net, const char *node
             *node_order = net->node_position[i];
         }
     if (leaf < 0)
-        return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                               "node '%s' is not listed in topology.conf (every node of the job "
-                               "must be under a switch)", node);
+        return weft__fail(err, WEFT_ERR_CONFIG,
+                          "node '%s' is not listed in topology.conf (every node of the job "
+                          "must be under a switch)", node);
     for (int s = leaf; s >= 0; s = net->switches[s].parent) {
         if (n == WEFT__TOPO_MAX_DEPTH)
-            return weft__topo_fail(err, WEFT_ERR_TOO_LARGE, "switch tree deeper than %d levels",
-                                   WEFT__TOPO_MAX_DEPTH);
+            return weft__fail(err, WEFT_ERR_TOO_LARGE, "switch tree deeper than %d levels",
+                              WEFT__TOPO_MAX_DEPTH);
         chain[n++] = s;
     }
     while (n-- > 0) {
@@ -179,7 +179,7 @@ static hwloc_obj_t child_holding(hwloc_obj_t obj, hwloc_const_bitmap_t binding)
 
 weft_status_t weft__topo_path(const weft__topo_net_t *net, const char *node,
                               hwloc_topology_t topo, hwloc_const_bitmap_t binding,
-                              weft__topo_path_t *path, weft__topo_err_t *err)
+                              weft__topo_path_t *path, weft__msg_t *err)
 {
     weft__topo_path_t p = {0};
     int64_t           node_order = -1;
@@ -187,8 +187,8 @@ weft_status_t weft__topo_path(const weft__topo_net_t *net, const char *node,
     weft_status_t     st;
 
     if (hwloc_bitmap_iszero(binding) || !hwloc_bitmap_isincluded(binding, obj->cpuset))
-        return weft__topo_fail(err, WEFT_ERR_CONFIG, "binding outside the machine of node '%s'",
-                               node);
+        return weft__fail(err, WEFT_ERR_CONFIG, "binding outside the machine of node '%s'",
+                          node);
     st = push(&p, weft__topo_hash_str(0, "cluster"), 0, "Cluster", err);
     if (st == WEFT_OK && net)
         st = push_switches(net, node, &p, &node_order, err);

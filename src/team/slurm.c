@@ -56,7 +56,7 @@ static int find_switch(const weft__topo_net_t *net, const char *name)
 /* Read one "SwitchName=... [Switches=...] [Nodes=...]" line into the next
  * switch slot of net and of pending. */
 static weft_status_t parse_line(char *line, int lineno, weft__topo_net_t *net, pending_t *pending,
-                                weft__topo_err_t *err)
+                                weft__msg_t *err)
 {
     pending_t *p = &pending[net->nswitches];
     int        have_name = 0;
@@ -65,50 +65,50 @@ static weft_status_t parse_line(char *line, int lineno, weft__topo_net_t *net, p
     for (char *tok = strtok_r(line, " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save)) {
         char *eq = strchr(tok, '=');
         if (!eq || eq == tok || !eq[1])
-            return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                   "topology.conf line %d: expected KEY=VALUE, got '%.60s'",
-                                   lineno, tok);
+            return weft__fail(err, WEFT_ERR_CONFIG,
+                              "topology.conf line %d: expected KEY=VALUE, got '%.60s'",
+                              lineno, tok);
         *eq = '\0';
         const char *value = eq + 1;
         weft_status_t st = WEFT_OK;
         if (strcasecmp(tok, "SwitchName") == 0) {
             if (have_name)
-                return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                       "topology.conf line %d: SwitchName given twice", lineno);
+                return weft__fail(err, WEFT_ERR_CONFIG,
+                                  "topology.conf line %d: SwitchName given twice", lineno);
             if (strlen(value) >= WEFT__TOPO_NAME_MAX || strpbrk(value, "[],"))
-                return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                       "topology.conf line %d: SwitchName '%.60s' must be one "
-                                       "name shorter than %d characters", lineno, value,
-                                       WEFT__TOPO_NAME_MAX);
+                return weft__fail(err, WEFT_ERR_CONFIG,
+                                  "topology.conf line %d: SwitchName '%.60s' must be one "
+                                  "name shorter than %d characters", lineno, value,
+                                  WEFT__TOPO_NAME_MAX);
             int other = find_switch(net, value);
             if (other >= 0)
-                return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                       "topology.conf line %d: switch '%s' already defined on "
-                                       "line %d", lineno, value, pending[other].line);
+                return weft__fail(err, WEFT_ERR_CONFIG,
+                                  "topology.conf line %d: switch '%s' already defined on "
+                                  "line %d", lineno, value, pending[other].line);
             snprintf(net->switches[net->nswitches].name, WEFT__TOPO_NAME_MAX, "%s", value);
             have_name = 1;
         } else if (strcasecmp(tok, "Switches") == 0) {
             if (p->switches)
-                return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                       "topology.conf line %d: Switches given twice", lineno);
+                return weft__fail(err, WEFT_ERR_CONFIG,
+                                  "topology.conf line %d: Switches given twice", lineno);
             st = weft__topo_hostlist(value, &p->switches, &p->nswitches, err);
         } else if (strcasecmp(tok, "Nodes") == 0) {
             if (p->nodes)
-                return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                       "topology.conf line %d: Nodes given twice", lineno);
+                return weft__fail(err, WEFT_ERR_CONFIG,
+                                  "topology.conf line %d: Nodes given twice", lineno);
             st = weft__topo_hostlist(value, &p->nodes, &p->nnodes, err);
         } else if (strcasecmp(tok, "LinkSpeed") != 0) {
-            return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                   "topology.conf line %d: unknown key '%.40s' (expected "
-                                   "SwitchName, Switches, Nodes, LinkSpeed)", lineno, tok);
+            return weft__fail(err, WEFT_ERR_CONFIG,
+                              "topology.conf line %d: unknown key '%.40s' (expected "
+                              "SwitchName, Switches, Nodes, LinkSpeed)", lineno, tok);
         }
         if (st != WEFT_OK)
-            return weft__topo_fail(err, st, "topology.conf line %d: %s: %.200s", lineno, tok,
-                                   err->msg);
+            return weft__fail(err, st, "topology.conf line %d: %s: %.200s", lineno, tok,
+                              err->msg);
     }
     if (!have_name)
-        return weft__topo_fail(err, WEFT_ERR_CONFIG, "topology.conf line %d: no SwitchName",
-                               lineno);
+        return weft__fail(err, WEFT_ERR_CONFIG, "topology.conf line %d: no SwitchName",
+                          lineno);
     p->line = lineno;
     net->switches[net->nswitches].parent = -1;
     net->nswitches++;
@@ -146,29 +146,29 @@ static int by_name(const void *a, const void *b)
 
 /* Each node under one switch.  Sorted, duplicates are neighbours: a
  * pairwise check took minutes on files with 10^5 nodes. */
-static weft_status_t check_nodes_unique(const weft__topo_net_t *net, weft__topo_err_t *err)
+static weft_status_t check_nodes_unique(const weft__topo_net_t *net, weft__msg_t *err)
 {
     node_ref_t   *refs = malloc((size_t)net->nnodes * sizeof(*refs) + 1);
     weft_status_t st = WEFT_OK;
 
     if (!refs)
-        return weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "topology.conf: out of memory");
+        return weft__fail(err, WEFT_ERR_NO_MEMORY, "topology.conf: out of memory");
     for (int i = 0; i < net->nnodes; i++)
         refs[i] = (node_ref_t){net->nodes[i], i};
     qsort(refs, (size_t)net->nnodes, sizeof(*refs), by_name);
     for (int i = 1; i < net->nnodes && st == WEFT_OK; i++)
         if (strcmp(refs[i - 1].name, refs[i].name) == 0)
-            st = weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                 "topology.conf: node '%s' listed twice (switch '%s' and switch "
-                                 "'%s')", refs[i].name,
-                                 net->switches[net->node_switch[refs[i - 1].node]].name,
-                                 net->switches[net->node_switch[refs[i].node]].name);
+            st = weft__fail(err, WEFT_ERR_CONFIG,
+                            "topology.conf: node '%s' listed twice (switch '%s' and switch "
+                            "'%s')", refs[i].name,
+                            net->switches[net->node_switch[refs[i - 1].node]].name,
+                            net->switches[net->node_switch[refs[i].node]].name);
     free(refs);
     return st;
 }
 
 /* Link parents, check the forest, place the nodes. */
-static weft_status_t link_tree(weft__topo_net_t *net, pending_t *p, weft__topo_err_t *err)
+static weft_status_t link_tree(weft__topo_net_t *net, pending_t *p, weft__msg_t *err)
 {
     int total_nodes = 0, top = 0;
 
@@ -176,16 +176,16 @@ static weft_status_t link_tree(weft__topo_net_t *net, pending_t *p, weft__topo_e
         for (int c = 0; c < p[i].nswitches; c++) {
             int child = find_switch(net, p[i].switches[c]);
             if (child < 0)
-                return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                       "topology.conf line %d: switch '%s' lists unknown switch "
-                                       "'%s'", p[i].line, net->switches[i].name,
-                                       p[i].switches[c]);
+                return weft__fail(err, WEFT_ERR_CONFIG,
+                                  "topology.conf line %d: switch '%s' lists unknown switch "
+                                  "'%s'", p[i].line, net->switches[i].name,
+                                  p[i].switches[c]);
             if (net->switches[child].parent >= 0)
-                return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                       "topology.conf: switch '%s' has two parents ('%s' and "
-                                       "'%s')", p[i].switches[c],
-                                       net->switches[net->switches[child].parent].name,
-                                       net->switches[i].name);
+                return weft__fail(err, WEFT_ERR_CONFIG,
+                                  "topology.conf: switch '%s' has two parents ('%s' and "
+                                  "'%s')", p[i].switches[c],
+                                  net->switches[net->switches[child].parent].name,
+                                  net->switches[i].name);
             net->switches[child].parent = i;
             net->switches[child].position = c;
         }
@@ -196,9 +196,9 @@ static weft_status_t link_tree(weft__topo_net_t *net, pending_t *p, weft__topo_e
         int steps = 0;
         for (int s = i; s >= 0; s = net->switches[s].parent)
             if (++steps > net->nswitches)
-                return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                                       "topology.conf: switch '%s' is in a cycle",
-                                       net->switches[i].name);
+                return weft__fail(err, WEFT_ERR_CONFIG,
+                                  "topology.conf: switch '%s' is in a cycle",
+                                  net->switches[i].name);
         if (net->switches[i].parent < 0)
             net->switches[i].position = top++;
     }
@@ -209,7 +209,7 @@ static weft_status_t link_tree(weft__topo_net_t *net, pending_t *p, weft__topo_e
     net->node_switch = calloc((size_t)total_nodes + 1, sizeof(int));
     net->node_position = calloc((size_t)total_nodes + 1, sizeof(int));
     if (!net->nodes || !net->node_switch || !net->node_position)
-        return weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "topology.conf: out of memory");
+        return weft__fail(err, WEFT_ERR_NO_MEMORY, "topology.conf: out of memory");
     for (int i = 0; i < net->nswitches; i++) {
         for (int k = 0; k < p[i].nnodes; k++) {
             /* The name moves from the pending list to the tree. */
@@ -224,7 +224,7 @@ static weft_status_t link_tree(weft__topo_net_t *net, pending_t *p, weft__topo_e
 }
 
 weft_status_t weft__topo_slurm_parse(const char *text, weft__topo_net_t *net,
-                                     weft__topo_err_t *err)
+                                     weft__msg_t *err)
 {
     weft__topo_net_t t = {0};
     pending_t       *p = NULL;
@@ -233,13 +233,13 @@ weft_status_t weft__topo_slurm_parse(const char *text, weft__topo_net_t *net,
     weft_status_t    st = WEFT_OK;
 
     if (!copy)
-        return weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "topology.conf: out of memory");
+        return weft__fail(err, WEFT_ERR_NO_MEMORY, "topology.conf: out of memory");
     for (const char *c = text; *c; c++)
         lines += *c == '\n';
     t.switches = calloc((size_t)lines, sizeof(*t.switches));
     p = calloc((size_t)lines, sizeof(*p));
     if (!t.switches || !p) {
-        st = weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "topology.conf: out of memory");
+        st = weft__fail(err, WEFT_ERR_NO_MEMORY, "topology.conf: out of memory");
         goto out_free_copy;
     }
     for (char *line = copy, *next; line && st == WEFT_OK; line = next) {
@@ -257,7 +257,7 @@ weft_status_t weft__topo_slurm_parse(const char *text, weft__topo_net_t *net,
             st = parse_line(s, lineno, &t, p, err);
     }
     if (st == WEFT_OK && t.nswitches == 0)
-        st = weft__topo_fail(err, WEFT_ERR_CONFIG, "topology.conf: no switch defined");
+        st = weft__fail(err, WEFT_ERR_CONFIG, "topology.conf: no switch defined");
     if (st == WEFT_OK)
         st = link_tree(&t, p, err);
     if (st == WEFT_OK)
@@ -271,7 +271,7 @@ out_free_copy:
 }
 
 weft_status_t weft__topo_slurm_load(const char *path, weft__topo_net_t *net,
-                                    weft__topo_err_t *err)
+                                    weft__msg_t *err)
 {
     FILE         *f = fopen(path, "r");
     char         *text = NULL;
@@ -279,11 +279,11 @@ weft_status_t weft__topo_slurm_load(const char *path, weft__topo_net_t *net,
     weft_status_t st;
 
     if (!f)
-        return weft__topo_fail(err, WEFT_ERR_CONFIG, "cannot open topology.conf '%.200s'", path);
+        return weft__fail(err, WEFT_ERR_CONFIG, "cannot open topology.conf '%.200s'", path);
     FILE *mem = open_memstream(&text, &len);
     if (!mem) {
         fclose(f);
-        return weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "topology.conf: out of memory");
+        return weft__fail(err, WEFT_ERR_NO_MEMORY, "topology.conf: out of memory");
     }
     char   buf[4096];
     size_t n;

@@ -40,7 +40,7 @@ typedef struct {
 static const char *const info_keys[] = {"weft_topo_synthetic", "weft_topo_xml", "weft_topo_bind",
                                         "weft_topo_node", "weft_topo_slurm_conf"};
 static const char *const env_names[] = {"WEFT_TOPO_SYNTHETIC", "WEFT_TOPO_XML", "WEFT_TOPO_BIND",
-                                        "WEFT_TOPO_NODE", "WEFT_TOPO_SLURM_CONF"};
+                                        WEFT__NODE_ENV, "WEFT_TOPO_SLURM_CONF"};
 #define NSETTINGS 5
 
 /* ---- the attribute --------------------------------------------------------- */
@@ -85,17 +85,17 @@ static topo_attr_t *attr_get(MPI_Comm comm)
     return found ? value : NULL;
 }
 
-static weft_status_t attr_set(MPI_Comm comm, const topo_attr_t *attr, weft__topo_err_t *err)
+static weft_status_t attr_set(MPI_Comm comm, const topo_attr_t *attr, weft__msg_t *err)
 {
     topo_attr_t *copy = malloc(sizeof(*copy));
 
     if (!copy)
-        return weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory");
+        return weft__fail(err, WEFT_ERR_NO_MEMORY, "out of memory");
     *copy = *attr;
     pthread_once(&keyval_once, keyval_create);
     if (keyval == MPI_KEYVAL_INVALID || MPI_Comm_set_attr(comm, keyval, copy) != MPI_SUCCESS) {
         free(copy);
-        return weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Comm_set_attr failed");
+        return weft__fail(err, WEFT_ERR_MPI, "MPI_Comm_set_attr failed");
     }
     return WEFT_OK;
 }
@@ -110,7 +110,7 @@ enum { SET_SYNTHETIC, SET_XML, SET_BIND, SET_NODE, SET_SLURM_CONF };
  * than inherited, and *from_env which came from the environment (a bit
  * per slot). */
 static weft_status_t settings_get(MPI_Info info, weft__topo_settings_t *s, int *from_info,
-                                  unsigned *from_env, weft__topo_err_t *err)
+                                  unsigned *from_env, weft__msg_t *err)
 {
     char **slot[NSETTINGS] = {&s->synthetic, &s->xml, &s->bind, &s->node, &s->slurm_conf};
     int    nomem = 0;
@@ -140,12 +140,12 @@ static weft_status_t settings_get(MPI_Info info, weft__topo_settings_t *s, int *
     }
     if (nomem) {
         weft__topo_settings_free(s);
-        return weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory for the settings");
+        return weft__fail(err, WEFT_ERR_NO_MEMORY, "out of memory for the settings");
     }
     if (s->synthetic && s->xml) {
         weft__topo_settings_free(s);
-        return weft__topo_fail(err, WEFT_ERR_CONFIG,
-                               "WEFT_TOPO_SYNTHETIC and WEFT_TOPO_XML are both set: give one");
+        return weft__fail(err, WEFT_ERR_CONFIG,
+                          "WEFT_TOPO_SYNTHETIC and WEFT_TOPO_XML are both set: give one");
     }
     return WEFT_OK;
 }
@@ -164,7 +164,7 @@ static uint64_t settings_hash(const weft__topo_settings_t *s)
 
 typedef struct {
     int  status;
-    char msg[WEFT__TOPO_ERR_MAX];
+    char msg[WEFT__MSG_MAX];
 } failure_t;
 
 #define SIGN_BIT (UINT64_C(1) << 63)
@@ -173,7 +173,7 @@ typedef struct {
  * rank's failure (its rank, or UINT64_MAX when st is WEFT_OK).  Returns the
  * first failing rank's status and message on every rank. */
 static weft_status_t agree(MPI_Comm comm, weft_status_t st, uint64_t *vals, int n,
-                           weft__topo_err_t *err)
+                           weft__msg_t *err)
 {
     int       rank;
     failure_t f;
@@ -189,13 +189,13 @@ static weft_status_t agree(MPI_Comm comm, weft_status_t st, uint64_t *vals, int 
     for (int i = 0; i < n; i++)
         vals[i] ^= SIGN_BIT;
     if (rc != MPI_SUCCESS)
-        return weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Allreduce failed");
+        return weft__fail(err, WEFT_ERR_MPI, "MPI_Allreduce failed");
     if (vals[0] == UINT64_MAX)
         return WEFT_OK;
     f.status = st;
     memcpy(f.msg, err->msg, sizeof(f.msg));
     if (MPI_Bcast(&f, sizeof(f), MPI_BYTE, (int)vals[0], comm) != MPI_SUCCESS)
-        return weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Bcast failed");
+        return weft__fail(err, WEFT_ERR_MPI, "MPI_Bcast failed");
     memcpy(err->msg, f.msg, sizeof(f.msg));
     return (weft_status_t)f.status;
 }
@@ -211,14 +211,14 @@ static int differs(const uint64_t *vals, int i, int j)
 /* This rank's position among the ranks of comm on the same node; all has
  * room for every rank's node name. */
 static weft_status_t local_index(MPI_Comm comm, const char node[WEFT__TOPO_NAME_MAX], char *all,
-                                 int *index, weft__topo_err_t *err)
+                                 int *index, weft__msg_t *err)
 {
     int rank, n = 0;
 
     MPI_Comm_rank(comm, &rank);
     if (MPI_Allgather(node, WEFT__TOPO_NAME_MAX, MPI_CHAR, all, WEFT__TOPO_NAME_MAX, MPI_CHAR,
                       comm) != MPI_SUCCESS)
-        return weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Allgather failed");
+        return weft__fail(err, WEFT_ERR_MPI, "MPI_Allgather failed");
     for (int r = 0; r < rank; r++)
         n += strncmp(all + (size_t)r * WEFT__TOPO_NAME_MAX, node, WEFT__TOPO_NAME_MAX) == 0;
     *index = n;
@@ -228,7 +228,7 @@ static weft_status_t local_index(MPI_Comm comm, const char node[WEFT__TOPO_NAME_
 /* The local (no MPI) part: topology, binding, network, path. */
 static weft_status_t path_from(const weft__topo_settings_t *s, const weft__topo_bind_t *bind,
                                const char *node, int index, weft__topo_path_t *path,
-                               weft__topo_err_t *err)
+                               weft__msg_t *err)
 {
     weft__topo_net_t  net = {0};
     hwloc_topology_t  topo;
@@ -240,7 +240,7 @@ static weft_status_t path_from(const weft__topo_settings_t *s, const weft__topo_
     if ((st = weft__topo_load(s, node, &topo, err)) != WEFT_OK)
         goto out_free_net;
     if (!(set = hwloc_bitmap_alloc())) {
-        st = weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory");
+        st = weft__fail(err, WEFT_ERR_NO_MEMORY, "out of memory");
         goto out_destroy_topo;
     }
     st = weft__topo_bind_cpuset(topo, bind, index, s->synthetic || s->xml, set, err);
@@ -252,19 +252,6 @@ out_destroy_topo:
 out_free_net:
     weft__topo_net_free(&net);
     return st;
-}
-
-weft_status_t weft__topo_node_name(const char *spec, int rank, int nranks,
-                                   char name[WEFT__TOPO_NAME_MAX], weft__topo_err_t *err)
-{
-    char host[MPI_MAX_PROCESSOR_NAME];
-    int  len;
-
-    if (spec)
-        return weft__topo_parse_node(spec, rank, nranks, name, err);
-    MPI_Get_processor_name(host, &len);
-    snprintf(name, WEFT__TOPO_NAME_MAX, "%.*s", WEFT__TOPO_NAME_MAX - 1, host);
-    return WEFT_OK;
 }
 
 /* Build this rank's path over comm.  Collective, also when st (the
@@ -282,7 +269,7 @@ weft_status_t weft__topo_node_name(const char *spec, int rank, int nranks,
  * not known beyond it without a collective over the job). */
 static weft_status_t path_build(MPI_Comm comm, const weft__topo_settings_t *s, unsigned from_env,
                                 weft_status_t st, weft__topo_path_t *path, uint64_t *jobsig,
-                                weft__topo_err_t *err)
+                                weft__msg_t *err)
 {
     weft__topo_bind_t bind = {0};
     char              node[WEFT__TOPO_NAME_MAX] = "";
@@ -299,26 +286,25 @@ static weft_status_t path_build(MPI_Comm comm, const weft__topo_settings_t *s, u
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     *jobsig = settings_hash(s);
     if (st == WEFT_OK)
-        st = weft__topo_node_name(s->node, node_job ? wrank : rank, node_job ? wsize : size, node,
-                                  err);
+        st = weft__node_name(s->node, node_job ? wrank : rank, node_job ? wsize : size, node, err);
     if (st == WEFT_OK)
         st = weft__topo_parse_bind(s->bind, bind_job ? wrank : rank, bind_job ? wsize : size,
                                    &bind, err);
     if (st == WEFT_OK && bind.kind == WEFT__BIND_RULE && node_job)
-        st = weft__topo_parse_node_index(s->node, wrank, wsize, node, &index, err);
+        st = weft__node_parse(s->node, wrank, wsize, node, &index, err);
     /* A rule's index counted over comm takes a gather, whose buffer is
      * allocated before the agreement. */
     by_comm = st == WEFT_OK && bind.kind == WEFT__BIND_RULE && !node_job;
     if (by_comm && !(names = malloc((size_t)size * WEFT__TOPO_NAME_MAX)))
-        st = weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory for the node names");
+        st = weft__fail(err, WEFT_ERR_NO_MEMORY, "out of memory for the node names");
     /* Everyone must take the same collective path from here on. */
     vals[1] = *jobsig;
     vals[2] = ~*jobsig;
     st = agree(comm, st, vals, 3, err);
     if (st == WEFT_OK && differs(vals, 1, 2))
-        st = weft__topo_fail(err, WEFT_ERR_INVALID_ARG,
-                             "the topology settings (WEFT_TOPO_* variables or weft_topo_* "
-                             "info keys) differ across ranks: give every rank the same");
+        st = weft__fail(err, WEFT_ERR_INVALID_ARG,
+                        "the topology settings (WEFT_TOPO_* variables or weft_topo_* "
+                        "info keys) differ across ranks: give every rank the same");
     if (st == WEFT_OK && by_comm)
         st = local_index(comm, node, names, &index, err);
     free(names);
@@ -326,7 +312,7 @@ static weft_status_t path_build(MPI_Comm comm, const weft__topo_settings_t *s, u
         return st;
     st = path_from(s, &bind, node, index, path, err);
     if (st != WEFT_OK)
-        return weft__topo_fail(err, st, "rank %d (node %s): %.250s", rank, node, err->msg);
+        return weft__fail(err, st, "rank %d (node %s): %.250s", rank, node, err->msg);
     return WEFT_OK;
 }
 
@@ -334,7 +320,7 @@ static weft_status_t path_build(MPI_Comm comm, const weft__topo_settings_t *s, u
  * carries settings.  Collective when built, also when the settings could
  * not be read (whether it is built is the same on every rank). */
 static weft_status_t path_of(MPI_Comm comm, MPI_Info info, weft__topo_path_t *path,
-                             uint64_t *jobsig, weft__topo_err_t *err)
+                             uint64_t *jobsig, weft__msg_t *err)
 {
     weft__topo_settings_t s;
     int                   from_info;
@@ -383,7 +369,7 @@ static int by_position(const void *a, const void *b)
  * child is its color and its communicator's index.  all and kids have room
  * for 2 values and a child per rank of parent. */
 static weft_status_t number_children(MPI_Comm parent, const weft__topo_elem_t *mine, int64_t *all,
-                                     child_t *kids, int *color, int *num, weft__topo_err_t *err)
+                                     child_t *kids, int *color, int *num, weft__msg_t *err)
 {
     int     size;
     int64_t sent[2] = {mine ? (int64_t)mine->id : 0, mine ? mine->order : 0};
@@ -391,7 +377,7 @@ static weft_status_t number_children(MPI_Comm parent, const weft__topo_elem_t *m
 
     MPI_Comm_size(parent, &size);
     if (MPI_Allgather(sent, 2, MPI_INT64_T, all, 2, MPI_INT64_T, parent) != MPI_SUCCESS)
-        return weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Allgather failed");
+        return weft__fail(err, WEFT_ERR_MPI, "MPI_Allgather failed");
     for (int r = 0; r < size; r++)
         if (all[2 * r] != 0)
             kids[n++] = (child_t){.id = (uint64_t)all[2 * r], .order = all[2 * r + 1], .first = r};
@@ -427,20 +413,20 @@ static void level_info_set(MPI_Comm comm, const weft__topo_level_t *level)
     MPI_Info_free(&info);
 }
 
-static weft_status_t check_comm(MPI_Comm comm, weft__topo_err_t *err)
+static weft_status_t check_comm(MPI_Comm comm, weft__msg_t *err)
 {
     int inter;
 
     if (comm == MPI_COMM_NULL)
-        return weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "communicator is MPI_COMM_NULL");
+        return weft__fail(err, WEFT_ERR_INVALID_ARG, "communicator is MPI_COMM_NULL");
     if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
-        return weft__topo_fail(err, WEFT_ERR_INVALID_ARG,
-                               "an intercommunicator has no hardware hierarchy");
+        return weft__fail(err, WEFT_ERR_INVALID_ARG,
+                          "an intercommunicator has no hardware hierarchy");
     return WEFT_OK;
 }
 
 weft_status_t weft__topo_split(MPI_Comm parent, MPI_Info info, int key, MPI_Comm *newcomm,
-                               MPI_Comm *roots, weft__topo_err_t *err)
+                               MPI_Comm *roots, weft__msg_t *err)
 {
     enum { HEAD = 3, D = WEFT__TOPO_MAX_DEPTH };
     topo_attr_t              attr = {0};
@@ -461,7 +447,7 @@ weft_status_t weft__topo_split(MPI_Comm parent, MPI_Info info, int key, MPI_Comm
     all = malloc((size_t)psize * 2 * sizeof(*all));
     kids = malloc((size_t)psize * sizeof(*kids));
     if (st == WEFT_OK && (!all || !kids))
-        st = weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory for the children");
+        st = weft__fail(err, WEFT_ERR_NO_MEMORY, "out of memory for the children");
 
     /* Agree on status, settings and paths at once.  An absent level reduces
      * to 0 in one slot and to all-ones in its complement, never equal. */
@@ -474,14 +460,14 @@ weft_status_t weft__topo_split(MPI_Comm parent, MPI_Info info, int key, MPI_Comm
     }
     st = agree(parent, st, vals, HEAD + 2 * D, err);
     if (st == WEFT_OK && differs(vals, 1, 2))
-        st = weft__topo_fail(err, WEFT_ERR_INVALID_ARG,
-                             "the ranks of this communicator were described with different "
-                             "topology settings: give every rank the same");
+        st = weft__fail(err, WEFT_ERR_INVALID_ARG,
+                        "the ranks of this communicator were described with different "
+                        "topology settings: give every rank the same");
     for (k = 0; k < D && vals[HEAD + k] != 0 && !differs(vals, HEAD + k, HEAD + D + k); k++)
         ;
     /* k objects are common: the ancestor is elem[k-1], the child elem[k]. */
     if (st == WEFT_OK && k == 0)
-        st = weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "the ranks share no root object");
+        st = weft__fail(err, WEFT_ERR_INVALID_ARG, "the ranks share no root object");
     if (st == WEFT_OK && attr.path.depth > k)
         child = &attr.path.elem[k];
     if (st == WEFT_OK)
@@ -495,7 +481,7 @@ weft_status_t weft__topo_split(MPI_Comm parent, MPI_Info info, int key, MPI_Comm
      * leave the others in a roots split, or holding communicators it
      * freed. */
     if (MPI_Comm_split(parent, color, key, &nc) != MPI_SUCCESS)
-        st = weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Comm_split failed");
+        st = weft__fail(err, WEFT_ERR_MPI, "MPI_Comm_split failed");
     if (st == WEFT_OK && nc != MPI_COMM_NULL) {
         attr.has_level = 1;
         attr.level = (weft__topo_level_t){.num_comms = num, .index = color, .type = child->type};
@@ -511,7 +497,7 @@ weft_status_t weft__topo_split(MPI_Comm parent, MPI_Info info, int key, MPI_Comm
         int64_t anc = attr.path.elem[k - 1].order;
         int rcolor = newrank == 0 ? (int)(anc > 0 && anc < INT_MAX ? anc : 0) : MPI_UNDEFINED;
         if (MPI_Comm_split(parent, rcolor, prank, &rc) != MPI_SUCCESS && st == WEFT_OK)
-            st = weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Comm_split failed");
+            st = weft__fail(err, WEFT_ERR_MPI, "MPI_Comm_split failed");
         attr.has_level = 0;
         if (st == WEFT_OK && rc != MPI_COMM_NULL)
             st = attr_set(rc, &attr, err);
@@ -530,7 +516,7 @@ weft_status_t weft__topo_split(MPI_Comm parent, MPI_Info info, int key, MPI_Comm
     return WEFT_OK;
 }
 
-weft_status_t weft__topo_level(MPI_Comm comm, weft__topo_level_t *level, weft__topo_err_t *err)
+weft_status_t weft__topo_level(MPI_Comm comm, weft__topo_level_t *level, weft__msg_t *err)
 {
     topo_attr_t  *attr;
     weft_status_t st = check_comm(comm, err);
@@ -539,16 +525,16 @@ weft_status_t weft__topo_level(MPI_Comm comm, weft__topo_level_t *level, weft__t
         return st;
     attr = attr_get(comm);
     if (!attr || !attr->has_level)
-        return weft__topo_fail(err, WEFT_ERR_INVALID_ARG,
-                               "this communicator is not a hardware level (make it with "
-                               "WEFT_Comm_split_type(WEFT_COMM_TYPE_PHYSICAL_TOPOLOGY) or "
-                               "WEFT_Comm_hsplit_with_roots)");
+        return weft__fail(err, WEFT_ERR_INVALID_ARG,
+                          "this communicator is not a hardware level (make it with "
+                          "WEFT_Comm_split_type(WEFT_COMM_TYPE_PHYSICAL_TOPOLOGY) or "
+                          "WEFT_Comm_hsplit_with_roots)");
     *level = attr->level;
     return WEFT_OK;
 }
 
 weft_status_t weft__topo_min_level(MPI_Comm comm, MPI_Info info, int nranks, const int *ranks,
-                                   const char **type, weft__topo_err_t *err)
+                                   const char **type, weft__msg_t *err)
 {
     enum { HEAD = 2 };
     weft__topo_path_t path = {0};
@@ -567,7 +553,7 @@ weft_status_t weft__topo_min_level(MPI_Comm comm, MPI_Info info, int nranks, con
     depth = (int)~vals[1];
     /* the gather's size is known only now: agreed on once more */
     ids = calloc((size_t)size * (size_t)depth, sizeof(*ids));
-    st = ids ? WEFT_OK : weft__topo_fail(err, WEFT_ERR_NO_MEMORY, "out of memory for the paths");
+    st = ids ? WEFT_OK : weft__fail(err, WEFT_ERR_NO_MEMORY, "out of memory for the paths");
     if ((st = agree(comm, st, vals, 1, err)) != WEFT_OK) {
         free(ids);
         return st;
@@ -577,22 +563,22 @@ weft_status_t weft__topo_min_level(MPI_Comm comm, MPI_Info info, int nranks, con
     if (MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ids, depth, MPI_UINT64_T, comm) !=
         MPI_SUCCESS) {
         free(ids);
-        return weft__topo_fail(err, WEFT_ERR_MPI, "MPI_Allgather failed");
+        return weft__fail(err, WEFT_ERR_MPI, "MPI_Allgather failed");
     }
     /* The list is this rank's own argument: checked here, after the
      * collective part, so a bad list on one rank leaves no other waiting. */
     if (nranks < 1)
-        st = weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "need at least one rank (nranks=%d)",
-                             nranks);
+        st = weft__fail(err, WEFT_ERR_INVALID_ARG, "need at least one rank (nranks=%d)",
+                        nranks);
     else if (!ranks)
-        st = weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "ranks is NULL (nranks=%d)", nranks);
+        st = weft__fail(err, WEFT_ERR_INVALID_ARG, "ranks is NULL (nranks=%d)", nranks);
     for (int i = 0; st == WEFT_OK && i < nranks; i++) {
         if (ranks[i] < 0 || ranks[i] >= size)
-            st = weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "ranks[%d] = %d outside [0, %d)", i,
-                                 ranks[i], size);
+            st = weft__fail(err, WEFT_ERR_INVALID_ARG, "ranks[%d] = %d outside [0, %d)", i,
+                            ranks[i], size);
         for (int j = 0; st == WEFT_OK && j < i; j++)
             if (ranks[j] == ranks[i])
-                st = weft__topo_fail(err, WEFT_ERR_INVALID_ARG, "rank %d listed twice", ranks[i]);
+                st = weft__fail(err, WEFT_ERR_INVALID_ARG, "rank %d listed twice", ranks[i]);
         listed |= st == WEFT_OK && ranks[i] == rank;
     }
     if (st == WEFT_OK) {

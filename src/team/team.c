@@ -89,7 +89,7 @@ weft_status_t weft_team_world(weft_ctx_t ctx, weft_team_t *team)
 weft_status_t weft_team_split_topology(weft_team_t parent, weft_team_t *child,
                                        weft_team_t *roots)
 {
-    weft__topo_err_t err;
+    weft__msg_t err;
     MPI_Comm         nc, rc = MPI_COMM_NULL;
     weft_team_t      t[2];
     int              rank, want[2] = {1, roots != NULL};
@@ -116,7 +116,7 @@ weft_status_t weft_team_split_topology(weft_team_t parent, weft_team_t *child,
 
 weft_status_t weft_team_level_info(weft_team_t team, int *num, int *index, const char **type)
 {
-    weft__topo_err_t   err;
+    weft__msg_t        err;
     weft__topo_level_t level;
     weft_status_t      st = team_check(team, __func__);
 

@@ -10,19 +10,21 @@
  * (include/weft_mpi.h) and weft teams (include/weft.h) share this code.
  *
  * Layout:
- *   parse.c     pure parsers of the per-rank settings (bindings, node names)
+ *   parse.c     the WEFT_TOPO_BIND parser and small shared helpers (pure)
  *   hostlist.c  Slurm hostlist expansion (pure)
  *   slurm.c     Slurm topology.conf -> switch tree (pure)
  *   path.c      hwloc node tree + network -> a rank's path (no MPI)
  *   split.c     settings, agreement across ranks, the split itself (MPI)
  *   mpi_api.c   WEFT_Comm_* of weft_mpi.h
  *   team.c      weft_team_* of weft.h
- * May call runtime (errors, context) and MPI, hwloc; nothing above it.
+ * May call runtime (errors, the context's communicator, settings.h's
+ * per-rank lists and node names) and MPI, hwloc; nothing above it.
  */
 #ifndef WEFT_TEAM_H
 #define WEFT_TEAM_H
 
 #include <weft.h>
+#include "runtime/settings.h"
 #include <mpi.h>
 #include <hwloc.h>
 #include <stddef.h>
@@ -31,16 +33,8 @@
 /* Deepest tree a rank may see: job + switches + node + hwloc levels.  hwloc
  * trees are about 10 deep and switch trees rarely more than 4. */
 #define WEFT__TOPO_MAX_DEPTH 48
-#define WEFT__TOPO_NAME_MAX  64   /* node, switch and type names */
-#define WEFT__TOPO_ERR_MAX   320
-
-/* An error message built by a pure function, reported by the caller. */
-typedef struct {
-    char msg[WEFT__TOPO_ERR_MAX];
-} weft__topo_err_t;
-
-weft_status_t weft__topo_fail(weft__topo_err_t *err, weft_status_t st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* Node, switch and type names: a node name is the runtime's (settings.h). */
+#define WEFT__TOPO_NAME_MAX  WEFT__NODE_NAME_MAX
 
 /* 64-bit FNV-1a continued from seed; never 0 nor UINT64_MAX, which the
  * agreement step reserves for "absent". */
@@ -52,7 +46,7 @@ const char *weft__topo_intern(const char *name);
 
 /* Record err's message for fn (weft_last_error) and return the MPI error
  * class of st: how the WEFT_* MPI-level calls report (mpi_api.c). */
-int weft__topo_mpi_error(const char *fn, weft_status_t st, const weft__topo_err_t *err);
+int weft__topo_mpi_error(const char *fn, weft_status_t st, const weft__msg_t *err);
 
 /* ---- Settings ---------------------------------------------------------- */
 
@@ -89,31 +83,14 @@ typedef struct {
 /* The binding of `rank` of `nranks` from a WEFT_TOPO_BIND spec (NULL: OS).
  * Validates the whole spec, so every rank rejects a bad one. */
 weft_status_t weft__topo_parse_bind(const char *spec, int rank, int nranks,
-                                    weft__topo_bind_t *out, weft__topo_err_t *err);
-
-/* The node name of `rank` of `nranks` from a WEFT_TOPO_NODE spec. */
-weft_status_t weft__topo_parse_node(const char *spec, int rank, int nranks,
-                                    char name[WEFT__TOPO_NAME_MAX], weft__topo_err_t *err);
-
-/* The same, and the rank's index on its node: how many ranks below it the
- * spec puts there.  One pass over the spec (a rule: constant time). */
-weft_status_t weft__topo_parse_node_index(const char *spec, int rank, int nranks,
-                                          char name[WEFT__TOPO_NAME_MAX], int *index,
-                                          weft__topo_err_t *err);
-
-/* The node of `rank` of `nranks`: from a WEFT_TOPO_NODE spec, or this
- * host's MPI_Get_processor_name when spec is NULL.  The one answer to
- * "which ranks share a node", for the Machine level of the tree and for
- * the segments the intra-node direct path cross-maps (seg). */
-weft_status_t weft__topo_node_name(const char *spec, int rank, int nranks,
-                                   char name[WEFT__TOPO_NAME_MAX], weft__topo_err_t *err);
+                                    weft__topo_bind_t *out, weft__msg_t *err);
 
 /* ---- Slurm hostlists and topology.conf (hostlist.c, slurm.c) ----------- */
 
 /* Expand a Slurm hostlist ("n[0-3,7],gpu[01-02]x") into names; *names is a
  * malloc'ed array of malloc'ed strings. */
 weft_status_t weft__topo_hostlist(const char *list, char ***names, int *count,
-                                  weft__topo_err_t *err);
+                                  weft__msg_t *err);
 void weft__topo_names_free(char **names, int count);
 
 typedef struct {
@@ -134,9 +111,9 @@ typedef struct {
 
 /* Parse the text of a topology.conf. */
 weft_status_t weft__topo_slurm_parse(const char *text, weft__topo_net_t *net,
-                                     weft__topo_err_t *err);
+                                     weft__msg_t *err);
 weft_status_t weft__topo_slurm_load(const char *path, weft__topo_net_t *net,
-                                    weft__topo_err_t *err);
+                                    weft__msg_t *err);
 void weft__topo_net_free(weft__topo_net_t *net);
 
 /* ---- A rank's path (path.c) -------------------------------------------- */
@@ -157,20 +134,20 @@ typedef struct {
 /* Load the node's hwloc topology from the settings (synthetic, XML, or this
  * machine) without MPI. */
 weft_status_t weft__topo_load(const weft__topo_settings_t *s, const char *node,
-                              hwloc_topology_t *topo, weft__topo_err_t *err);
+                              hwloc_topology_t *topo, weft__msg_t *err);
 
 /* The cpuset a binding stands for on a node; local_index is the rank's
  * position among the ranks of its node (used by rules). */
 weft_status_t weft__topo_bind_cpuset(hwloc_topology_t topo, const weft__topo_bind_t *bind,
                                      int local_index, int described, hwloc_bitmap_t set,
-                                     weft__topo_err_t *err);
+                                     weft__msg_t *err);
 
 /* Root-to-leaf path of a rank: Cluster, switches (net may be NULL: flat),
  * the node, then the hwloc objects that contain the binding; a NUMA node is
  * a level of its own just above the object it is attached to. */
 weft_status_t weft__topo_path(const weft__topo_net_t *net, const char *node,
                               hwloc_topology_t topo, hwloc_const_bitmap_t binding,
-                              weft__topo_path_t *path, weft__topo_err_t *err);
+                              weft__topo_path_t *path, weft__msg_t *err);
 
 /* ---- Splits (split.c) -------------------------------------------------- */
 
@@ -186,15 +163,15 @@ typedef struct {
  * MPI_COMM_NULL; on error nothing is created on any rank and every rank
  * returns the same status and message. */
 weft_status_t weft__topo_split(MPI_Comm parent, MPI_Info info, int key, MPI_Comm *newcomm,
-                               MPI_Comm *roots, weft__topo_err_t *err);
+                               MPI_Comm *roots, weft__msg_t *err);
 
 /* Level of a communicator made by weft__topo_split (WEFT_ERR_INVALID_ARG
  * for any other). */
-weft_status_t weft__topo_level(MPI_Comm comm, weft__topo_level_t *level, weft__topo_err_t *err);
+weft_status_t weft__topo_level(MPI_Comm comm, weft__topo_level_t *level, weft__msg_t *err);
 
 /* Name of the deepest level shared by the listed ranks of comm ("Unknown"
  * when the caller is not listed).  Collective over comm. */
 weft_status_t weft__topo_min_level(MPI_Comm comm, MPI_Info info, int nranks, const int *ranks,
-                                   const char **type, weft__topo_err_t *err);
+                                   const char **type, weft__msg_t *err);
 
 #endif

@@ -26,7 +26,7 @@ static int me, np;
 static void test_parse_groups(void)
 {
     int              f[4], n = -1;
-    weft__topo_err_t err;
+    weft__msg_t err;
 
     CHECK(weft__hier_parse_groups("3,4,2", 24, f, 4, &n, &err) == WEFT_OK && n == 3 && f[0] == 3 &&
               f[1] == 4 && f[2] == 2, "3,4,2 on 24 ranks");

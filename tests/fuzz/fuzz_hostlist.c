@@ -7,7 +7,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    weft__topo_err_t err;
+    weft__msg_t      err;
     char           **names = NULL;
     int              count = -1;
     char            *list = fuzz_cstr(data, size);

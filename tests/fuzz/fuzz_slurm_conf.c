@@ -33,7 +33,7 @@ static void check_net(const weft__topo_net_t *net)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    weft__topo_err_t err;
+    weft__msg_t      err;
     weft__topo_net_t net;
     char            *text = fuzz_cstr(data, size);
     weft_status_t    st = weft__topo_slurm_parse(text, &net, &err);

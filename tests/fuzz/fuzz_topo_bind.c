@@ -8,7 +8,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    weft__topo_err_t  err;
+    weft__msg_t       err;
     weft__topo_bind_t b;
     weft_status_t     first = WEFT_OK;
     int               nranks;

@@ -1,18 +1,18 @@
-/* WEFT_TOPO_NODE (src/team/parse.c): per-rank node-name lists
+/* WEFT_TOPO_NODE (src/runtime/node.c): per-rank node-name lists
  * ("a*4,b*4") and rules ("block:node%d:8", "cyclic:n%d:4").  The first byte
  * gives nranks (1..64).  Properties: an accepted name is a non-empty node
  * name of the allowed characters that fits its buffer; a rank's index on
- * its node (weft__topo_parse_node_index) is the number of lower ranks
+ * its node (weft__node_parse's index) is the number of lower ranks
  * given the same name. */
 #include "fuzz.h"
-#include "team/team.h"
+#include "runtime/settings.h"
 
 #include <ctype.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    weft__topo_err_t err;
-    char             name[WEFT__TOPO_NAME_MAX], other[WEFT__TOPO_NAME_MAX];
+    weft__msg_t      err;
+    char             name[WEFT__NODE_NAME_MAX], other[WEFT__NODE_NAME_MAX];
     int              nranks, index, count;
     char            *spec;
 
@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     nranks = 1 + data[0] % 64;
     spec = fuzz_cstr(data + 1, size - 1);
     for (int rank = 0; rank < nranks; rank++) {
-        weft_status_t st = weft__topo_parse_node(spec, rank, nranks, name, &err);
+        weft_status_t st = weft__node_parse(spec, rank, nranks, name, NULL, &err);
         if (st != WEFT_OK) {
             FUZZ_ASSERT(st == WEFT_ERR_CONFIG && err.msg[0] != '\0');
             FUZZ_ASSERT(memchr(err.msg, '\0', sizeof(err.msg)) != NULL);
@@ -31,12 +31,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(len > 0 && len < sizeof(name));
         for (size_t i = 0; i < len; i++)
             FUZZ_ASSERT(isalnum((unsigned char)name[i]) || strchr("-_.", name[i]));
-        FUZZ_ASSERT(weft__topo_parse_node_index(spec, rank, nranks, other, &index, &err) ==
-                    WEFT_OK);
+        FUZZ_ASSERT(weft__node_parse(spec, rank, nranks, other, &index, &err) == WEFT_OK);
         FUZZ_ASSERT(strcmp(other, name) == 0);
         count = 0;
         for (int q = 0; q < rank; q++) {
-            FUZZ_ASSERT(weft__topo_parse_node(spec, q, nranks, other, &err) == WEFT_OK);
+            FUZZ_ASSERT(weft__node_parse(spec, q, nranks, other, NULL, &err) == WEFT_OK);
             count += strcmp(other, name) == 0;
         }
         FUZZ_ASSERT(index == count);

@@ -41,7 +41,7 @@ static int too_large(const char *s)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     weft__topo_settings_t s = {0};
-    weft__topo_err_t      err;
+    weft__msg_t           err;
     weft__topo_bind_t     bind;
     weft__topo_path_t     path;
     hwloc_topology_t      topo;

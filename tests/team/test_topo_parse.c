@@ -1,6 +1,7 @@
-/* The parsers and the path builder alone, without MPI: bindings, node
- * names, Slurm hostlists, topology.conf, and the paths a rank sees on
- * synthetic machines.  Every error path has a case. */
+/* The parsers and the path builder alone, without MPI: bindings, Slurm
+ * hostlists, topology.conf, and the paths a rank sees on synthetic
+ * machines.  Every error path has a case.  Node names (WEFT_TOPO_NODE)
+ * are the runtime's: tests/runtime/test_node.c. */
 #include "team/team.h"
 #include "check.h"
 
@@ -8,7 +9,7 @@
 
 #define FIG1 "pack:2 [numa] l3:1 l2:2 core:2 pu:1"
 
-static weft__topo_err_t err;
+static weft__msg_t err;
 
 static void test_parse_bind_lists(void)
 {
@@ -64,77 +65,6 @@ static void test_parse_bind_errors(void)
         CHECK_MSG(err.msg, bad[i].fragment);
     }
     CHECK(weft__topo_parse_bind("core:0", 1, 1, &b, &err) == WEFT_ERR_INVALID_ARG, "rank >= nranks");
-}
-
-static void test_parse_node(void)
-{
-    char name[WEFT__TOPO_NAME_MAX];
-
-    CHECK(weft__topo_parse_node("block:node%d:8", 17, 32, name, &err) == WEFT_OK, "%s", err.msg);
-    CHECK_STR(name, "node2");
-    CHECK(weft__topo_parse_node("cyclic:n%d-x:4", 17, 32, name, &err) == WEFT_OK, "%s", err.msg);
-    CHECK_STR(name, "n1-x");
-    CHECK(weft__topo_parse_node("a*2,b,c.d*3", 2, 6, name, &err) == WEFT_OK, "%s", err.msg);
-    CHECK_STR(name, "b");
-    CHECK(weft__topo_parse_node("a*2,b,c.d*3", 5, 6, name, &err) == WEFT_OK, "%s", err.msg);
-    CHECK_STR(name, "c.d");
-
-    static const struct { const char *spec; int nranks; const char *fragment; } bad[] = {
-        {"", 1, "empty"},
-        {"a,b", 3, "lists 2 node names for 3 ranks"},
-        {"a,,b", 3, "empty or overlong"},
-        {"a b", 1, "not allowed"},
-        {"a*x", 1, "bad repeat count"},
-        {"block:node:8", 1, "exactly one %d"},
-        {"block:n%d%d:8", 1, "exactly one %d"},
-        {"block:n%s:8", 1, "may only hold %d"},
-        {"block:n%d:0", 1, "positive integer"},
-        {"block:n%d", 1, "expected block:FORMAT:RANKS_PER_NODE"},
-        {"cyclic:n%d", 1, "expected cyclic:FORMAT:NODES"},
-        {"block:n/%d:2", 1, "not allowed"},
-    };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        err.msg[0] = '\0';
-        CHECK(weft__topo_parse_node(bad[i].spec, 0, bad[i].nranks, name, &err) == WEFT_ERR_CONFIG,
-              "'%s' accepted", bad[i].spec);
-        CHECK_MSG(err.msg, bad[i].fragment);
-    }
-}
-
-/* A rank's index on its node, against a count over every lower rank. */
-static void test_parse_node_index(void)
-{
-    static const struct { const char *spec; int nranks; } specs[] = {
-        {"a*2,b,a,c.d*3,b*2", 9}, {"x", 1}, {"n1*3,n11*2,n1", 6},
-        {"block:node%d:3", 10}, {"cyclic:n%d-x:4", 11}, {"block:n%d1:1", 12},
-    };
-    char name[WEFT__TOPO_NAME_MAX], other[WEFT__TOPO_NAME_MAX];
-    int  index;
-
-    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
-        for (int r = 0; r < specs[i].nranks; r++) {
-            int count = 0;
-
-            CHECK(weft__topo_parse_node_index(specs[i].spec, r, specs[i].nranks, name, &index,
-                                              &err) == WEFT_OK, "%s", err.msg);
-            for (int q = 0; q < r; q++) {
-                CHECK(weft__topo_parse_node(specs[i].spec, q, specs[i].nranks, other, &err) ==
-                      WEFT_OK, "%s", err.msg);
-                count += strcmp(other, name) == 0;
-            }
-            CHECK(index == count, "'%s' rank %d: index %d, %d lower ranks on %s",
-                  specs[i].spec, r, index, count, name);
-        }
-    }
-    CHECK(weft__topo_parse_node_index("a*2,b,a", 3, 4, name, &index, &err) == WEFT_OK, "%s",
-          err.msg);
-    CHECK(index == 2 && strcmp(name, "a") == 0, "a*2,b,a rank 3: %s index %d", name, index);
-    CHECK(weft__topo_parse_node_index("block:n%d:4", 6, 8, name, &index, &err) == WEFT_OK, "%s",
-          err.msg);
-    CHECK(index == 2 && strcmp(name, "n1") == 0, "block rank 6: %s index %d", name, index);
-    CHECK(weft__topo_parse_node_index("a,b", 1, 3, name, &index, &err) == WEFT_ERR_CONFIG,
-          "short list accepted");
-    CHECK(index == 0, "index %d after an error", index);
 }
 
 static void expect_hosts(const char *list, const char *joined)
@@ -360,8 +290,6 @@ int main(void)
 {
     test_parse_bind_lists();
     test_parse_bind_errors();
-    test_parse_node();
-    test_parse_node_index();
     test_hostlist();
     test_slurm_conf();
     test_paths();

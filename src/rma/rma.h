@@ -1,0 +1,19 @@
+/*
+ * rma -- one-sided operations: put, get, atomics, put-with-signal, and the
+ * events that complete them (include/weft.h; weft_ucx_target of
+ * include/weft_ucx.h).  Owns no state of its own: what an operation needs
+ * about its target is the endpoint's target cache (ep), which the segment
+ * layer fills.  May call seg, ep, runtime, prof.
+ *
+ * Two paths, chosen per target: a rank of this node whose part of the
+ * segment is mapped here (seg) is reached by the initiator's own loads and
+ * stores -- the direct path, complete when the call returns -- and any
+ * other rank through UCX.  rma.c chooses in one place (rma_issue), with one
+ * test of the target's mapped pointer.
+ */
+#ifndef WEFT_RMA_H
+#define WEFT_RMA_H
+
+#include "seg/seg.h"
+
+#endif
