@@ -4,10 +4,13 @@
  * (the study of Figs. 2-4 of the one-sided/overlap paper).
  *
  *   mpirun -np 2 weft_bench_latbw --json FILE [--max-lat BYTES] [--max-bw BYTES]
- *                                 [--iters N] [--window W]
+ *                                 [--sizes LIST | -m MIN:MAX]
+ *                                 [--iters N] [--warmup N] [--window W]
  *
  * Rank 0 initiates, rank 1 is the target.  Sizes run from 8 B, doubling,
- * up to --max-lat (latency) and --max-bw (bandwidth).
+ * up to --max-lat (latency) and --max-bw (bandwidth); --sizes 8,4K,1M (K,
+ * M, G: 2^10, 2^20, 2^30) or -m MIN:MAX (MIN, 2 MIN, 4 MIN, ... up to MAX,
+ * as OSU's benchmarks take it) choose the sizes of both instead.
  *
  * Latency rows are round trips in microseconds:
  *   weft-put     weft_put, which returns when the data is visible at rank 1
@@ -27,15 +30,20 @@
  * Each point runs for about a fixed time (a short calibration sets its
  * count), never more than N round trips or N messages, so that the whole
  * run stays within seconds on a small machine however slow the transport.
+ * The calibration (5 round trips, or one window) is untimed; --warmup N
+ * adds N round trips, or N messages in whole windows, before it (default
+ * 0).
  */
 #include "common.h"
 #include <weft.h>
 #include <weft_ucx.h>
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <mpi.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +54,10 @@
 #include <unistd.h>
 
 #define MIN_SIZE 8
-#define MAX_POINTS 64
+#define MAX_SIZES 32                 /* sizes of a sweep */
+#define MAX_POINTS (4 * MAX_SIZES)   /* a point per implementation and size */
+#define MAX_WINDOW 1024
+#define MAX_SPAN (1L << 31)          /* bytes of a window of the largest size */
 #define LAT_BUDGET_S 0.08       /* seconds per latency point */
 #define BW_BUDGET_S 0.15        /* seconds per bandwidth point */
 #define MEMCPY_BYTES (4u << 20)
@@ -58,7 +69,9 @@
 
 struct opts {
     const char *json;
-    long max_lat, max_bw, iters, window;
+    long max_lat, max_bw, iters, window, warmup;
+    size_t lat[MAX_SIZES], bw[MAX_SIZES];     /* sizes of each sweep */
+    int nlat, nbw;
 };
 
 struct point {
@@ -112,6 +125,8 @@ static void weft_latency(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, char *buf
     const int calib = 5;
 
     if (rank == 0) {
+        for (long i = 0; i < o->warmup; i++)
+            OK(weft_put(ep, 1, seg, 0, buf, size));
         double t0 = bench_now();
         for (int i = 0; i < calib; i++)
             OK(weft_put(ep, 1, seg, 0, buf, size));
@@ -121,6 +136,8 @@ static void weft_latency(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, char *buf
             OK(weft_put(ep, 1, seg, 0, buf, size));
         add(lat, &nlat, "weft-put", size, 1e6 * (bench_now() - t0) / (double)n);
 
+        for (long i = 0; i < o->warmup; i++)
+            OK(weft_get(ep, buf, 1, seg, 0, size));
         t0 = bench_now();
         for (int i = 0; i < calib; i++)
             OK(weft_get(ep, buf, 1, seg, 0, size));
@@ -162,6 +179,7 @@ static void mpi_latency(char *buf, size_t size, const struct opts *o)
     const int calib = 5;
 
     for (int nonblocking = 0; nonblocking < 2; nonblocking++) {
+        pingpong(buf, size, o->warmup, nonblocking);
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = bench_now();
         pingpong(buf, size, calib, nonblocking);
@@ -187,12 +205,19 @@ static void weft_windows(weft_ep_t ep, weft_seg_t seg, const char *src, size_t s
     }
 }
 
+/* The windows of the warm-up: --warmup messages, rounded up. */
+static long warmup_windows(const struct opts *o)
+{
+    return (o->warmup + o->window - 1) / o->window;
+}
+
 static void weft_flood(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const char *src, size_t size,
                        const struct opts *o)
 {
     long w = o->window;
 
     if (rank == 0) {
+        weft_windows(ep, seg, src, size, warmup_windows(o), w);
         double t0 = bench_now();
         weft_windows(ep, seg, src, size, 1, w);
         long n = count_for(bench_now() - t0, 1, BW_BUDGET_S, o->iters / w > 0 ? o->iters / w : 1);
@@ -234,8 +259,11 @@ static void mpi_windows(const char *src, char *sink, size_t size, long windows, 
 static void mpi_flood(const char *src, char *sink, size_t size, const struct opts *o, MPI_Request *reqs)
 {
     long w = o->window;
-    double t0 = bench_now();
+    double t0;
 
+    if (o->warmup > 0)
+        mpi_windows(src, sink, size, warmup_windows(o), w, reqs);
+    t0 = bench_now();
     mpi_windows(src, sink, size, 1, w, reqs);
     long n = agree(count_for(bench_now() - t0, 1, BW_BUDGET_S, o->iters / w > 0 ? o->iters / w : 1));
     MPI_Barrier(MPI_COMM_WORLD);
@@ -360,13 +388,26 @@ static void write_points(FILE *f, const char *name, const char *unit, const stru
     fprintf(f, "  ]");
 }
 
+/* "name": [s0, s1, ...],\n */
+static void put_sizes(FILE *f, const char *name, const size_t *sizes, int n)
+{
+    fprintf(f, "  \"%s\": [", name);
+    for (int k = 0; k < n; k++)
+        fprintf(f, "%s%zu", k ? ", " : "", sizes[k]);
+    fputs("],\n", f);
+}
+
 static void write_json(const struct opts *o, const char *transport, double peak,
                        const char *peak_kind)
 {
     FILE *f = bench_json_open(NAME, o->json);
 
     bench_json_head(f, "latbw", nranks, transport);
-    fprintf(f, "  \"window\": %ld,\n  \"iters\": %ld,\n  \"peak_MBps\": ", o->window, o->iters);
+    fprintf(f, "  \"window\": %ld,\n  \"iters\": %ld,\n  \"warmup\": %ld,\n", o->window, o->iters,
+            o->warmup);
+    put_sizes(f, "latency_sizes", o->lat, o->nlat);
+    put_sizes(f, "bandwidth_sizes", o->bw, o->nbw);
+    fputs("  \"peak_MBps\": ", f);
     bench_json_number(f, "%.6g", peak);
     fprintf(f, ",\n  \"peak_kind\": \"%s\",\n", peak_kind);
     write_points(f, "latency", "us", lat, nlat);
@@ -378,55 +419,203 @@ static void write_json(const struct opts *o, const char *transport, double peak,
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: mpirun -np 2 weft_bench_latbw --json FILE [--max-lat BYTES] [--max-bw BYTES] "
-                    "[--iters N] [--window W]\n"
-                    "  sizes double from %d B; --max-lat default 65536, --max-bw default 4194304,\n"
-                    "  --iters (most round trips or messages per point) default 20000, --window default 64\n",
-            MIN_SIZE);
+    fprintf(stderr,
+            "usage: mpirun -np 2 weft_bench_latbw --json FILE [--max-lat BYTES] [--max-bw BYTES]\n"
+            "                                     [--sizes LIST | -m MIN:MAX] [--iters N] [--warmup N]\n"
+            "                                     [--window W]\n"
+            "  sizes double from %d B up to --max-lat (latency, default 65536) and --max-bw\n"
+            "  (bandwidth, default 4194304); --sizes LIST (e.g. 8,64,4K,1M; K, M, G: 2^10, 2^20,\n"
+            "  2^30; at most %d) or -m MIN:MAX (MIN, 2 MIN, 4 MIN, ... up to MAX) choose both;\n"
+            "  a size is at most 2^30 bytes, and W of the largest at most 2 GiB (the segment)\n"
+            "  --iters N   most round trips or messages per point (default 20000)\n"
+            "  --warmup N  untimed round trips or messages before each point (default 0)\n"
+            "  --window W  messages per window, 1 to %d (default 64)\n",
+            MIN_SIZE, MAX_SIZES, MAX_WINDOW);
 }
 
+/* ---- arguments -------------------------------------------------------- */
+
 /* Both ranks parse the arguments; rank 0 alone says what is wrong. */
-static int bad(const char *fmt, const char *a, const char *b)
+static int bad(const char *fmt, ...)
 {
+    va_list ap;
+
     if (rank == 0) {
-        fprintf(stderr, NAME ": ");
-        fprintf(stderr, fmt, a, b);
+        va_start(ap, fmt);
+        fputs(NAME ": ", stderr);
+        vfprintf(stderr, fmt, ap);
         fputc('\n', stderr);
+        va_end(ap);
     }
     return -1;
 }
 
+/* The size of option opt at *s, which ends at `stop` (',' or ':') or at the
+ * end of the text: decimal digits and an optional K, M or G (either case:
+ * 2^10, 2^20, 2^30), from 1 to `most` bytes.  Into *out, *s moved onto its
+ * end; -1 (said) when it is not such a size. */
+static int parse_size(const char *opt, const char **s, char stop, size_t most, size_t *out)
+{
+    const char *p = *s;
+    int len = (int)strcspn(p, (const char[]){stop, '\0'});
+    unsigned long long v;
+    unsigned shift = 0;
+    int digits;
+    char *end;
+
+    if (len == 0)
+        return bad("%s: an empty size", opt);
+    if (*p == '-')
+        return bad("%s: '%.*s' is negative", opt, len, p);
+    if (*p < '0' || *p > '9')
+        return bad("%s: '%.*s' is not a size (digits, then K, M or G)", opt, len, p);
+    errno = 0;
+    v = strtoull(p, &end, 10);
+    digits = (int)(end - p);
+    if (*end == 'K' || *end == 'k')
+        shift = 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30, end++;
+    if (*end != '\0' && *end != stop) {
+        int letters = digits;
+
+        while (letters < len && isalpha((unsigned char)p[letters]))
+            letters++;
+        if (letters == len)
+            return bad("%s: '%.*s' has an unknown suffix '%.*s' (K, M or G)", opt, len, p,
+                       len - digits, p + digits);
+        return bad("%s: '%.*s' is not a size (digits, then K, M or G)", opt, len, p);
+    }
+    if (v == 0)
+        return bad("%s: '%.*s' is zero", opt, len, p);
+    if (errno == ERANGE || v > (unsigned long long)most >> shift)
+        return bad("%s: '%.*s' is more than %zu bytes, the most the benchmark's segment allows", opt, len, p, most);
+    *out = (size_t)(v << shift);
+    *s = end;
+    return 0;
+}
+
+/* --sizes LIST into out[0..MAX_SIZES): how many, or -1 (said). */
+static int parse_size_list(const char *text, size_t most, size_t *out)
+{
+    int n = 0;
+
+    for (const char *s = text;; s++) {
+        if (n == MAX_SIZES)
+            return bad("--sizes: more than %d sizes", MAX_SIZES);
+        if (parse_size("--sizes", &s, ',', most, &out[n++]) != 0)
+            return -1;
+        if (*s == '\0')
+            return n;
+    }
+}
+
+/* -m MIN:MAX into out[]: MIN, 2 MIN, 4 MIN, ... up to MAX, as OSU's
+ * benchmarks take it; how many, or -1 (said). */
+static int parse_size_range(const char *text, size_t most, size_t *out)
+{
+    const char *s = text;
+    size_t lo, hi;
+    int n = 0;
+
+    if (strchr(text, ':') == NULL)
+        return bad("-m: '%s' is not MIN:MAX", text);
+    if (parse_size("-m", &s, ':', most, &lo) != 0)
+        return -1;
+    s++;
+    if (parse_size("-m", &s, '\0', most, &hi) != 0)
+        return -1;
+    if (lo > hi)
+        return bad("-m: MIN %zu is more than MAX %zu", lo, hi);
+    for (size_t v = lo; v <= hi; v *= 2)
+        out[n++] = v;          /* at most 1 + log2(most) <= MAX_SIZES */
+    return n;
+}
+
+/* A count from 0 up (--warmup) into *out; -1 (said) if text is not one. */
+static int parse_count(const char *opt, const char *text, long *out)
+{
+    char *end;
+    long v;
+
+    if (*text == '-')
+        return bad("%s: '%s' is negative", opt, text);
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (*text < '0' || *text > '9' || *end != '\0' || errno != 0)
+        return bad("%s: '%s' is not a count (0, 1, 2, ...)", opt, text);
+    *out = v;
+    return 0;
+}
+
+/* Sizes from MIN_SIZE, doubling, up to max, into out[]: how many. */
+static int doubling(long max, size_t *out)
+{
+    int n = 0;
+
+    for (size_t size = MIN_SIZE; size <= (size_t)max; size *= 2)
+        out[n++] = size;       /* max <= 2^30: at most 28 */
+    return n;
+}
+
 static int parse(int argc, char **argv, struct opts *o)
 {
-    *o = (struct opts){NULL, 65536, 4194304, 20000, 64};
-    for (int i = 1; i < argc; i++) {
-        long *dst;
-        char *end;
-        if (!strcmp(argv[i], "--json") && i + 1 < argc) {
-            o->json = argv[++i];
-            continue;
-        }
-        if (!strcmp(argv[i], "--max-lat")) dst = &o->max_lat;
-        else if (!strcmp(argv[i], "--max-bw")) dst = &o->max_bw;
-        else if (!strcmp(argv[i], "--iters")) dst = &o->iters;
-        else if (!strcmp(argv[i], "--window")) dst = &o->window;
-        else
-            return bad("unknown or incomplete argument '%s'%s", argv[i], "");
-        if (i + 1 >= argc)
-            return bad("%s needs a value%s", argv[i], "");
-        errno = 0;
-        *dst = strtol(argv[++i], &end, 10);
-        if (*end != '\0' || errno != 0 || *dst <= 0)
-            return bad("%s: '%s' is not a positive integer", argv[i - 1], argv[i]);
-    }
+    const char *sizes = NULL, *range = NULL, *warmup = NULL;
+    const struct bench_opt opts[] = {
+        {"--json", .text = &o->json},        {"--max-lat", .value = &o->max_lat},
+        {"--max-bw", .value = &o->max_bw},   {"--iters", .value = &o->iters},
+        {"--window", .value = &o->window},   {"--sizes", .text = &sizes},
+        {"-m", .text = &range},              {"--warmup", .text = &warmup},
+        {NULL},
+    };
+    size_t most;
+
+    /* max_lat and max_bw stay 0 unless given */
+    *o = (struct opts){.iters = 20000, .window = 64};
+    if (bench_parse_opts(argc, argv, opts) != 0)
+        return bad("an unknown option, a missing value or a count that is not a positive integer");
     if (o->json == NULL)
-        return bad("--json FILE is required%s%s", "", "");
-    /* MPI counts are ints, and the windows of the largest size must fit in memory */
-    if (o->max_lat < MIN_SIZE || o->max_bw < MIN_SIZE || o->max_lat > (1L << 30) || o->max_bw > (1L << 30) ||
-        o->window > 1024 || o->window * o->max_bw > (1L << 31))
-        return bad("sizes must be within [8, 2^30] and --window at most 1024, with window x max-bw "
-                   "at most 2 GiB%s%s", "", "");
+        return bad("--json FILE is required");
+    if (o->window > MAX_WINDOW)
+        return bad("--window %ld: at most %d", o->window, MAX_WINDOW);
+    if (warmup != NULL && parse_count("--warmup", warmup, &o->warmup) != 0)
+        return -1;
+    /* MPI counts are ints, and a window of the largest size must fit the segment */
+    most = (size_t)(MAX_SPAN / o->window < (1L << 30) ? MAX_SPAN / o->window : (1L << 30));
+    if (sizes != NULL && range != NULL)
+        return bad("--sizes and -m both choose the sizes: give one of them");
+    if (sizes != NULL || range != NULL) {
+        if (o->max_lat != 0 || o->max_bw != 0)
+            return bad("--sizes and -m replace --max-lat and --max-bw: give one or the other");
+        o->nlat = sizes ? parse_size_list(sizes, most, o->lat) : parse_size_range(range, most, o->lat);
+        if (o->nlat < 0)
+            return -1;
+        memcpy(o->bw, o->lat, sizeof(o->lat));
+        o->nbw = o->nlat;
+        return 0;
+    }
+    o->max_lat = o->max_lat ? o->max_lat : 65536;
+    o->max_bw = o->max_bw ? o->max_bw : 4194304;
+    if (o->max_lat < MIN_SIZE || o->max_lat > (1L << 30))
+        return bad("--max-lat %ld: from %d to 2^30", o->max_lat, MIN_SIZE);
+    if (o->max_bw < MIN_SIZE || (size_t)o->max_bw > most)
+        return bad("--max-bw %ld: from %d to %zu (2^30, and --window %ld of it at most 2 GiB)",
+                   o->max_bw, MIN_SIZE, most, o->window);
+    o->nlat = doubling(o->max_lat, o->lat);
+    o->nbw = doubling(o->max_bw, o->bw);
     return 0;
+}
+
+/* The largest of sizes[0..n). */
+static size_t largest(const size_t *sizes, int n)
+{
+    size_t max = 0;
+
+    for (int k = 0; k < n; k++)
+        max = sizes[k] > max ? sizes[k] : max;
+    return max;
 }
 
 int main(int argc, char **argv)
@@ -445,8 +634,8 @@ int main(int argc, char **argv)
     bench_mpi_start(&argc, &argv, &rank, &nranks);
     if (bench_need_two(NAME, parse(argc, argv, &o) == 0, rank, nranks, usage) != 0)
         return 2;
-    maxsize = (size_t)(o.max_lat > o.max_bw ? o.max_lat : o.max_bw);
-    span = (size_t)o.window * (size_t)o.max_bw;
+    maxsize = largest(o.lat, o.nlat) > largest(o.bw, o.nbw) ? largest(o.lat, o.nlat) : largest(o.bw, o.nbw);
+    span = (size_t)o.window * largest(o.bw, o.nbw);
     if (span < maxsize)
         span = maxsize;
     buf = malloc(maxsize);
@@ -473,13 +662,13 @@ int main(int argc, char **argv)
         peak = rank == 0 ? memcpy_peak() : 0;
     MPI_Barrier(MPI_COMM_WORLD);
 
-    for (size_t size = MIN_SIZE; size <= (size_t)o.max_lat; size *= 2) {
-        weft_latency(ctx, ep, seg, buf, size, &o);
-        mpi_latency(buf, size, &o);
+    for (int k = 0; k < o.nlat; k++) {
+        weft_latency(ctx, ep, seg, buf, o.lat[k], &o);
+        mpi_latency(buf, o.lat[k], &o);
     }
-    for (size_t size = MIN_SIZE; size <= (size_t)o.max_bw; size *= 2) {
-        weft_flood(ctx, ep, seg, buf, size, &o);
-        mpi_flood(buf, sink, size, &o, reqs);
+    for (int k = 0; k < o.nbw; k++) {
+        weft_flood(ctx, ep, seg, buf, o.bw[k], &o);
+        mpi_flood(buf, sink, o.bw[k], &o, reqs);
     }
 
     if (rank == 0)

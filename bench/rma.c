@@ -3,7 +3,8 @@
  * UCX on the same memory, MPI RMA and MPI two-sided, in one run.
  *
  *   mpirun -np 2 weft_bench_rma [--json FILE] [--iters N] [--window W]
- *                               [--rounds R] [--busy-target] [--sweep]
+ *                               [--rounds R] [--warmup N] [--busy-target]
+ *                               [--sweep] [--sizes LIST | -m MIN:MAX]
  *
  * Rank 0 initiates, rank 1 is the target.  Every measurement is repeated
  * in R rounds that interleave the implementations, so drift on a shared
@@ -34,6 +35,17 @@
  * sleeps (on the direct path it has nothing to do) instead of spinning on
  * the other core.
  *
+ * --sizes 8,4K,1M (K, M, G: 2^10, 2^20, 2^30) or -m MIN:MAX (MIN, 2 MIN,
+ * 4 MIN, ... up to MAX, as OSU's benchmarks take it) choose the sizes of the
+ * sweep instead, up to 4 MiB (the segment), and imply --sweep.
+ *
+ * --warmup N runs N untimed iterations of a loop (N calls, or N puts in
+ * its windows) before each timed run of it: each operation of each round,
+ * each block and size of the sweep, the gets from a busy target.  The
+ * default, 0, adds nothing to the one pass of 4 windows of weft's and
+ * UCX's loops that always runs before the rounds (connections, keys,
+ * caches).
+ *
  * --busy-target measures the other case of the one-sided model: the
  * target computes without calling weft while rank 0 gets from it (run it
  * with WEFT_PROGRESS_THREAD=0 and =1 to see what the progress thread buys).
@@ -42,7 +54,10 @@
 #include <weft.h>
 #include <weft_ucx.h>
 
+#include <ctype.h>
+#include <errno.h>
 #include <mpi.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,16 +69,21 @@
 #define BW_TRIPLES 8                    /* blocks of each copy per size and round */
 #define MAX_VALUES (MAX_ROUNDS * BW_TRIPLES)
 #define MAX_SIZE   (4u << 20)
+#define MAX_SIZES  32                   /* sizes of a sweep */
+#define NAME       "weft_bench_rma"
 
-/* Sizes of the sweep, and how many bytes each measurement moves. */
-static const size_t sweep_sizes[] = {8, 64, 512, 4096, 32768, 65536, 262144, 1u << 20, MAX_SIZE};
-#define NSIZES (sizeof(sweep_sizes) / sizeof(sweep_sizes[0]))
+/* Sizes of the sweep unless --sizes or -m say, and how many bytes each
+ * measurement moves. */
+static const size_t default_sizes[] = {8, 64, 512, 4096, 32768, 65536, 262144, 1u << 20, MAX_SIZE};
+#define NDEFAULT (sizeof(default_sizes) / sizeof(default_sizes[0]))
 #define SWEEP_BYTES (64u << 20)
 
 struct opts {
     const char *json;
-    long iters, window, rounds;
+    long iters, window, rounds, warmup;
     int busy_target, sweep;
+    size_t sizes[MAX_SIZES];            /* of the sweep */
+    int nsizes;
 };
 
 struct sample {
@@ -73,7 +93,9 @@ struct sample {
     int n;
 };
 
-static struct sample samples[160];
+/* 11 per size of the sweep, a dozen at 8 bytes */
+#define MAX_SAMPLES (16 + 12 * MAX_SIZES)
+static struct sample samples[MAX_SAMPLES];
 static int nsamples;
 static int rank, nranks;
 
@@ -94,6 +116,8 @@ static void record(const char *impl, const char *op, size_t size, const char *un
         if (!strcmp(samples[i].impl, impl) && !strcmp(samples[i].op, op) && samples[i].size == size)
             s = &samples[i];
     if (s == NULL) {
+        if (nsamples == MAX_SAMPLES)
+            return;
         s = &samples[nsamples++];
         s->impl = impl;
         s->op = op;
@@ -106,26 +130,52 @@ static void record(const char *impl, const char *op, size_t size, const char *un
 
 /* ---- weft ---------------------------------------------------------- */
 
+/* The loops of a round, each run n times: untimed (--warmup), then timed.
+ * A loop of windows runs whole windows, so a warm-up of n puts is rounded
+ * up to them; the timed count is a multiple of the window (parse). */
+static void weft_puts(weft_ep_t ep, weft_seg_t seg, long n)
+{
+    uint64_t src = 42;
+
+    for (long i = 0; i < n; i++)
+        OK(weft_put(ep, 1, seg, 0, &src, 8));
+}
+
+static void weft_gets(weft_ep_t ep, weft_seg_t seg, long n)
+{
+    uint64_t dst;
+
+    for (long i = 0; i < n; i++)
+        OK(weft_get(ep, &dst, 1, seg, 0, 8));
+}
+
+static void weft_put_windows(weft_ep_t ep, weft_seg_t seg, long n, long window)
+{
+    uint64_t src = 42;
+
+    for (long i = 0; i < n; i += window) {
+        for (long w = 0; w < window; w++)
+            OK(weft_put_nbi(ep, 1, seg, (size_t)(w & 63) * 8, &src, 8));
+        OK(weft_flush(ep));
+    }
+}
+
 static void weft_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const struct opts *o)
 {
-    uint64_t src = 42, dst;
     double t0;
 
     if (rank == 0) {
+        weft_puts(ep, seg, o->warmup);
         t0 = bench_now();
-        for (long i = 0; i < o->iters; i++)
-            OK(weft_put(ep, 1, seg, 0, &src, 8));
+        weft_puts(ep, seg, o->iters);
         record("weft", "put_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        weft_gets(ep, seg, o->warmup);
         t0 = bench_now();
-        for (long i = 0; i < o->iters; i++)
-            OK(weft_get(ep, &dst, 1, seg, 0, 8));
+        weft_gets(ep, seg, o->iters);
         record("weft", "get_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        weft_put_windows(ep, seg, o->warmup, o->window);
         t0 = bench_now();
-        for (long i = 0; i < o->iters; i += o->window) {
-            for (long w = 0; w < o->window; w++)
-                OK(weft_put_nbi(ep, 1, seg, (size_t)(w & 63) * 8, &src, 8));
-            OK(weft_flush(ep));
-        }
+        weft_put_windows(ep, seg, o->iters, o->window);
         record("weft", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
     }
     OK(weft_barrier(ctx));
@@ -146,38 +196,68 @@ static void ucx_wait(ucp_worker_h w, ucs_status_ptr_t r)
     ucp_request_free(r);
 }
 
-static void ucx_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const struct opts *o)
-{
-    uint64_t src = 42, dst;
+/* Rank 1's segment as UCX reaches it over weft's connection. */
+struct ucx_target {
     ucp_worker_h w;
-    ucp_ep_h uep;
+    ucp_ep_h ep;
     ucp_rkey_h rkey;
     uint64_t raddr;
+};
+
+static void ucx_puts(const struct ucx_target *t, long n)
+{
+    uint64_t src = 42;
     ucp_request_param_t p = {.op_attr_mask = 0};
+
+    for (long i = 0; i < n; i++) {
+        ucx_wait(t->w, ucp_put_nbx(t->ep, &src, 8, t->raddr, t->rkey, &p));
+        ucx_wait(t->w, ucp_ep_flush_nbx(t->ep, &p));
+    }
+}
+
+static void ucx_gets(const struct ucx_target *t, long n)
+{
+    uint64_t dst;
+    ucp_request_param_t p = {.op_attr_mask = 0};
+
+    for (long i = 0; i < n; i++)
+        ucx_wait(t->w, ucp_get_nbx(t->ep, &dst, 8, t->raddr, t->rkey, &p));
+}
+
+static void ucx_put_windows(const struct ucx_target *t, long n, long window)
+{
+    uint64_t src = 42;
+    ucp_request_param_t p = {.op_attr_mask = 0};
+
+    for (long i = 0; i < n; i += window) {
+        for (long k = 0; k < window; k++) {
+            ucs_status_ptr_t r = ucp_put_nbx(t->ep, &src, 8, t->raddr + (uint64_t)(k & 63) * 8, t->rkey, &p);
+            if (UCS_PTR_IS_PTR(r))
+                ucp_request_free(r);
+        }
+        ucx_wait(t->w, ucp_worker_flush_nbx(t->w, &p));
+    }
+}
+
+static void ucx_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const struct opts *o)
+{
+    struct ucx_target t;
     double t0;
 
     if (rank == 0) {
-        OK(weft_ucx_worker(ep, &w));
-        OK(weft_ucx_target(ep, 1, seg, 0, &uep, &rkey, &raddr));
+        OK(weft_ucx_worker(ep, &t.w));
+        OK(weft_ucx_target(ep, 1, seg, 0, &t.ep, &t.rkey, &t.raddr));
+        ucx_puts(&t, o->warmup);
         t0 = bench_now();
-        for (long i = 0; i < o->iters; i++) {
-            ucx_wait(w, ucp_put_nbx(uep, &src, 8, raddr, rkey, &p));
-            ucx_wait(w, ucp_ep_flush_nbx(uep, &p));
-        }
+        ucx_puts(&t, o->iters);
         record("ucx", "put_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        ucx_gets(&t, o->warmup);
         t0 = bench_now();
-        for (long i = 0; i < o->iters; i++)
-            ucx_wait(w, ucp_get_nbx(uep, &dst, 8, raddr, rkey, &p));
+        ucx_gets(&t, o->iters);
         record("ucx", "get_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        ucx_put_windows(&t, o->warmup, o->window);
         t0 = bench_now();
-        for (long i = 0; i < o->iters; i += o->window) {
-            for (long k = 0; k < o->window; k++) {
-                ucs_status_ptr_t r = ucp_put_nbx(uep, &src, 8, raddr + (uint64_t)(k & 63) * 8, rkey, &p);
-                if (UCS_PTR_IS_PTR(r))
-                    ucp_request_free(r);
-            }
-            ucx_wait(w, ucp_worker_flush_nbx(w, &p));
-        }
+        ucx_put_windows(&t, o->iters, o->window);
         record("ucx", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
     }
     OK(weft_barrier(ctx));
@@ -185,44 +265,64 @@ static void ucx_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const struct
 
 /* ---- MPI ----------------------------------------------------------- */
 
+static void mpi_puts(MPI_Win win, long n)
+{
+    uint64_t src = 42;
+
+    for (long i = 0; i < n; i++) {
+        MPI_Put(&src, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
+        MPI_Win_flush(1, win);
+    }
+}
+
+static void mpi_gets(MPI_Win win, long n)
+{
+    uint64_t dst;
+
+    for (long i = 0; i < n; i++) {
+        MPI_Get(&dst, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
+        MPI_Win_flush(1, win);
+    }
+}
+
+static void mpi_put_windows(MPI_Win win, long n, long window)
+{
+    uint64_t src = 42;
+
+    for (long i = 0; i < n; i += window) {
+        for (long w = 0; w < window; w++)
+            MPI_Put(&src, 8, MPI_BYTE, 1, (MPI_Aint)(w & 63) * 8, 8, MPI_BYTE, win);
+        MPI_Win_flush(1, win);
+    }
+}
+
 static void mpi_rma_round(MPI_Win win, const struct opts *o)
 {
-    uint64_t src = 42, dst;
     double t0;
 
     if (rank == 0) {
+        mpi_puts(win, o->warmup);
         t0 = bench_now();
-        for (long i = 0; i < o->iters; i++) {
-            MPI_Put(&src, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
-            MPI_Win_flush(1, win);
-        }
+        mpi_puts(win, o->iters);
         record("mpi-rma", "put_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        mpi_gets(win, o->warmup);
         t0 = bench_now();
-        for (long i = 0; i < o->iters; i++) {
-            MPI_Get(&dst, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
-            MPI_Win_flush(1, win);
-        }
+        mpi_gets(win, o->iters);
         record("mpi-rma", "get_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        mpi_put_windows(win, o->warmup, o->window);
         t0 = bench_now();
-        for (long i = 0; i < o->iters; i += o->window) {
-            for (long w = 0; w < o->window; w++)
-                MPI_Put(&src, 8, MPI_BYTE, 1, (MPI_Aint)(w & 63) * 8, 8, MPI_BYTE, win);
-            MPI_Win_flush(1, win);
-        }
+        mpi_put_windows(win, o->iters, o->window);
         record("mpi-rma", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
     }
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-static void mpi_2sided_round(const struct opts *o)
+/* n ping-pongs: 8 bytes there, 0 bytes back (both ranks). */
+static void pingpongs(long n)
 {
     uint64_t buf = 42;
-    MPI_Request reqs[1024];
-    long win = o->window > 1024 ? 1024 : o->window;
-    double t0 = bench_now();
 
-    /* ping-pong: 8 bytes there, 0 bytes back */
-    for (long i = 0; i < o->iters; i++) {
+    for (long i = 0; i < n; i++) {
         if (rank == 0) {
             MPI_Send(&buf, 8, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
             MPI_Recv(NULL, 0, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -231,25 +331,49 @@ static void mpi_2sided_round(const struct opts *o)
             MPI_Send(NULL, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
         }
     }
-    record("mpi-2sided", "put_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+}
 
-    /* message rate: windows of Isend matched by pre-posted Irecv, then an ack */
-    MPI_Barrier(MPI_COMM_WORLD);
-    t0 = bench_now();
-    for (long i = 0; i < o->iters; i += win) {
+/* n messages of size bytes from src, in windows of Isend matched by Irecv
+ * into sink that rank 1 posts before each window, then an ack (both
+ * ranks; whole windows). */
+#define MAX_MSG_WINDOW 1024
+static void isend_windows(const void *src, void *sink, size_t size, size_t stride, long n, long win)
+{
+    MPI_Request reqs[MAX_MSG_WINDOW];
+
+    for (long i = 0; i < n; i += win) {
         if (rank == 0) {
             for (long w = 0; w < win; w++)
-                MPI_Isend(&buf, 8, MPI_BYTE, 1, 3, MPI_COMM_WORLD, &reqs[w]);
+                MPI_Isend(src, (int)size, MPI_BYTE, 1, 3, MPI_COMM_WORLD, &reqs[w]);
             MPI_Waitall((int)win, reqs, MPI_STATUSES_IGNORE);
             MPI_Recv(NULL, 0, MPI_BYTE, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else if (rank == 1) {
-            static uint64_t sink[1024];
             for (long w = 0; w < win; w++)
-                MPI_Irecv(&sink[w], 8, MPI_BYTE, 0, 3, MPI_COMM_WORLD, &reqs[w]);
+                MPI_Irecv((char *)sink + (size_t)w * stride, (int)size, MPI_BYTE, 0, 3, MPI_COMM_WORLD,
+                          &reqs[w]);
             MPI_Waitall((int)win, reqs, MPI_STATUSES_IGNORE);
             MPI_Send(NULL, 0, MPI_BYTE, 0, 4, MPI_COMM_WORLD);
         }
     }
+}
+
+static void mpi_2sided_round(const struct opts *o)
+{
+    static uint64_t sink[MAX_MSG_WINDOW];
+    uint64_t buf = 42;
+    long win = o->window > MAX_MSG_WINDOW ? MAX_MSG_WINDOW : o->window;
+    double t0;
+
+    pingpongs(o->warmup);
+    t0 = bench_now();
+    pingpongs(o->iters);
+    record("mpi-2sided", "put_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+
+    /* message rate: each message into its own slot of sink */
+    isend_windows(&buf, sink, 8, 8, o->warmup, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = bench_now();
+    isend_windows(&buf, sink, 8, 8, o->iters, win);
     record("mpi-2sided", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
     MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -335,8 +459,13 @@ static void bw_blocks(weft_ep_t ep, weft_seg_t seg, const char *src, char *const
     for (int t = 0; t < BW_TRIPLES; t++)
         for (int j = 0; j < nimpl; j++) {
             int impl = (int)((t + round + j) % nimpl);
-            long f0 = minor_faults();
-            double dt = copy_block(impl, ep, seg, src, dst[impl], size, count, o->window);
+            long f0;
+            double dt;
+
+            if (o->warmup > 0)
+                copy_block(impl, ep, seg, src, dst[impl], size, o->warmup, o->window);
+            f0 = minor_faults();
+            dt = copy_block(impl, ep, seg, src, dst[impl], size, count, o->window);
 
             faults[impl] += minor_faults() - f0;
             secs[impl] += dt;
@@ -370,47 +499,47 @@ static void wait_for_rank0(weft_ctx_t ctx, int direct)
     }
 }
 
+/* n puts of size bytes from src by MPI RMA, in windows of `window`, each
+ * then a flush (whole windows). */
+static void mpi_put_bw_windows(MPI_Win win, const char *src, size_t size, long n, long window)
+{
+    for (long i = 0; i < n; i += window) {
+        for (long w = 0; w < window; w++)
+            MPI_Put(src, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, win);
+        MPI_Win_flush(1, win);
+    }
+}
+
 static void sweep_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, MPI_Win win, const char *src,
                         char *const dst[BW_NIMPL], long round, const struct opts *o)
 {
     if (rank == 0)
-        for (size_t k = 0; k < NSIZES; k++)
-            bw_blocks(ep, seg, src, dst, sweep_sizes[k], round, o);
+        for (int k = 0; k < o->nsizes; k++)
+            bw_blocks(ep, seg, src, dst, o->sizes[k], round, o);
     wait_for_rank0(ctx, dst[BW_MEMCPY_SEG] != NULL);
 
-    for (size_t k = 0; k < NSIZES; k++) {
-        size_t size = sweep_sizes[k];
+    for (int k = 0; k < o->nsizes; k++) {
+        size_t size = o->sizes[k];
         long count = sweep_count(size, o), win_n = sweep_window(count, o);
+        /* two-sided: windows of Isend matched by pre-posted Irecv, all into
+         * one buffer, then an ack */
+        long w2 = win_n > 256 ? 256 : win_n;
         double t0;
 
         if (rank == 0) {
+            mpi_put_bw_windows(win, src, size, o->warmup, win_n);
             t0 = bench_now();
-            for (long i = 0; i < count; i += win_n) {
-                for (long w = 0; w < win_n; w++)
-                    MPI_Put(src, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, win);
-                MPI_Win_flush(1, win);
-            }
+            mpi_put_bw_windows(win, src, size, count, win_n);
             record_bw("mpi-rma", size, count, t0);
         }
         OK(weft_barrier(ctx));
 
-        /* two-sided: windows of Isend matched by pre-posted Irecv, then an ack */
-        MPI_Request reqs[256];
-        long w2 = win_n > 256 ? 256 : win_n;
-        t0 = bench_now();
-        for (long i = 0; i < count; i += w2) {
-            if (rank == 0) {
-                for (long w = 0; w < w2; w++)
-                    MPI_Isend(src, (int)size, MPI_BYTE, 1, 5, MPI_COMM_WORLD, &reqs[w]);
-                MPI_Waitall((int)w2, reqs, MPI_STATUSES_IGNORE);
-                MPI_Recv(NULL, 0, MPI_BYTE, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            } else if (rank == 1) {
-                for (long w = 0; w < w2; w++)
-                    MPI_Irecv(dst[BW_MEMCPY], (int)size, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &reqs[w]);
-                MPI_Waitall((int)w2, reqs, MPI_STATUSES_IGNORE);
-                MPI_Send(NULL, 0, MPI_BYTE, 0, 6, MPI_COMM_WORLD);
-            }
+        if (o->warmup > 0) {
+            isend_windows(src, dst[BW_MEMCPY], size, 0, o->warmup, w2);
+            MPI_Barrier(MPI_COMM_WORLD);
         }
+        t0 = bench_now();
+        isend_windows(src, dst[BW_MEMCPY], size, 0, count, w2);
         record_bw("mpi-2sided", size, count - count % w2 + (count % w2 ? w2 : 0), t0);
         MPI_Barrier(MPI_COMM_WORLD);
     }
@@ -427,6 +556,9 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
     volatile double sink = 0;
     double t0, t, worst = 0;
 
+    /* the warm-up before rank 1 computes: its barrier serves the gets */
+    if (rank == 0)
+        weft_gets(ep, seg, o->warmup);
     OK(weft_barrier(ctx));
     if (rank == 0) {
         long n = o->iters < 2000 ? o->iters : 2000;
@@ -462,9 +594,12 @@ static void write_json(const struct opts *o, const char *transport, int progress
     FILE *f = bench_json_open("weft_bench_rma", o->json);
 
     bench_json_head(f, "rma", nranks, transport);
-    fprintf(f, "  \"progress_thread\": %d,\n  \"iters\": %ld,\n  \"window\": %ld,\n"
-               "  \"rounds\": %ld,\n  \"results\": [\n",
-            progress_thread, o->iters, o->window, o->rounds);
+    fprintf(f, "  \"progress_thread\": %d,\n  \"iters\": %ld,\n  \"warmup\": %ld,\n"
+               "  \"window\": %ld,\n  \"rounds\": %ld,\n  \"sweep_sizes\": [",
+            progress_thread, o->iters, o->warmup, o->window, o->rounds);
+    for (int k = 0; o->sweep && k < o->nsizes; k++)
+        fprintf(f, "%s%zu", k ? ", " : "", o->sizes[k]);
+    fputs("],\n  \"results\": [\n", f);
     for (int i = 0; i < nsamples; i++) {
         const struct sample *s = &samples[i];
         fprintf(f, "    {\"impl\": \"%s\", \"op\": \"%s\", \"size\": %zu, \"unit\": \"%s\", \"value\": ",
@@ -480,22 +615,171 @@ static void write_json(const struct opts *o, const char *transport, int progress
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: mpirun -np 2 weft_bench_rma [--json FILE] [--iters N] [--window W] "
-                    "[--rounds R] [--busy-target] [--sweep]\n");
+    fprintf(stderr,
+            "usage: mpirun -np 2 weft_bench_rma [--json FILE] [--iters N] [--window W] [--rounds R]\n"
+            "                                   [--warmup N] [--busy-target] [--sweep]\n"
+            "                                   [--sizes LIST | -m MIN:MAX]\n"
+            "  --iters N   iterations of each timed loop (default 100000; a multiple of W, at least W)\n"
+            "  --window W  puts between flushes (default 256); --rounds R: 1 to %d (default 5)\n"
+            "  --warmup N  untimed iterations before each timed loop (default 0)\n"
+            "  --sizes LIST  sizes of the bandwidth sweep, e.g. 8,64,4K,1M (K, M, G: 2^10, 2^20,\n"
+            "              2^30), each from 1 B to 4 MiB (the segment), at most %d of them\n"
+            "  -m MIN:MAX  sizes MIN, 2 MIN, 4 MIN, ... up to MAX, the same bounds\n"
+            "  --sizes and -m imply --sweep, whose default sizes are 8 B to 4 MiB\n",
+            MAX_ROUNDS, MAX_SIZES);
+}
+
+/* ---- arguments --------------------------------------------------------- */
+
+/* Both ranks parse the arguments; rank 0 alone says what is wrong. */
+static int bad(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (rank == 0) {
+        va_start(ap, fmt);
+        fputs(NAME ": ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* The size of option opt at *s, which ends at `stop` (',' or ':') or at the
+ * end of the text: decimal digits and an optional K, M or G (either case:
+ * 2^10, 2^20, 2^30), from 1 to `most` bytes.  Into *out, *s moved onto its
+ * end; -1 (said) when it is not such a size. */
+static int parse_size(const char *opt, const char **s, char stop, size_t most, size_t *out)
+{
+    const char *p = *s;
+    int len = (int)strcspn(p, (const char[]){stop, '\0'});
+    unsigned long long v;
+    unsigned shift = 0;
+    int digits;
+    char *end;
+
+    if (len == 0)
+        return bad("%s: an empty size", opt);
+    if (*p == '-')
+        return bad("%s: '%.*s' is negative", opt, len, p);
+    if (*p < '0' || *p > '9')
+        return bad("%s: '%.*s' is not a size (digits, then K, M or G)", opt, len, p);
+    errno = 0;
+    v = strtoull(p, &end, 10);
+    digits = (int)(end - p);
+    if (*end == 'K' || *end == 'k')
+        shift = 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30, end++;
+    if (*end != '\0' && *end != stop) {
+        int letters = digits;
+
+        while (letters < len && isalpha((unsigned char)p[letters]))
+            letters++;
+        if (letters == len)
+            return bad("%s: '%.*s' has an unknown suffix '%.*s' (K, M or G)", opt, len, p,
+                       len - digits, p + digits);
+        return bad("%s: '%.*s' is not a size (digits, then K, M or G)", opt, len, p);
+    }
+    if (v == 0)
+        return bad("%s: '%.*s' is zero", opt, len, p);
+    if (errno == ERANGE || v > (unsigned long long)most >> shift)
+        return bad("%s: '%.*s' is more than %zu bytes, the most the benchmark's segment allows", opt, len, p, most);
+    *out = (size_t)(v << shift);
+    *s = end;
+    return 0;
+}
+
+/* --sizes LIST into out[0..MAX_SIZES): how many, or -1 (said). */
+static int parse_size_list(const char *text, size_t most, size_t *out)
+{
+    int n = 0;
+
+    for (const char *s = text;; s++) {
+        if (n == MAX_SIZES)
+            return bad("--sizes: more than %d sizes", MAX_SIZES);
+        if (parse_size("--sizes", &s, ',', most, &out[n++]) != 0)
+            return -1;
+        if (*s == '\0')
+            return n;
+    }
+}
+
+/* -m MIN:MAX into out[]: MIN, 2 MIN, 4 MIN, ... up to MAX, as OSU's
+ * benchmarks take it; how many, or -1 (said). */
+static int parse_size_range(const char *text, size_t most, size_t *out)
+{
+    const char *s = text;
+    size_t lo, hi;
+    int n = 0;
+
+    if (strchr(text, ':') == NULL)
+        return bad("-m: '%s' is not MIN:MAX", text);
+    if (parse_size("-m", &s, ':', most, &lo) != 0)
+        return -1;
+    s++;
+    if (parse_size("-m", &s, '\0', most, &hi) != 0)
+        return -1;
+    if (lo > hi)
+        return bad("-m: MIN %zu is more than MAX %zu", lo, hi);
+    for (size_t v = lo; v <= hi; v *= 2)
+        out[n++] = v;          /* at most 1 + log2(most) <= MAX_SIZES */
+    return n;
+}
+
+/* A count from 0 up (--warmup) into *out; -1 (said) if text is not one. */
+static int parse_count(const char *opt, const char *text, long *out)
+{
+    char *end;
+    long v;
+
+    if (*text == '-')
+        return bad("%s: '%s' is negative", opt, text);
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (*text < '0' || *text > '9' || *end != '\0' || errno != 0)
+        return bad("%s: '%s' is not a count (0, 1, 2, ...)", opt, text);
+    *out = v;
+    return 0;
 }
 
 static int parse(int argc, char **argv, struct opts *o)
 {
+    const char *sizes = NULL, *range = NULL, *warmup = NULL;
     const struct bench_opt opts[] = {
         {"--json", .text = &o->json},      {"--busy-target", .flag = &o->busy_target},
         {"--sweep", .flag = &o->sweep},    {"--iters", .value = &o->iters},
         {"--window", .value = &o->window}, {"--rounds", .value = &o->rounds},
-        {NULL},
+        {"--sizes", .text = &sizes},       {"-m", .text = &range},
+        {"--warmup", .text = &warmup},     {NULL},
     };
 
     *o = (struct opts){.iters = 100000, .window = 256, .rounds = 5};
-    if (bench_parse_opts(argc, argv, opts) != 0 || o->rounds > MAX_ROUNDS || o->window > o->iters)
+    if (bench_parse_opts(argc, argv, opts) != 0)
+        return bad("an unknown option, a missing value or a count that is not a positive integer");
+    if (o->rounds > MAX_ROUNDS)
+        return bad("--rounds %ld: at most %d", o->rounds, MAX_ROUNDS);
+    if (o->window > o->iters)
+        return bad("--window %ld is more than --iters %ld", o->window, o->iters);
+    if (warmup != NULL && parse_count("--warmup", warmup, &o->warmup) != 0)
         return -1;
+    if (sizes != NULL && range != NULL)
+        return bad("--sizes and -m both choose the sizes: give one of them");
+    if (sizes != NULL || range != NULL) {
+        if (o->busy_target)
+            return bad("--busy-target runs no sweep: --sizes and -m do not apply");
+        o->nsizes = sizes ? parse_size_list(sizes, MAX_SIZE, o->sizes)
+                          : parse_size_range(range, MAX_SIZE, o->sizes);
+        if (o->nsizes < 0)
+            return -1;
+        o->sweep = 1;
+    } else {
+        memcpy(o->sizes, default_sizes, sizeof(default_sizes));
+        o->nsizes = (int)NDEFAULT;
+    }
     o->iters -= o->iters % o->window;
     return 0;
 }
@@ -544,6 +828,7 @@ int main(int argc, char **argv)
         /* warm-up: connections, keys, caches */
         struct opts warm = o;
         warm.iters = o.window * 4;
+        warm.warmup = 0;
         weft_round(ctx, ep, seg, &warm);
         if (!direct)
             ucx_round(ctx, ep, seg, &warm);

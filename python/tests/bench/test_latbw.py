@@ -12,6 +12,7 @@ from rich.console import RenderableType
 
 from conftest import REAL_BUILD_DIR, real_program
 from weft import WeftError, cli
+from test_rma import BAD_SIZES
 from weft.bench import latbw as bench_latbw
 from weft.core import results, runner
 
@@ -108,6 +109,8 @@ def test_real_binary_tiny_sizes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     data = json.loads(output.read_text())
     run = {"tls": "shm", **data}
     assert data["benchmark"] == "latbw" and data["peak_kind"] == "memcpy" and data["peak_MBps"] > 0
+    assert (data["iters"], data["warmup"], data["window"]) == (50, 0, 64)
+    assert data["latency_sizes"] == [8, 16, 32, 64] and data["bandwidth_sizes"] == [8 << k for k in range(10)]
     assert [row.size for row in bench_latbw.latency_rows(run)] == [8, 16, 32, 64]
     assert all(set(row.values) == set(bench_latbw.LATENCY_IMPLS) and min(row.values.values()) > 0
                for row in bench_latbw.latency_rows(run))
@@ -123,11 +126,33 @@ def test_real_binary_rejects_bad_arguments(monkeypatch: pytest.MonkeyPatch) -> N
     program = real_program("weft_bench_latbw")
     assert program is not None
     mpi = runner.launcher()
-    proc = subprocess.run(mpi.command(2, [str(program), "--json", "x", "--max-bw", "4"], {}),
-                          env={**os.environ, **mpi.environment()},
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode != 0
-    assert "usage: mpirun -np 2 weft_bench_latbw" in proc.stderr
+    for args, message in ((["--max-bw", "4"], "--max-bw 4: from 8 to"),
+                          (["--sizes", "64M"], "--sizes: '64M' is more than 33554432 bytes"),
+                          (["-m", "64:8"], "-m: MIN 64 is more than MAX 8"),
+                          (["--warmup", "x"], "--warmup: 'x' is not a count")):
+        proc = subprocess.run(mpi.command(2, [str(program), "--json", "x", *args], {}),
+                              env={**os.environ, **mpi.environment()},
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode != 0
+        assert f"weft_bench_latbw: {message}" in proc.stderr
+        assert "usage: mpirun -np 2 weft_bench_latbw" in proc.stderr
+
+
+@pytest.mark.skipif(real_program("weft_bench_latbw") is None,
+                    reason="no $WEFT_BUILD_DIR/libexec/weft/weft_bench_latbw (build weft with `make`)")
+def test_real_binary_takes_sizes_and_warmup(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
+    output = tmp_path / "latbw.json"
+    program = real_program("weft_bench_latbw")
+    assert program is not None
+    runner.run_mpi(2, [str(program), "--json", str(output), "--sizes", "8,1K,3", "--warmup", "4", "--iters", "20"],
+                   timeout=120)
+    data = json.loads(output.read_text())
+    run = {"tls": "shm", **data}
+    assert data["warmup"] == 4 and data["iters"] == 20
+    assert data["latency_sizes"] == data["bandwidth_sizes"] == [8, 1024, 3]
+    assert [row.size for row in bench_latbw.latency_rows(run)] == [3, 8, 1024]
+    assert list(bench_latbw.peak_shares(run)) == [3, 8, 1024]
 
 
 def test_cli_lists_latbw(capsys: pytest.CaptureFixture[str]) -> None:
@@ -135,3 +160,48 @@ def test_cli_lists_latbw(capsys: pytest.CaptureFixture[str]) -> None:
         cli.main(["bench", "latbw", "--help"])
     assert "--tls" in capsys.readouterr().out
     assert results.latest_path("latbw").name == "latbw-latest.json"
+
+
+@pytest.fixture
+def fake_latbw(fake_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_program) -> list[list[str]]:
+    """A build with a weft_bench_latbw and a run_mpi that writes its output
+    instead of running it; returns the argument lists it was given."""
+    write_program(fake_build / "libexec" / "weft" / "weft_bench_latbw", "raise SystemExit(1)")
+    monkeypatch.setenv("WEFT_RESULTS_DIR", str(tmp_path / "results"))
+    calls: list[list[str]] = []
+
+    def run_mpi(nranks: int, argv: list[str], *, env: dict[str, str], timeout: float) -> None:
+        calls.append(argv[3:])
+        document = {"benchmark": "latbw", "transport": "posix/memory", "peak_MBps": 1000.0,
+                    "peak_kind": "memcpy", "iters": 7, "warmup": 3,
+                    "latency": latency(8, 0.2, 0.3, 0.5, 0.5), "bandwidth": bandwidth(8, 100.0, 10.0)}
+        Path(argv[argv.index("--json") + 1]).write_text(json.dumps(document))
+
+    monkeypatch.setattr(runner, "run_mpi", run_mpi)
+    return calls
+
+
+def test_cli_passes_sizes_iters_and_warmup(fake_latbw: list[list[str]], capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["bench", "latbw", "--sizes", "8,4K,1m", "--iters", "7", "--warmup", "3"]) == 0
+    assert fake_latbw == [["--iters", "7", "--warmup", "3", "--sizes", "8,4096,1048576"]]
+    assert "per point, at most: 7, untimed before each (--warmup): 3" in capsys.readouterr().out
+    assert cli.main(["bench", "latbw", "-m", "4K:32K", "--tls", "both"]) == 0
+    assert fake_latbw[1:] == [["--sizes", "4096,8192,16384,32768"]] * 2
+    assert cli.main(["bench", "latbw"]) == 0
+    assert fake_latbw[3] == []
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    *BAD_SIZES,
+    (["--sizes", "8,64M"], "'64M' is more than 32 MiB, the most the benchmark's segment allows"),
+    (["-m", "8:1G"], "'1G' is more than 32 MiB"),
+    (["--iters", "0"], "0: at least 1"),
+])
+def test_bad_counts_and_sizes_are_refused(args: list[str], message: str, fake_latbw: list[list[str]],
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit:
+        cli.main(["bench", "latbw", *args])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert "weft bench latbw: error: argument" in err and message in err
+    assert fake_latbw == []

@@ -2,13 +2,16 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import statistics
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
 
+from conftest import REAL_BUILD_DIR, real_program
 from weft import WeftError, cli
 from weft.bench import rma as bench_rma
 from weft.core import results, runner
@@ -140,7 +143,7 @@ def fake_rma(fake_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
 
 
 def test_bench_rma_both_transports_end_to_end(fake_rma: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["bench", "rma", "--tls", "both", "--iters", "7", "--no-peers"]) == 0
+    assert cli.main(["bench", "rma", "--tls", "both", "--iters", "512", "--no-peers"]) == 0
     out = capsys.readouterr().out
     assert "RMA over shm" in out and "RMA over tcp" in out
     assert "0.80×" in out and "2.00×" in out
@@ -155,8 +158,8 @@ def test_bench_rma_both_transports_end_to_end(fake_rma: Path, capsys: pytest.Cap
     assert document["metadata"]["ranks"] == 2
     comparisons = [run for run in document["runs"] if run.get("kind") != "busy-target"]
     transports = {run["tls"]: run["transport"] for run in comparisons}
-    assert transports == {"shm": "tls=default btl=default args=--iters 7",
-                          "tcp": "tls=tcp,self btl=tcp,self args=--iters 7"}
+    assert transports == {"shm": "tls=default btl=default args=--iters 512",
+                          "tcp": "tls=tcp,self btl=tcp,self args=--iters 512"}
     assert all(run["benchmark"] == "rma" and run["nranks"] == 2 for run in comparisons)
     assert out.count("not like for like") == 1
 
@@ -284,9 +287,9 @@ def test_bench_rma_peers_end_to_end(fake_rma: Path, monkeypatch: pytest.MonkeyPa
     others = [e for e in peer_entries() if e["impl"] in ("openshmem", "ucx_perftest")]
     monkeypatch.setattr(bench_rma, "shmem_peer", lambda timeout: Path("shmem_peer"))
     monkeypatch.setattr(bench_rma, "measure_shmem",
-                        lambda program, iters, timeout, rounds: [e for e in others if e["impl"] == "openshmem"])
+                        lambda program, iters, timeout, rounds, sizes: [e for e in others if e["impl"] == "openshmem"])
     monkeypatch.setattr(bench_rma, "measure_perftest",
-                        lambda iters, timeout: [e for e in others if e["impl"] == "ucx_perftest"])
+                        lambda iters, timeout, warmup, sizes: [e for e in others if e["impl"] == "ucx_perftest"])
     assert cli.main(["bench", "rma", "--no-busy", "--cycles", "2"]) == 0
     out = capsys.readouterr().out
     assert "beside its peers" in out
@@ -335,3 +338,139 @@ def test_block_ratios_pair_blocks_by_position(render_text) -> None:
     assert bench_rma.spread(ratios[("memcpy", 65536)]) == (3.0, 2.0, 4.0)
     text = render_text(bench_rma.block_table(run, ratios))
     assert "3.00× [2.00–4.00]" in text and "1.00× [0.50–1.50]" in text
+
+
+# ---- sizes, iterations and warm-up ------------------------------------------
+
+@pytest.mark.parametrize(("text", "size"), [("8", 8), ("4K", 4096), ("4k", 4096), ("1M", 1 << 20),
+                                            ("1m", 1 << 20), ("1G", 1 << 30), ("0040", 40)])
+def test_sizes_take_binary_suffixes(text: str, size: int) -> None:
+    assert bench_rma.parse_size(text, 1 << 30) == size
+
+
+def test_size_range_doubles_from_min_up_to_max() -> None:
+    parse = bench_rma.size_range_type(4 << 20)
+    assert parse("8:64") == [8, 16, 32, 64]
+    assert parse("3:100") == [3, 6, 12, 24, 48, 96]
+    assert parse("4K:4K") == [4096]
+    assert parse("1:4M") == [1 << k for k in range(23)]
+    assert bench_rma.sizes_type(4 << 20)("8,64,4K,1M") == [8, 64, 4096, 1 << 20]
+
+
+BAD_SIZES = [
+    (["--sizes", "8,0"], "'0' is zero"),
+    (["--sizes", "8,-4"], "'-4' is negative"),
+    (["--sizes", "-8"], "'-8' is negative"),
+    (["--sizes", "8,abc"], "'abc' is not a size"),
+    (["--sizes", "1.5K"], "'1.5K' is not a size"),
+    (["--sizes", "8,4X"], "'4X' has an unknown suffix 'X'"),
+    (["--sizes", "4KB"], "'4KB' has an unknown suffix 'KB'"),
+    (["--sizes", "8,,64"], "an empty size"),
+    (["--sizes", ",".join(["8"] * 33)], "more than 32 sizes"),
+    (["-m", "64:8"], "MIN 64 is more than MAX 8"),
+    (["-m", "64"], "'64' is not MIN:MAX"),
+    (["-m", "0:64"], "'0' is zero"),
+    (["-m", "8:16:32"], "'16:32' is not a size"),
+    (["-m", "1:8Q"], "'8Q' has an unknown suffix 'Q'"),
+    (["--sizes", "8", "-m", "8:64"], "not allowed with argument"),
+    (["--warmup", "-1"], "'-1' is negative"),
+    (["--warmup", "ten"], "'ten' is not a count"),
+    (["--warmup", "1.5"], "'1.5' is not a count"),
+    (["--iters", "-5"], "'-5' is negative"),
+    (["--iters", "1e5"], "'1e5' is not a count"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    *BAD_SIZES,
+    (["--sizes", "8,5M"], "'5M' is more than 4 MiB, the most the benchmark's segment allows"),
+    (["-m", "8:8M"], "'8M' is more than 4 MiB"),
+    (["--sizes", "99999999999999999999"], "is more than 4 MiB"),
+    (["--iters", "0"], "0: at least 256 (a window of 256 puts)"),
+    (["--iters", "100"], "100: at least 256"),
+])
+def test_bad_counts_and_sizes_are_refused(args: list[str], message: str, fake_rma: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit:
+        cli.main(["bench", "rma", "--no-peers", *args])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert "weft bench rma: error: argument" in err and message in err
+    assert not fake_rma.exists()
+
+
+def test_sizes_iters_and_warmup_reach_every_run(fake_rma: Path) -> None:
+    assert cli.main(["bench", "rma", "--no-peers", "--iters", "512", "--warmup", "10",
+                     "--sizes", "8,4K"]) == 0
+    document = results.load(fake_rma / "rma-latest.json")
+    comparison, busy = document["runs"]
+    # --sizes runs the sweep: the program takes the sizes in bytes
+    assert comparison["transport"] == "tls=default btl=default args=--iters 512 --warmup 10 --sizes 8,4096"
+    # the gets from a busy rank take no sizes
+    assert busy["kind"] == "busy-target"
+    assert "--iters 512 --warmup 10" in busy["transport"] and "--sizes" not in busy["transport"]
+
+    assert cli.main(["bench", "rma", "--no-peers", "--no-busy", "-m", "8:64"]) == 0
+    (run,) = results.load(fake_rma / "rma-latest.json")["runs"]
+    assert run["transport"] == "tls=default btl=default args=--sizes 8,16,32,64"
+
+
+def test_peers_take_the_sizes_and_warmup(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+
+    def perftest(test: str, size: int, iters: int, timeout: float, warmup: int | None = None) -> list[float]:
+        calls.append([test, str(size), str(iters), str(warmup)])
+        return [iters, 0.1, 0.2, 0.3, 100.0, 110.0, 1e6, 1e6]
+
+    monkeypatch.setattr(bench_rma, "run_perftest", perftest)
+    entries = bench_rma.measure_perftest(1000, 10, warmup=5, sizes=[8, 4096])
+    assert calls == [["ucp_put_bw", "8", "1000", "5"], ["ucp_am_lat", "8", "1000", "5"],
+                     ["ucp_get", "8", "1000", "5"], ["ucp_put_bw", "8", "1000", "5"],
+                     ["ucp_put_bw", "4096", "1000", "5"]]
+    assert sorted(e["size"] for e in entries if e["op"] == "put_bw") == [8, 4096]
+    calls.clear()
+    bench_rma.measure_perftest(None, 10)
+    assert [c[1] for c in calls[3:]] == [str(size) for size in bench_rma.SWEEP_SIZES]
+    assert {c[3] for c in calls} == {"None"}
+
+
+def test_counts_note_says_what_the_run_had(render_text) -> None:
+    assert "untimed before each (--warmup): 10" in render_text(
+        bench_rma.counts_note({"iters": 1024, "warmup": 10}))
+    assert render_text(bench_rma.counts_note({})).strip() == ""
+
+
+NO_REAL_RMA = "no $WEFT_BUILD_DIR/libexec/weft/weft_bench_rma (build weft with `make`)"
+
+
+@pytest.mark.skipif(real_program("weft_bench_rma") is None, reason=NO_REAL_RMA)
+def test_real_binary_records_sizes_iters_and_warmup(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
+    program = real_program("weft_bench_rma")
+    assert program is not None
+    output = tmp_path / "rma.json"
+    runner.run_mpi(2, [str(program), "--json", str(output), "--sizes", "8,4K", "--warmup", "3",
+                       "--iters", "300", "--rounds", "1"], timeout=120)
+    data = json.loads(output.read_text())
+    # --iters is rounded down to whole windows of 256
+    assert (data["iters"], data["warmup"], data["sweep_sizes"]) == (256, 3, [8, 4096])
+    assert {r["size"] for r in data["results"] if r["op"] == "put_bw"} == {8, 4096}
+    assert {(r["impl"], r["op"]) for r in data["results"] if r["size"] == 8} >= {
+        ("weft", "put_lat"), ("weft", "get_lat"), ("weft", "put_rate"), ("mpi-rma", "put_lat"),
+        ("mpi-2sided", "put_rate"), ("weft", "put_bw"), ("memcpy", "put_bw")}
+
+
+@pytest.mark.skipif(real_program("weft_bench_rma") is None, reason=NO_REAL_RMA)
+@pytest.mark.parametrize(("args", "message"), [(["--sizes", "8,5M"], "'5M' is more than 4194304 bytes"),
+                                               (["--warmup", "-1"], "'-1' is negative")])
+def test_real_binary_rejects_bad_sizes_and_counts(args: list[str], message: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
+    program = real_program("weft_bench_rma")
+    assert program is not None
+    mpi = runner.launcher()
+    proc = subprocess.run(mpi.command(2, [str(program), *args], {}), env={**os.environ, **mpi.environment()},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    assert f"weft_bench_rma: {args[0]}: {message}" in proc.stderr
+    assert "usage: mpirun -np 2 weft_bench_rma" in proc.stderr

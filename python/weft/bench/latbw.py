@@ -2,8 +2,14 @@
 one-sided put/get against MPI two-sided messages across message sizes, over
 shared memory and over TCP, as in Figs. 2-4 of the one-sided/overlap paper.
 
+--sizes LIST or -m MIN:MAX choose the sizes of both (default: 8 B to 64 KiB
+for latency, to 4 MiB for bandwidth), --iters the most round trips or
+messages of a point, --warmup the untimed ones before it.
+
 bench/weft_bench_latbw --json FILE writes
     {"benchmark": "latbw", "transport": "<UCX transports>", "ucx_tls": "...",
+     "window": 64, "iters": 20000, "warmup": 0,
+     "latency_sizes": [8, 16, ...], "bandwidth_sizes": [8, 16, ...],
      "peak_MBps": 11920.3, "peak_kind": "memcpy" | "tcp-stream",
      "latency": [{"impl": "weft-put", "size": 8, "us": 0.03}, ...],
      "bandwidth": [{"impl": "weft-put-nbi", "size": 8, "MBps": 910.0}, ...]}
@@ -27,7 +33,7 @@ from rich.table import Column
 from rich.text import Text
 
 from weft import WeftError
-from weft.bench.rma import TRANSPORT_ENV
+from weft.bench.rma import TRANSPORT_ENV, add_size_options, add_warmup_option, count_args, count_type, counts_note
 from weft.core import report, results, runner
 
 BENCH = "weft_bench_latbw"
@@ -40,6 +46,10 @@ TWO_SIDED = ("mpi-block", "mpi-nonblock")
 BANDWIDTH_IMPLS = {"weft-put-nbi": "weft put_nbi", "mpi-isend": "MPI Isend/Irecv"}
 PEAK_SHARE = 0.9
 PEAK_KINDS = {"memcpy": "single-core memcpy of 4 MiB", "tcp-stream": "TCP stream over loopback"}
+# The largest size the program takes with its window of 64 messages: the
+# window of the largest size within its 2 GiB segment.
+WINDOW = 64
+MAX_SIZE = min(1 << 30, (2 << 30) // WINDOW)
 
 
 def by_size(points: Any, unit: str, program: str = "weft_bench_latbw") -> dict[int, dict[str, float]]:
@@ -103,11 +113,14 @@ def verdicts(run: dict[str, Any]) -> dict[str, bool | None]:
     return {"latency": all(w is True for w in wins) if wins else None, "bandwidth": bandwidth}
 
 
-def measure(program: Path, tls: str, timeout: float) -> dict[str, Any]:
-    """Run weft_bench_latbw once over one transport; returns its run record."""
+def measure(program: Path, tls: str, timeout: float, iters: int | None = None, warmup: int | None = None,
+            sizes: list[int] | None = None) -> dict[str, Any]:
+    """Run weft_bench_latbw once over one transport (None: the program's
+    default); returns its run record."""
     with tempfile.TemporaryDirectory(prefix="weft-latbw-") as tmp:
         output = Path(tmp) / "latbw.json"
-        runner.run_mpi(2, [str(program), "--json", str(output)], env=TRANSPORT_ENV[tls], timeout=timeout)
+        runner.run_mpi(2, [str(program), "--json", str(output), *count_args(iters, warmup, sizes)],
+                       env=TRANSPORT_ENV[tls], timeout=timeout)
         data = results.read_json(output)
     if not isinstance(data, dict):
         raise WeftError("weft_bench_latbw output is not a JSON object")
@@ -162,7 +175,8 @@ def run_report(run: dict[str, Any]) -> Group:
                             "; weft reaches 90% of peak at a smaller size than MPI: ", yes_no(goals["bandwidth"]))
     heading = Text.assemble((f"weft vs MPI two-sided over {tls}", "bold"),
                             f": 2 ranks on one node, UCX transport {run.get('transport', 'unknown')}")
-    return Group(heading, latency, bandwidth, reached, summary, "")
+    return Group(heading, counts_note(run, "round trips or messages per point, at most"), latency, bandwidth,
+                 reached, summary, "")
 
 
 def _figure(title: str) -> tuple[Figure, Any]:
@@ -223,7 +237,7 @@ def command(args: argparse.Namespace) -> None:
     def measure_all() -> Path:
         program = runner.executable(BENCH)
         transports = list(TRANSPORT_ENV) if args.tls == "both" else [args.tls]
-        runs = [measure(program, tls, args.timeout)
+        runs = [measure(program, tls, args.timeout, args.iters, args.warmup, args.sizes)
                 for tls in runner.steps(transports, lambda tls: f"weft_bench_latbw over {tls}")]
         return results.save(BENCHMARK, {"runs": runs}, transport="+".join(transports), ranks=2)
 
@@ -236,8 +250,8 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
     parser = bench_subparsers.add_parser(
         "latbw",
         help="latency and flood bandwidth of weft put/get vs MPI two-sided, by size",
-        description="Run bench/weft_bench_latbw: round-trip latency (8 B to 64 KiB) of weft put/get vs MPI "
-        "blocking and non-blocking ping-pong, and flood bandwidth (8 B to 4 MiB) of weft put_nbi vs "
+        description="Run bench/weft_bench_latbw: round-trip latency (by default 8 B to 64 KiB) of weft put/get vs MPI "
+        "blocking and non-blocking ping-pong, and flood bandwidth (by default 8 B to 4 MiB) of weft put_nbi vs "
         "MPI_Isend/MPI_Irecv as a share of the path's peak. Results go to the results directory (JSON and "
         "two PNGs).",
     )
@@ -245,6 +259,13 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
         "--tls", choices=[*TRANSPORT_ENV, "both"], default="shm",
         help="transport: shm, tcp (UCX_TLS=tcp,self, Open MPI btl tcp,self) or both (default: shm)",
     )
+    parser.add_argument(
+        "--iters", type=count_type(1), metavar="N",
+        help="the most round trips or messages of a point, which otherwise runs for about 0.1 s "
+        "(default: 20000)",
+    )
+    add_warmup_option(parser, "0: only the calibration of each point, 5 round trips or one window")
+    add_size_options(parser, MAX_SIZE, "8 B, 16 B, ... 64 KiB for latency, ... 4 MiB for bandwidth")
     parser.add_argument("--timeout", type=float, default=300, metavar="S", help="seconds allowed per run (default: 300)")
     parser.add_argument("--json", "--json-only", dest="json_only", action="store_true", help="save the results and print them as JSON only")
     parser.add_argument("--last", action="store_true", help="show the last saved results instead of measuring")

@@ -8,8 +8,14 @@ oshrun), ucx_perftest (ucp_put_bw, ucp_am_lat, ucp_get) and a plain
 single-core memcpy, and puts them in one table with weft's ratio to each:
 8-byte put rate, put + flush latency, get latency, bandwidth 8 B ... 4 MiB.
 
+--sizes LIST or -m MIN:MAX choose the sizes of the bandwidth sweep (and
+run it without --peers too), --iters and --warmup the iterations of each
+timed loop and the untimed ones before it.
+
 weft_bench_rma --json FILE writes
     {"benchmark": "rma", "nranks": 2, "transport": "<UCX transport>",
+     "iters": 100000, "warmup": 0, "window": 256, "rounds": 5,
+     "sweep_sizes": [8, 64, ...],
      "results": [{"impl": "weft", "op": "put_rate", "size": 8,
                   "value": 24.1, "unit": "Mmsg/s"}, ...]}
 where some implementations lack some operations.
@@ -27,6 +33,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,16 +134,128 @@ def parse_rows(entries: Any) -> list[Row]:
     )
 
 
+# ---- sizes, iterations and warm-up --------------------------------------
+
+# The largest size weft_bench_rma's segment holds, and how many sizes a sweep
+# may have (as the program's MAX_SIZE and MAX_SIZES).
+MAX_SIZE = 4 << 20
+MAX_SIZES = 32
+# Puts between flushes in the programs' loops: --iters is at least one window.
+WINDOW = 256
+SIZE = re.compile(r"(?P<digits>[0-9]+)(?P<suffix>[A-Za-z]*)")
+SIZE_SUFFIXES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def parse_size(text: str, most: int) -> int:
+    """A size in bytes from 1 to most: digits and an optional K, M or G
+    (either case: 2^10, 2^20, 2^30), as the benchmark programs take it."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty size")
+    if text.startswith("-"):
+        raise argparse.ArgumentTypeError(f"{text!r} is negative")
+    match = SIZE.fullmatch(text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (digits, then K, M or G)")
+    suffix = match["suffix"]
+    if suffix.upper() not in SIZE_SUFFIXES:
+        raise argparse.ArgumentTypeError(f"{text!r} has an unknown suffix {suffix!r} (K, M or G)")
+    size = int(match["digits"]) * SIZE_SUFFIXES[suffix.upper()]
+    if size == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is zero")
+    if size > most:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is more than {report.fmt_size(most)}, the most the benchmark's segment allows")
+    return size
+
+
+def sizes_type(most: int) -> Callable[[str], list[int]]:
+    """An argparse type for --sizes: a comma-separated list of sizes."""
+    def parse(text: str) -> list[int]:
+        sizes = [parse_size(item, most) for item in text.split(",")]
+        if len(sizes) > MAX_SIZES:
+            raise argparse.ArgumentTypeError(f"more than {MAX_SIZES} sizes")
+        return sizes
+    return parse
+
+
+def size_range_type(most: int) -> Callable[[str], list[int]]:
+    """An argparse type for -m MIN:MAX: MIN, 2 MIN, 4 MIN, ... up to MAX, as
+    OSU's benchmarks take it."""
+    def parse(text: str) -> list[int]:
+        low, colon, high = text.partition(":")
+        if not colon:
+            raise argparse.ArgumentTypeError(f"{text!r} is not MIN:MAX")
+        first, last = parse_size(low, most), parse_size(high, most)
+        if first > last:
+            raise argparse.ArgumentTypeError(f"MIN {first} is more than MAX {last}")
+        sizes = [first]
+        while sizes[-1] * 2 <= last:
+            sizes.append(sizes[-1] * 2)
+        return sizes
+    return parse
+
+
+def count_type(least: int, why: str = "") -> Callable[[str], int]:
+    """An argparse type for a count of iterations, at least `least` (why:
+    what says so)."""
+    def parse(text: str) -> int:
+        if text.startswith("-"):
+            raise argparse.ArgumentTypeError(f"{text!r} is negative")
+        if not text.isdigit() or not text.isascii():
+            raise argparse.ArgumentTypeError(f"{text!r} is not a count (0, 1, 2, ...)")
+        value = int(text)
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{value}: at least {least}{why}")
+        return value
+    return parse
+
+
+def add_size_options(parser: argparse.ArgumentParser, most: int, default: str) -> None:
+    """--sizes and -m, one or the other, both into args.sizes."""
+    sizes = parser.add_mutually_exclusive_group()
+    sizes.add_argument(
+        "--sizes", type=sizes_type(most), metavar="LIST",
+        help=f"message sizes, e.g. 8,64,4K,1M (K, M, G: 2^10, 2^20, 2^30), each at most "
+        f"{report.fmt_size(most)}, at most {MAX_SIZES} of them (default: {default})",
+    )
+    sizes.add_argument(
+        "-m", dest="sizes", type=size_range_type(most), metavar="MIN:MAX",
+        help="message sizes MIN, 2 MIN, 4 MIN, ... up to MAX, as OSU's benchmarks take them",
+    )
+
+
+def add_warmup_option(parser: argparse.ArgumentParser, default: str) -> None:
+    parser.add_argument(
+        "--warmup", type=count_type(0), metavar="N",
+        help=f"untimed iterations before each timed measurement (default: {default})",
+    )
+
+
+def counts_note(run: dict[str, Any], what: str = "iterations per timed loop") -> Text:
+    """The iterations and warm-up a run had, as its program recorded them
+    (nothing for results saved before they were)."""
+    if "iters" not in run:
+        return Text("")
+    return Text(f"{what}: {run['iters']}, untimed before each (--warmup): {run.get('warmup', 0)}",
+                style="dim")
+
+
+def count_args(iters: int | None, warmup: int | None, sizes: list[int] | None) -> list[str]:
+    """The options of a benchmark program for what was asked (None: its default)."""
+    argv = [] if iters is None else ["--iters", str(iters)]
+    argv += [] if warmup is None else ["--warmup", str(warmup)]
+    return argv + ([] if sizes is None else ["--sizes", ",".join(map(str, sizes))])
+
+
 def measure(program: Path, tls: str, nranks: int, iters: int | None, timeout: float,
-            sweep: bool = False, rounds: int | None = None) -> dict[str, Any]:
+            sweep: bool = False, rounds: int | None = None, warmup: int | None = None,
+            sizes: list[int] | None = None) -> dict[str, Any]:
     """Run weft_bench_rma once over one transport (with the bandwidth sweep
-    when asked); returns its run record."""
+    when asked, or at the sizes given); returns its run record."""
     with tempfile.TemporaryDirectory(prefix="weft-rma-") as tmp:
         output = Path(tmp) / "rma.json"
-        argv = [str(program), "--json", str(output)]
-        if iters is not None:
-            argv += ["--iters", str(iters)]
-        if sweep:
+        argv = [str(program), "--json", str(output), *count_args(iters, warmup, sizes)]
+        if sweep and sizes is None:
             argv.append("--sweep")
         if rounds is not None:
             argv += ["--rounds", str(rounds)]
@@ -155,24 +274,26 @@ BUSY_IMPLS = {"weft": "no progress thread", "weft+progress-thread": "progress th
 BUSY_OPS = {"get_lat_busy": "get latency, mean", "get_max_busy": "get latency, worst"}
 
 
-def measure_busy(program: Path, nranks: int, timeout: float) -> dict[str, Any]:
+def measure_busy(program: Path, nranks: int, timeout: float, iters: int | None = None,
+                 warmup: int | None = None) -> dict[str, Any]:
     """Run weft_bench_rma --busy-target over TCP without and with the
     progress thread; returns one run record holding both."""
     entries: list[Any] = []
-    transport = "unknown"
+    run: dict[str, Any] = {"transport": "unknown"}
     for thread in ("0", "1"):
         with tempfile.TemporaryDirectory(prefix="weft-rma-") as tmp:
             output = Path(tmp) / "busy.json"
             env = {**TRANSPORT_ENV[BUSY_TLS], "WEFT_PROGRESS_THREAD": thread}
-            runner.run_mpi(nranks, [str(program), "--busy-target", "--rounds", "3", "--json", str(output)],
+            runner.run_mpi(nranks, [str(program), "--busy-target", "--rounds", "3", "--json", str(output),
+                                    *count_args(iters, warmup, None)],
                            env=env, timeout=timeout)
             data = results.read_json(output)
         if not isinstance(data, dict):
             raise WeftError("weft_bench_rma output is not a JSON object")
         entries += data.get("results", [])
-        transport = data.get("transport", transport)
+        run |= {key: data[key] for key in ("transport", "iters", "warmup") if key in data}
     parse_rows(entries)
-    return {"tls": BUSY_TLS, "kind": "busy-target", "nranks": nranks, "transport": transport, "results": entries}
+    return {"tls": BUSY_TLS, "kind": "busy-target", "nranks": nranks, **run, "results": entries}
 
 
 def busy_report(run: dict[str, Any]) -> Group:
@@ -199,7 +320,7 @@ def busy_report(run: dict[str, Any]) -> Group:
         f": rank 1 computes for up to 1 s without calling weft while rank 0 gets from it "
         f"(UCX transport {run['transport']}, where gets need the target's help)",
     )
-    return Group(heading, table, "")
+    return Group(heading, counts_note(run, "gets timed per round, at most"), table, "")
 
 
 # ---- peers: OpenSHMEM, ucx_perftest, memcpy -------------------------------
@@ -262,10 +383,13 @@ def shmem_peer(timeout: float) -> Path:
                         "(oshcc, in openmpi-bin), reconfigure, or run with --no-peers") from None
 
 
-def measure_shmem(program: Path, iters: int | None, timeout: float, rounds: int) -> list[Any]:
-    """OpenSHMEM's figures from shmem_peer on 2 PEs.  Its exit status is not
-    trusted: Open MPI 4.1's shmem_finalize crashes on some machines after
-    the results are written, so the results file decides."""
+def measure_shmem(program: Path, iters: int | None, timeout: float, rounds: int,
+                  sizes: list[int] | None = None) -> list[Any]:
+    """OpenSHMEM's figures from shmem_peer on 2 PEs, its bandwidth at the
+    sizes asked (shmem_peer measures its own fixed sizes and runs no
+    warm-up).  Its exit status is not trusted: Open MPI 4.1's
+    shmem_finalize crashes on some machines after the results are written,
+    so the results file decides."""
     if shutil.which("oshrun") is None:
         raise WeftError("`oshrun` is not on PATH: install openmpi-bin or run with --no-peers")
     with tempfile.TemporaryDirectory(prefix="weft-rma-") as tmp:
@@ -287,7 +411,8 @@ def measure_shmem(program: Path, iters: int | None, timeout: float, rounds: int)
         data = results.read_json(output)
     entries = data.get("results") if isinstance(data, dict) else None
     parse_rows(entries)
-    return list(entries or [])
+    return [entry for entry in entries or []
+            if sizes is None or entry["op"] != "put_bw" or int(entry["size"]) in sizes]
 
 
 def free_port() -> int:
@@ -313,8 +438,9 @@ def perftest_final(output: str) -> list[float]:
         raise WeftError(f"ucx_perftest's 'Final:' line is malformed: {match.group(0)}") from None
 
 
-def run_perftest(test: str, size: int, iters: int, timeout: float) -> list[float]:
-    """One ucx_perftest test between a server and a client on this machine."""
+def run_perftest(test: str, size: int, iters: int, timeout: float, warmup: int | None = None) -> list[float]:
+    """One ucx_perftest test between a server and a client on this machine
+    (warmup: its -w, None for its default)."""
     if shutil.which("ucx_perftest") is None:
         raise WeftError("`ucx_perftest` is not on PATH: install ucx-utils or run with --no-peers")
     for attempt in range(3):
@@ -324,7 +450,8 @@ def run_perftest(test: str, size: int, iters: int, timeout: float) -> list[float
         try:
             time.sleep(0.3 * (attempt + 1))
             client = subprocess.run(
-                ["ucx_perftest", "localhost", "-p", str(port), "-t", test, "-s", str(size), "-n", str(iters)],
+                ["ucx_perftest", "localhost", "-p", str(port), "-t", test, "-s", str(size), "-n", str(iters),
+                 *([] if warmup is None else ["-w", str(warmup)])],
                 capture_output=True, text=True, timeout=timeout,
             )
             if client.returncode == 0:
@@ -339,20 +466,22 @@ def run_perftest(test: str, size: int, iters: int, timeout: float) -> list[float
     raise WeftError(f"ucx_perftest -t {test} -s {size} failed: {failure}")
 
 
-def measure_perftest(iters: int | None, timeout: float) -> list[Any]:
-    """ucx_perftest's figures, as weft_bench_rma's result entries."""
+def measure_perftest(iters: int | None, timeout: float, warmup: int | None = None,
+                     sizes: list[int] | None = None) -> list[Any]:
+    """ucx_perftest's figures, as weft_bench_rma's result entries, its
+    bandwidth at sizes (None: the sweep's default ones)."""
     n = iters or 100000
-    rate = run_perftest("ucp_put_bw", 8, n, timeout)
-    lat = run_perftest("ucp_am_lat", 8, n, timeout)
-    get = run_perftest("ucp_get", 8, n, timeout)
+    rate = run_perftest("ucp_put_bw", 8, n, timeout, warmup)
+    lat = run_perftest("ucp_am_lat", 8, n, timeout, warmup)
+    get = run_perftest("ucp_get", 8, n, timeout, warmup)
     entries: list[Any] = [
         {"impl": "ucx_perftest", "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": rate[7] / 1e6},
         {"impl": "ucx_perftest", "op": "put_lat", "size": 8, "unit": "us", "value": lat[2]},
         {"impl": "ucx_perftest", "op": "get_lat", "size": 8, "unit": "us", "value": get[2]},
     ]
-    for size in SWEEP_SIZES:
+    for size in sizes or SWEEP_SIZES:
         count = max(16, min(n, SWEEP_BYTES // size))
-        bw = run_perftest("ucp_put_bw", size, count, timeout)
+        bw = run_perftest("ucp_put_bw", size, count, timeout, warmup)
         # ucx_perftest's MB are 2^20 bytes
         entries.append({"impl": "ucx_perftest", "op": "put_bw", "size": size, "unit": "MB/s",
                          "value": bw[5] * (1 << 20) / 1e6})
@@ -376,7 +505,7 @@ def merge_cycles(entries: list[Any]) -> list[Any]:
 
 
 def measure_peers(program: Path, nranks: int, iters: int | None, timeout: float,
-                  cycles: int) -> dict[str, Any]:
+                  cycles: int, warmup: int | None = None, sizes: list[int] | None = None) -> dict[str, Any]:
     """weft_bench_rma with the sweep over shared memory, OpenSHMEM and
     ucx_perftest, one after the other, `cycles` times, so that load on a
     shared machine hits every system alike; each program is a step of the
@@ -389,12 +518,13 @@ def measure_peers(program: Path, nranks: int, iters: int | None, timeout: float,
     load_before = os.getloadavg()[0]
     for cycle, step in runner.steps(steps, lambda item: f"cycle {item[0] + 1}/{cycles}: {labels[item[1]]}"):
         if step == "weft":
-            run = measure(program, "shm", nranks, iters, timeout, sweep=True, rounds=CYCLE_ROUNDS)
+            run = measure(program, "shm", nranks, iters, timeout, sweep=True, rounds=CYCLE_ROUNDS,
+                          warmup=warmup, sizes=sizes)
             entries += run["results"]
         elif step == "openshmem":
-            entries += measure_shmem(shmem_peer(timeout), iters, timeout, CYCLE_ROUNDS)
+            entries += measure_shmem(shmem_peer(timeout), iters, timeout, CYCLE_ROUNDS, sizes)
         else:
-            entries += measure_perftest(iters, timeout)
+            entries += measure_perftest(iters, timeout, warmup, sizes)
     run["results"] = merge_cycles(entries)
     run["kind"] = "peers"
     run["cycles"] = cycles
@@ -493,7 +623,7 @@ def peers_report(run: dict[str, Any]) -> Group:
                  "OpenSHMEM's (advantage ≥ 2×); bandwidth from 64 KiB ≥ 0.9× memcpy.", style="dim")
     load = Text(f"load average (1 min) before and after: {run['loadavg'][0]:.2f}, {run['loadavg'][1]:.2f}",
                 style="dim") if "loadavg" in run else Text("")
-    return Group(heading, values, ratios, block_table(run, blocks), goals, load,
+    return Group(heading, counts_note(run), values, ratios, block_table(run, blocks), goals, load,
                  Text(PERFTEST_NOTE, style="dim"), "")
 
 
@@ -598,16 +728,20 @@ def run_report(run: dict[str, Any]) -> Group:
         return busy_report(run)
     if run.get("kind") == "peers":
         return peers_report(run)
-    rows = parse_rows(run["results"])
+    # a sweep's blocks and page faults have a table of their own
+    rows = [row for row in parse_rows(run["results"]) if row.op not in ("put_bw_block", "page_faults")]
     units = dict.fromkeys(row.unit for row in rows)
-    tables = [unit_table(run["tls"], unit, [r for r in rows if r.unit == unit]) for unit in units]
+    tables: list[Table] = [unit_table(run["tls"], unit, [r for r in rows if r.unit == unit]) for unit in units]
+    blocks = block_ratios(run)
+    if blocks:
+        tables.append(block_table(run, blocks))
     heading = Text.assemble(
         (f"weft RMA over {run['tls']}", "bold"),
         f" vs UCX, MPI RMA and MPI two-sided: {run['nranks']} ranks on one node, "
         f"UCX transport {run['transport']}",
     )
     notes = [Text(TRANSPORT_NOTES[run["tls"]], style="yellow")] if run["tls"] in TRANSPORT_NOTES else []
-    return Group(heading, *notes, *tables, "")
+    return Group(heading, counts_note(run), *notes, *tables, "")
 
 
 def ratio_chart(document: dict[str, Any], path: Path) -> Path:
@@ -661,14 +795,14 @@ def command(args: argparse.Namespace) -> None:
         comparisons = [t for t in transports if not (t == "shm" and args.peers)]
         steps = comparisons + ([] if args.no_busy else ["busy"])
         runs = (
-            [measure_peers(program, args.np, args.iters, args.timeout, args.cycles)]
+            [measure_peers(program, args.np, args.iters, args.timeout, args.cycles, args.warmup, args.sizes)]
             if "shm" in transports and args.peers
             else []
         )
         runs += [
-            measure_busy(program, args.np, args.timeout)
+            measure_busy(program, args.np, args.timeout, args.iters, args.warmup)
             if step == "busy"
-            else measure(program, step, args.np, args.iters, args.timeout)
+            else measure(program, step, args.np, args.iters, args.timeout, warmup=args.warmup, sizes=args.sizes)
             for step in runner.steps(
                 steps,
                 lambda step: "gets from a computing target, tcp" if step == "busy" else f"weft_bench_rma over {step}",
@@ -699,7 +833,14 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
         help="transport: shm (UCX and MPI defaults), tcp (UCX_TLS=tcp,self, Open MPI btl tcp,self) "
         "or both (default: shm)",
     )
-    parser.add_argument("--iters", type=int, metavar="N", help="iterations per measurement (default: the program's)")
+    parser.add_argument(
+        "--iters", type=count_type(WINDOW, f" (a window of {WINDOW} puts)"), metavar="N",
+        help=f"iterations of each timed loop, at least {WINDOW} (default: 100000; the gets from a busy "
+        "rank: at most 2000)",
+    )
+    add_warmup_option(parser, "0 for weft's program, which always runs one pass of 4 windows "
+                      "before its rounds; ucx_perftest's own")
+    add_size_options(parser, MAX_SIZE, "with --peers 8 B, 64 B, 512 B, ... 4 MiB; without, no sweep")
     parser.add_argument("--timeout", type=float, default=600, metavar="S", help="seconds allowed per run (default: 600)")
     parser.add_argument(
         "--json", "--json-only", dest="json_only", action="store_true", help="save the results and print them as JSON, without tables or plot"
