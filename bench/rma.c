@@ -646,106 +646,6 @@ static int bad(const char *fmt, ...)
     return -1;
 }
 
-/* The size of option opt at *s, which ends at `stop` (',' or ':') or at the
- * end of the text: decimal digits and an optional K, M or G (either case:
- * 2^10, 2^20, 2^30), from 1 to `most` bytes.  Into *out, *s moved onto its
- * end; -1 (said) when it is not such a size. */
-static int parse_size(const char *opt, const char **s, char stop, size_t most, size_t *out)
-{
-    const char *p = *s;
-    int len = (int)strcspn(p, (const char[]){stop, '\0'});
-    unsigned long long v;
-    unsigned shift = 0;
-    int digits;
-    char *end;
-
-    if (len == 0)
-        return bad("%s: an empty size", opt);
-    if (*p == '-')
-        return bad("%s: '%.*s' is negative", opt, len, p);
-    if (*p < '0' || *p > '9')
-        return bad("%s: '%.*s' is not a size (digits, then K, M or G)", opt, len, p);
-    errno = 0;
-    v = strtoull(p, &end, 10);
-    digits = (int)(end - p);
-    if (*end == 'K' || *end == 'k')
-        shift = 10, end++;
-    else if (*end == 'M' || *end == 'm')
-        shift = 20, end++;
-    else if (*end == 'G' || *end == 'g')
-        shift = 30, end++;
-    if (*end != '\0' && *end != stop) {
-        int letters = digits;
-
-        while (letters < len && isalpha((unsigned char)p[letters]))
-            letters++;
-        if (letters == len)
-            return bad("%s: '%.*s' has an unknown suffix '%.*s' (K, M or G)", opt, len, p,
-                       len - digits, p + digits);
-        return bad("%s: '%.*s' is not a size (digits, then K, M or G)", opt, len, p);
-    }
-    if (v == 0)
-        return bad("%s: '%.*s' is zero", opt, len, p);
-    if (errno == ERANGE || v > (unsigned long long)most >> shift)
-        return bad("%s: '%.*s' is more than %zu bytes, the most the benchmark's segment allows", opt, len, p, most);
-    *out = (size_t)(v << shift);
-    *s = end;
-    return 0;
-}
-
-/* --sizes LIST into out[0..MAX_SIZES): how many, or -1 (said). */
-static int parse_size_list(const char *text, size_t most, size_t *out)
-{
-    int n = 0;
-
-    for (const char *s = text;; s++) {
-        if (n == MAX_SIZES)
-            return bad("--sizes: more than %d sizes", MAX_SIZES);
-        if (parse_size("--sizes", &s, ',', most, &out[n++]) != 0)
-            return -1;
-        if (*s == '\0')
-            return n;
-    }
-}
-
-/* -m MIN:MAX into out[]: MIN, 2 MIN, 4 MIN, ... up to MAX, as OSU's
- * benchmarks take it; how many, or -1 (said). */
-static int parse_size_range(const char *text, size_t most, size_t *out)
-{
-    const char *s = text;
-    size_t lo, hi;
-    int n = 0;
-
-    if (strchr(text, ':') == NULL)
-        return bad("-m: '%s' is not MIN:MAX", text);
-    if (parse_size("-m", &s, ':', most, &lo) != 0)
-        return -1;
-    s++;
-    if (parse_size("-m", &s, '\0', most, &hi) != 0)
-        return -1;
-    if (lo > hi)
-        return bad("-m: MIN %zu is more than MAX %zu", lo, hi);
-    for (size_t v = lo; v <= hi; v *= 2)
-        out[n++] = v;          /* at most 1 + log2(most) <= MAX_SIZES */
-    return n;
-}
-
-/* A count from 0 up (--warmup) into *out; -1 (said) if text is not one. */
-static int parse_count(const char *opt, const char *text, long *out)
-{
-    char *end;
-    long v;
-
-    if (*text == '-')
-        return bad("%s: '%s' is negative", opt, text);
-    errno = 0;
-    v = strtol(text, &end, 10);
-    if (*text < '0' || *text > '9' || *end != '\0' || errno != 0)
-        return bad("%s: '%s' is not a count (0, 1, 2, ...)", opt, text);
-    *out = v;
-    return 0;
-}
-
 static int parse(int argc, char **argv, struct opts *o)
 {
     const char *sizes = NULL, *range = NULL, *warmup = NULL;
@@ -764,15 +664,15 @@ static int parse(int argc, char **argv, struct opts *o)
         return bad("--rounds %ld: at most %d", o->rounds, MAX_ROUNDS);
     if (o->window > o->iters)
         return bad("--window %ld is more than --iters %ld", o->window, o->iters);
-    if (warmup != NULL && parse_count("--warmup", warmup, &o->warmup) != 0)
+    if (warmup != NULL && bench_parse_count(NAME, rank == 0, "--warmup", warmup, &o->warmup) != 0)
         return -1;
     if (sizes != NULL && range != NULL)
         return bad("--sizes and -m both choose the sizes: give one of them");
     if (sizes != NULL || range != NULL) {
         if (o->busy_target)
             return bad("--busy-target runs no sweep: --sizes and -m do not apply");
-        o->nsizes = sizes ? parse_size_list(sizes, MAX_SIZE, o->sizes)
-                          : parse_size_range(range, MAX_SIZE, o->sizes);
+        o->nsizes = sizes ? bench_parse_size_list(NAME, rank == 0, sizes, MAX_SIZE, o->sizes, MAX_SIZES)
+                          : bench_parse_size_range(NAME, rank == 0, range, MAX_SIZE, o->sizes, MAX_SIZES);
         if (o->nsizes < 0)
             return -1;
         o->sweep = 1;

@@ -4,6 +4,8 @@
 
 #include <mpi.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <ctype.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
@@ -534,4 +536,129 @@ double bench_now(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- sizes and counts of a command line ---------------------------------- */
+
+/* Who says what is wrong with the arguments: program name, and whether
+ * this rank says it (every rank parses, one speaks). */
+struct said {
+    const char *name;
+    int         say;
+};
+
+static int say(const struct said *w, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (w->say) {
+        va_start(ap, fmt);
+        fprintf(stderr, "%s: ", w->name);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* The size of option opt at *s, which ends at `stop` (',' or ':') or at the
+ * end of the text: decimal digits and an optional K, M or G (either case:
+ * 2^10, 2^20, 2^30), from 1 to `most` bytes.  Into *out, *s moved onto its
+ * end; -1 (said) when it is not such a size. */
+static int parse_size(const struct said *w, const char *opt, const char **s, char stop, size_t most, size_t *out)
+{
+    const char *p = *s;
+    int len = (int)strcspn(p, (const char[]){stop, '\0'});
+    unsigned long long v;
+    unsigned shift = 0;
+    int digits;
+    char *end;
+
+    if (len == 0)
+        return say(w, "%s: an empty size", opt);
+    if (*p == '-')
+        return say(w, "%s: '%.*s' is negative", opt, len, p);
+    if (*p < '0' || *p > '9')
+        return say(w, "%s: '%.*s' is not a size (digits, then K, M or G)", opt, len, p);
+    errno = 0;
+    v = strtoull(p, &end, 10);
+    digits = (int)(end - p);
+    if (*end == 'K' || *end == 'k')
+        shift = 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30, end++;
+    if (*end != '\0' && *end != stop) {
+        int letters = digits;
+
+        while (letters < len && isalpha((unsigned char)p[letters]))
+            letters++;
+        if (letters == len)
+            return say(w, "%s: '%.*s' has an unknown suffix '%.*s' (K, M or G)", opt, len, p,
+                       len - digits, p + digits);
+        return say(w, "%s: '%.*s' is not a size (digits, then K, M or G)", opt, len, p);
+    }
+    if (v == 0)
+        return say(w, "%s: '%.*s' is zero", opt, len, p);
+    if (errno == ERANGE || v > (unsigned long long)most >> shift)
+        return say(w, "%s: '%.*s' is more than %zu bytes, the most the benchmark's segment allows", opt, len, p, most);
+    *out = (size_t)(v << shift);
+    *s = end;
+    return 0;
+}
+
+int bench_parse_size_list(const char *name, int said, const char *text, size_t most, size_t *out, int max)
+{
+    const struct said wsaid = {name, said}, *w = &wsaid;
+    int n = 0;
+
+    for (const char *s = text;; s++) {
+        if (n == max)
+            return say(w, "--sizes: more than %d sizes", max);
+        if (parse_size(w, "--sizes", &s, ',', most, &out[n++]) != 0)
+            return -1;
+        if (*s == '\0')
+            return n;
+    }
+}
+
+int bench_parse_size_range(const char *name, int said, const char *text, size_t most, size_t *out, int max)
+{
+    const struct said wsaid = {name, said}, *w = &wsaid;
+    const char *s = text;
+    size_t lo, hi;
+    int n = 0;
+
+    if (strchr(text, ':') == NULL)
+        return say(w, "-m: '%s' is not MIN:MAX", text);
+    if (parse_size(w, "-m", &s, ':', most, &lo) != 0)
+        return -1;
+    s++;
+    if (parse_size(w, "-m", &s, '\0', most, &hi) != 0)
+        return -1;
+    if (lo > hi)
+        return say(w, "-m: MIN %zu is more than MAX %zu", lo, hi);
+    for (size_t v = lo; v <= hi; v *= 2) {
+        if (n == max)
+            return say(w, "-m: more than %d sizes from %zu to %zu", max, lo, hi);
+        out[n++] = v;
+    }
+    return n;
+}
+
+int bench_parse_count(const char *name, int said, const char *opt, const char *text, long *out)
+{
+    const struct said wsaid = {name, said}, *w = &wsaid;
+    char *end;
+    long v;
+
+    if (*text == '-')
+        return say(w, "%s: '%s' is negative", opt, text);
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (*text < '0' || *text > '9' || *end != '\0' || errno != 0)
+        return say(w, "%s: '%s' is not a count (0, 1, 2, ...)", opt, text);
+    *out = v;
+    return 0;
 }

@@ -255,4 +255,16 @@ weft_status_t bench_nop_post(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
                              size_t n);
 weft_status_t bench_nop_progress(weft_ep_t ep, unsigned *count);
 
+/* Message sizes and counts of a command line, as OSU's benchmarks and
+ * ucx_perftest take them.  Each returns -1 when text is not one, after
+ * saying why on stderr as program `name` if `said` (one rank of several).
+ * A size is decimal digits and an optional K, M or G (2^10, 2^20, 2^30),
+ * from 1 to `most` bytes. */
+/* --sizes LIST (e.g. 8,64,4K,1M) into out[0..max): how many. */
+int bench_parse_size_list(const char *name, int said, const char *text, size_t most, size_t *out, int max);
+/* -m MIN:MAX: MIN, 2 MIN, 4 MIN, ... up to MAX into out[0..max): how many. */
+int bench_parse_size_range(const char *name, int said, const char *text, size_t most, size_t *out, int max);
+/* A count from 0 up (--warmup) into *out: 0. */
+int bench_parse_count(const char *name, int said, const char *opt, const char *text, long *out);
+
 #endif
