@@ -32,8 +32,10 @@ all: build
 setup:
 	@bash scripts/setup.sh $(if $(filter check check-ci check-mpich,$(MAKECMDGOALS)),--check)
 
+# The toolkit's venv tests the installed toolkit (install.toolkit); it is
+# made before the tests run, maybe after this configure step.
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) $(MPI_CMAKE) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) $(MPI_CMAKE) -DWEFT_TOOLKIT_PYTHON=$(abspath $(VENV))/bin/python $(CMAKE_FLAGS)
 
 build: setup $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
@@ -108,9 +110,10 @@ check-valgrind: build
 # itself (docs/limits.md) is reported as skipped, by name.
 MPICH_BUILD ?= build-mpich-lib
 MPICH_TESTS  = ^(runtime|ep|seg|rma|am|team|coll|examples|install)\.
-check-mpich: setup
+check-mpich: setup python
 	@command -v mpicc.mpich > /dev/null || { echo "check-mpich: MPICH is not installed (mpicc.mpich)"; exit 1; }
 	cmake -S . -B $(MPICH_BUILD) -DMPI_C_COMPILER=$$(command -v mpicc.mpich) \
+	      -DWEFT_TOOLKIT_PYTHON=$(abspath $(VENV))/bin/python \
 	      -DMPIEXEC_EXECUTABLE=$$(command -v mpiexec.mpich) -DWEFT_BUILD_BENCH=OFF -DWEFT_BUILD_APPS=OFF
 	cmake --build $(MPICH_BUILD) -j $(JOBS)
 	cd $(MPICH_BUILD) && ctest --output-on-failure -j 2 -R '$(MPICH_TESTS)'
