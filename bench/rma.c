@@ -632,19 +632,7 @@ static void usage(void)
 /* ---- arguments --------------------------------------------------------- */
 
 /* Both ranks parse the arguments; rank 0 alone says what is wrong. */
-static int bad(const char *fmt, ...)
-{
-    va_list ap;
-
-    if (rank == 0) {
-        va_start(ap, fmt);
-        fputs(NAME ": ", stderr);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-    return -1;
-}
+#define bad(...) bench_bad(NAME, rank == 0, __VA_ARGS__)
 
 static int parse(int argc, char **argv, struct opts *o)
 {

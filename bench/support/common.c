@@ -547,17 +547,33 @@ struct said {
     int         say;
 };
 
+static int vsay(const char *name, int said, const char *fmt, va_list ap)
+{
+    if (said) {
+        fprintf(stderr, "%s: ", name);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+    }
+    return -1;
+}
+
+int bench_bad(const char *name, int said, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsay(name, said, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
 static int say(const struct said *w, const char *fmt, ...)
 {
     va_list ap;
 
-    if (w->say) {
-        va_start(ap, fmt);
-        fprintf(stderr, "%s: ", w->name);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
+    va_start(ap, fmt);
+    vsay(w->name, w->say, fmt, ap);
+    va_end(ap);
     return -1;
 }
 

@@ -255,6 +255,10 @@ weft_status_t bench_nop_post(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
                              size_t n);
 weft_status_t bench_nop_progress(weft_ep_t ep, unsigned *count);
 
+/* "name: <message>" on stderr if `said` (the one rank of several that
+ * speaks); returns -1, for `return bench_bad(...)` in an argument parser. */
+int bench_bad(const char *name, int said, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Message sizes and counts of a command line, as OSU's benchmarks and
  * ucx_perftest take them.  Each returns -1 when text is not one, after
  * saying why on stderr as program `name` if `said` (one rank of several).
