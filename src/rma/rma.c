@@ -88,8 +88,11 @@ resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void
 
     if ((st = check_slow(ep, rank, seg, off, n, buf, fn)) != WEFT_OK)
         return st;
-    /* the entries of a failed rank are emptied (ep layer), so every
-     * operation to it comes here */
+    /* A failure learnt since ep last looked sends every call here (the
+     * fast form compares the generations): the entries of the failed rank
+     * are emptied now, so operations to it keep coming here, while those
+     * to live ranks take the fast form again. */
+    weft__ep_sync_failed(ep);
     if (WEFT__UNLIKELY(weft__peer_failed(ep->ctx, rank)))
         return weft__error(WEFT_ERR_PEER_FAILED, fn, "rank %d has failed", rank);
     if ((st = resolve_slow(ep, rank, seg, fn)) != WEFT_OK)
@@ -110,10 +113,17 @@ static inline int fast_target_of(weft_ep_t ep, int rank, weft_seg_t seg, size_t 
     /* A finalised context has no live segment, so seg->live_ctx == ep->ctx
      * also says that ep is usable.  WEFT_CHECK=1 sends every call to the
      * slow path, which checks more; with `divert` (a constant), so does a
-     * selected trace point (ep->divert, ep.h). */
+     * selected trace point (ep->divert, ep.h).  So does a rank failure
+     * that the context knows and ep has not yet seen (its generation
+     * differs from ep's): the entries of a failed rank stay filled until
+     * ep's owner drops them, and without this test an operation to a rank
+     * weft already reports dead would reach its memory or its connection
+     * and succeed.  The context is loaded for the segment test anyway, so
+     * this costs one load and a compare in the same unlikely branch. */
     if (WEFT__UNLIKELY(ep == NULL ||
                        (divert ? __atomic_load_n(&ep->divert, __ATOMIC_RELAXED) : ep->check) ||
                        seg == NULL || seg->live_ctx != ep->ctx ||
+                       ep->fail_seen != __atomic_load_n(&ep->ctx->fail_gen, __ATOMIC_RELAXED) ||
                        (unsigned)rank >= (unsigned)ep->nranks || off > seg->size ||
                        n > seg->size - off || (buf == NULL && n > 0) ||
                        (tg = weft__ep_tgt(ep, seg->id, rank)) == NULL))
