@@ -603,6 +603,11 @@ weft_status_t weft_flush(weft_ep_t ep);
 /** Number of handler ids, and the largest user header, of active messages. */
 #define WEFT_AM_MAX_ID   64
 #define WEFT_AM_MAX_HDR  128
+/** The largest active-message payload: the largest object C allows
+ *  (PTRDIFF_MAX).  What one rank can send is bounded long before by the
+ *  memory of both ranks: a receiver that cannot allocate a rendezvous
+ *  payload drops the message and counts it (weft_am_dropped). */
+#define WEFT_AM_MAX_PAYLOAD ((size_t)PTRDIFF_MAX)
 
 /**
  * An active-message handler.  Runs on the target, once per message, when
@@ -632,11 +637,16 @@ typedef void (*weft_am_handler_t)(weft_ctx_t ctx, int src_rank,
  *  calling handler still running. */
 weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler, void *arg);
 
-/** Send an active message; any payload size (large ones use rendezvous).
- *  The event completes when hdr and payload may be reused.
- *  WEFT_ERR_AM_ID if id is not registered on this rank; WEFT_ERR_TOO_LARGE
- *  if hdr_len > WEFT_AM_MAX_HDR; WEFT_ERR_RANK; WEFT_ERR_INVALID_ARG (ev
- *  NULL, hdr or payload NULL with a length > 0); WEFT_ERR_PEER_FAILED. */
+/** Send an active message; any payload size up to WEFT_AM_MAX_PAYLOAD
+ *  (large ones use rendezvous).  The event completes when hdr and payload
+ *  may be reused.  WEFT_ERR_AM_ID if id is not registered on this rank;
+ *  WEFT_ERR_TOO_LARGE if hdr_len > WEFT_AM_MAX_HDR or len >
+ *  WEFT_AM_MAX_PAYLOAD; WEFT_ERR_RANK; WEFT_ERR_INVALID_ARG (ev NULL, hdr
+ *  or payload NULL with a length > 0, payload + len past the end of the
+ *  address space); WEFT_ERR_PEER_FAILED.  After WEFT_ERR_PEER_FAILED or
+ *  WEFT_ERR_TIMEOUT the message may or may not have run at the target
+ *  (fate unknown, see "Peer failure"); before anything was sent (the
+ *  rank was known failed) the call says "rank R has failed". */
 weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id,
                               const void *hdr, size_t hdr_len,
                               const void *payload, size_t len, weft_event_t *ev);
@@ -650,8 +660,9 @@ weft_status_t weft_am_send(weft_ep_t ep, int rank, int id,
  *  malformed (a header shorter or longer than the format allows, an id
  *  outside [0, WEFT_AM_MAX_ID) or without a handler here, a source rank
  *  outside the context); the first one is also reported on stderr.
- *  Handlers never see such a message.  (Before this rank's first
- *  weft_am_register, UCX drops every message itself, with a warning.) */
+ *  Handlers never see such a message.  A rank that registered no handler
+ *  at all drops and counts every message too (weft_init installs the
+ *  receive path). */
 weft_status_t weft_am_dropped(weft_ctx_t ctx, uint64_t *dropped);
 
 /** Make progress on ep: complete operations and run active-message handlers

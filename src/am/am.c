@@ -8,8 +8,8 @@
  * source rank outside the context drops the message, counts it
  * (weft_am_dropped) and, the first time, says why on stderr.
  *
- * The UCX handler of every id is installed when the layer is made and
- * stays until weft_finalize: registering only publishes (fn, arg), and
+ * The UCX handler of every id is installed when the layer is made, in
+ * weft_init, and stays until weft_finalize: registering only publishes (fn, arg), and
  * unregistering clears fn and waits until no other thread runs the
  * handler, so a message that finds no handler is dropped and counted. */
 #include "am/am.h"
@@ -278,6 +278,25 @@ static struct am_layer *layer(weft_ctx_t ctx, weft_status_t *st)
     return L;
 }
 
+/* Every context gets its layer, and so UCX's receive handlers, in
+ * weft_init: a peer may send to this rank before it registers anything,
+ * and UCX 1.13 crashes on a rendezvous message to an id without a UCX
+ * handler (in ucp_am_handler) where weft.h promises a count. */
+static weft_status_t ctx_init(weft_ctx_t ctx)
+{
+    weft_status_t st;
+
+    pthread_mutex_lock(&ctx->lock);
+    (void)layer(ctx, &st);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+__attribute__((constructor)) static void register_ctx_init(void)
+{
+    weft__ctx_on_init(WEFT__LAYER_AM, ctx_init);
+}
+
 weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler, void *arg)
 {
     struct am_layer *L;
@@ -363,6 +382,16 @@ static weft_status_t am_send(weft_ep_t ep, int rank, int id, const void *hdr, si
     if ((hdr == NULL && hdr_len > 0) || (payload == NULL && len > 0))
         return weft__error(WEFT_ERR_INVALID_ARG, fn, "%s is NULL",
                            hdr == NULL && hdr_len > 0 ? "hdr" : "payload");
+    /* UCX takes any length and reads past the buffer (the sender faults) or
+     * announces a size the receiver cannot hold (UCX asserts there): no
+     * object is larger than WEFT_AM_MAX_PAYLOAD, and none wraps around the
+     * address space. */
+    if (len > WEFT_AM_MAX_PAYLOAD)
+        return weft__error(WEFT_ERR_TOO_LARGE, fn, "payload of %zu bytes exceeds "
+                           "WEFT_AM_MAX_PAYLOAD (%zu)", len, (size_t)WEFT_AM_MAX_PAYLOAD);
+    if (len > 0 && (uintptr_t)payload > UINTPTR_MAX - (len - 1))
+        return weft__error(WEFT_ERR_INVALID_ARG, fn, "payload of %zu bytes at %p runs past the "
+                           "end of the address space", len, payload);
     if (WEFT__UNLIKELY(weft__peer_failed(ep->ctx, rank))) {
         weft__ep_sync_failed(ep);
         return weft__error(WEFT_ERR_PEER_FAILED, fn, "rank %d has failed", rank);

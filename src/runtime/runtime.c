@@ -306,6 +306,24 @@ static void print_summary(weft_ctx_t ctx)
             ctx->cfg.progress_thread ? "on" : "off");
 }
 
+static weft__ctx_init_fn layer_init[WEFT__NUM_LAYERS];
+
+void weft__ctx_on_init(int layer, weft__ctx_init_fn fn)
+{
+    layer_init[layer] = fn;
+}
+
+/* The upper layers' set-up of a new context (weft__ctx_on_init). */
+static weft_status_t init_layers(weft_ctx_t ctx)
+{
+    weft_status_t st;
+
+    for (int layer = 0; layer < WEFT__NUM_LAYERS; layer++)
+        if (layer_init[layer] && (st = layer_init[layer](ctx)) != WEFT_OK)
+            return st;
+    return WEFT_OK;
+}
+
 weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *out)
 {
     struct weft__ctx *ctx;
@@ -337,6 +355,8 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *out)
         goto err_release_ucx;
     if ((st = weft__agree(ctx, weft__profile_start(), "weft_init")) != WEFT_OK)
         goto err_release_ucx;
+    if ((st = weft__agree(ctx, init_layers(ctx), "weft_init")) != WEFT_OK)
+        goto err_teardown_layers;
     if (ctx->cfg.progress_thread &&
         (st = weft__agree(ctx, start_progress_thread(ctx), "weft_init")) != WEFT_OK)
         goto err_stop_thread;
@@ -349,6 +369,10 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *out)
 
 err_stop_thread:
     stop_progress_thread(ctx);
+err_teardown_layers:
+    for (int layer = WEFT__NUM_LAYERS - 1; layer >= 0; layer--)
+        if (ctx->teardown[layer])
+            ctx->teardown[layer](ctx);
 err_release_ucx:
     weft__peer_release(ctx);
     free(ctx->addrs);

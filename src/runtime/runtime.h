@@ -112,6 +112,15 @@ static inline MPI_Comm weft__ctx_comm(weft_ctx_t ctx) { return ctx->comm; }
 void *weft__ctx_layer(weft_ctx_t ctx, int layer, size_t size, weft__quiesce_fn quiesce,
                       weft__teardown_fn teardown, const char *fn);
 
+/* What an upper layer must set up in every context before weft_init
+ * returns (e.g. the am layer's receive handlers: a peer may send to this
+ * rank as soon as weft_init returns there, before this rank uses the
+ * layer).  The layer registers fn once, from a constructor, since the
+ * runtime does not call up; weft_init runs the registered functions in
+ * layer order, without ctx->lock held, and agrees on their status. */
+typedef weft_status_t (*weft__ctx_init_fn)(weft_ctx_t ctx);
+void weft__ctx_on_init(int layer, weft__ctx_init_fn fn);
+
 /* Every wait loop: weft__wait_init before it, weft__wait_step after each
  * progress call (progressed: what the call did).  The step yields the core
  * after a short idle spin, since ranks may outnumber cores, and every 64
