@@ -443,7 +443,11 @@ static weft_status_t am_send(weft_ep_t ep, int rank, int id, const void *hdr, si
 weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, size_t hdr_len,
                               const void *payload, size_t len, weft_event_t *ev)
 {
-    return am_send(ep, rank, id, hdr, hdr_len, payload, len, ev, __func__);
+    weft_status_t st = am_send(ep, rank, id, hdr, hdr_len, payload, len, ev, __func__);
+
+    if (st == WEFT_OK && *ev != WEFT_EVENT_NULL)
+        weft__event_made(ep->ctx);
+    return st;
 }
 
 weft_status_t weft_am_send(weft_ep_t ep, int rank, int id, const void *hdr, size_t hdr_len,

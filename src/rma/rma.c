@@ -158,6 +158,7 @@ static inline weft_status_t to_event(weft_ep_t ep, ucs_status_ptr_t sp, weft_eve
     if (WEFT__UNLIKELY(UCS_PTR_IS_ERR(sp)))
         return weft__ucs_error(UCS_PTR_STATUS(sp), fn, what);
     ((weft__req_t *)sp)->ep = ep;
+    weft__event_made(ep->ctx);
     *ev = sp;
     return WEFT_OK;
 }
@@ -575,6 +576,21 @@ weft_status_t weft_signal_wait_until(weft_ep_t ep, weft_seg_t seg, size_t off, u
     return WEFT_OK;
 }
 
+/* An event outstanding when its endpoint was destroyed or its context
+ * finalised: its request lives on in the worker that weft_finalize kept
+ * for it (runtime.c), and is released here, once. */
+static __attribute__((noinline)) weft_status_t event_stale(weft_event_t *ev, const char *fn)
+{
+    weft__req_t *r = *ev;
+
+    weft__event_done(r->ep->ctx);
+    ucp_request_free(r);
+    *ev = WEFT_EVENT_NULL;
+    return weft__error(WEFT_ERR_NOT_INIT, fn, "the event was still outstanding when its "
+                       "endpoint's context was finalised (or its pool destroyed); its fate "
+                       "is unknown");
+}
+
 /* Events.  WEFT_CHECK=1: an event is completed by the thread that owns
  * its endpoint (pool endpoints), while the endpoint is usable. */
 
@@ -591,6 +607,8 @@ weft_status_t weft_test(weft_event_t *ev, int *done)
         return WEFT_OK;
     }
     r = *ev;
+    if (WEFT__UNLIKELY(r->ep->state != WEFT__ALIVE || r->ep->ctx->state != WEFT__ALIVE))
+        return event_stale(ev, __func__);
     if (WEFT__UNLIKELY(r->ep->check) && (st = weft__ep_check_caller(r->ep, __func__)) != WEFT_OK)
         return st;
     s = ucp_request_check_status(r);
@@ -602,6 +620,7 @@ weft_status_t weft_test(weft_event_t *ev, int *done)
             return WEFT_OK;
         }
     }
+    weft__event_done(r->ep->ctx);
     ucp_request_free(r);
     *ev = WEFT_EVENT_NULL;
     *done = 1;
@@ -611,6 +630,7 @@ weft_status_t weft_test(weft_event_t *ev, int *done)
 weft_status_t weft_wait(weft_event_t *ev)
 {
     weft__req_t *r;
+    weft_ctx_t ctx;
     weft_status_t st;
 
     if (ev == NULL)
@@ -618,12 +638,17 @@ weft_status_t weft_wait(weft_event_t *ev)
     if (*ev == WEFT_EVENT_NULL)
         return WEFT_OK;
     r = *ev;
+    if (WEFT__UNLIKELY(r->ep->state != WEFT__ALIVE || r->ep->ctx->state != WEFT__ALIVE))
+        return event_stale(ev, __func__);
     if (WEFT__UNLIKELY(r->ep->check) && (st = weft__ep_check_caller(r->ep, __func__)) != WEFT_OK)
         return st;
+    ctx = r->ep->ctx;
     st = weft__ep_wait_req(r->ep, r, WEFT__ANY_RANK, __func__, "operation failed");
     /* after WEFT_TIMEOUT_MS the operation is still outstanding */
-    if (st != WEFT_ERR_TIMEOUT)
+    if (st != WEFT_ERR_TIMEOUT) {
+        weft__event_done(ctx);
         *ev = WEFT_EVENT_NULL;
+    }
     return st;
 }
 

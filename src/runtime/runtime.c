@@ -438,7 +438,17 @@ weft_status_t weft_finalize(weft_ctx_t ctx)
     stop_progress_thread(ctx);
     if ((st = weft__profile_finish(ctx->rank)) != WEFT_OK && first == WEFT_OK)
         first = st;
-    release_ucx(ctx);
+    /* An event the caller still holds is a request in the home worker's
+     * memory: the worker (and the UCX context) then stay, reachable from
+     * the context's shell, until the process exits, and a weft_wait or
+     * weft_test of the event is refused with a message instead of reading
+     * freed memory. */
+    if (__atomic_load_n(&ctx->events_out, __ATOMIC_ACQUIRE) == 0)
+        release_ucx(ctx);
+    else
+        fprintf(stderr, "weft: rank %d: weft_finalize with %zu events not yet waited for; "
+                "waiting for them now returns WEFT_ERR_NOT_INIT\n", ctx->rank,
+                __atomic_load_n(&ctx->events_out, __ATOMIC_RELAXED));
     weft__peer_release(ctx);
     free(ctx->addrs);
     free(ctx->addr_off);

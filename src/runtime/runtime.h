@@ -86,7 +86,25 @@ struct weft__ctx {
     int             mpi_abandoned;  /* an MPI collective was left unfinished */
     int             last_barrier;   /* weft_finalize's barrier: ranks that finish
                                      * it first exit, which is not a failure */
+    size_t          events_out;     /* atomic: events given to the caller (UCX
+                                     * requests) that no weft_wait or weft_test
+                                     * has consumed yet */
 };
+
+/* An event (a UCX request of the context) handed to the caller, and its
+ * consumption.  weft_finalize keeps the home worker, where the requests
+ * live, while any is outstanding, so that a later weft_wait or weft_test
+ * of one can still read it and refuse it (WEFT_ERR_NOT_INIT) rather than
+ * read freed memory.  A relaxed add beside a UCX request costs nothing
+ * measurable; the direct path makes no event and counts nothing. */
+static inline void weft__event_made(weft_ctx_t ctx)
+{
+    __atomic_add_fetch(&ctx->events_out, 1, __ATOMIC_RELAXED);
+}
+static inline void weft__event_done(weft_ctx_t ctx)
+{
+    __atomic_sub_fetch(&ctx->events_out, 1, __ATOMIC_RELAXED);
+}
 
 /* State of one wait loop: the deadline of WEFT_TIMEOUT_MS and the pause
  * between polls. */
