@@ -14,6 +14,7 @@
  * handler, so a message that finds no handler is dropped and counted. */
 #include "am/am.h"
 
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,28 +107,57 @@ static void rndv_done(void *request, ucs_status_t status, size_t length, void *u
     __atomic_fetch_sub(&L->pending, 1, __ATOMIC_RELEASE);
 }
 
+const char *weft__am_parse(const void *header, size_t header_length, const void *data,
+                           size_t length, int rndv, int nranks, struct weft__am_msg *msg,
+                           long long *value)
+{
+    int32_t src, id;
+
+    *value = (long long)(header_length > LLONG_MAX ? LLONG_MAX : header_length);
+    if (header == NULL || header_length < WEFT__AM_WIRE_HDR ||
+        header_length > WEFT__AM_WIRE_HDR + WEFT_AM_MAX_HDR)
+        return "header length";
+    memcpy(&src, header, sizeof(src));
+    memcpy(&id, (const char *)header + sizeof(src), sizeof(id));
+    *value = id;
+    if (id < 0 || id >= WEFT_AM_MAX_ID)
+        return "id";
+    *value = src;
+    if (src < 0 || src >= nranks)
+        return "source rank";
+    *value = (long long)(length > LLONG_MAX ? LLONG_MAX : length);
+    if (data == NULL && length > 0 && !rndv)
+        return "no data for a payload length";
+    /* a rendezvous payload is fetched into memory of its size (am_recv) */
+    if (rndv && length > WEFT_AM_MAX_PAYLOAD)
+        return "payload length";
+    msg->src = src;
+    msg->id = id;
+    msg->hdr = (const char *)header + WEFT__AM_WIRE_HDR;
+    msg->hdr_len = header_length - WEFT__AM_WIRE_HDR;
+    return NULL;
+}
+
 static ucs_status_t am_recv(void *arg, const void *header, size_t header_length, void *data,
                             size_t length, const ucp_am_recv_param_t *param)
 {
     struct am_layer *L = arg;
+    struct weft__am_msg m;
+    const char *bad;
+    long long value;
     int32_t src;
     int id;
     size_t hlen;
     WEFT_PROF_BEGIN(rx, WEFT__PROF_HLP_RX_PROG);
 
-    if (header == NULL || header_length < 2 * sizeof(int32_t) ||
-        header_length > 2 * sizeof(int32_t) + WEFT_AM_MAX_HDR)
-        return drop(L, "header length", (long long)header_length);
-    memcpy(&src, header, sizeof(src));
-    memcpy(&id, (const char *)header + sizeof(src), sizeof(id));
-    if (id < 0 || id >= WEFT_AM_MAX_ID)
-        return drop(L, "id", id);
-    if (src < 0 || src >= L->ctx->nranks)
-        return drop(L, "source rank", src);
-    if (data == NULL && length > 0 && !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
-        return drop(L, "no data for a payload length", (long long)length);
-    hlen = header_length - 2 * sizeof(int32_t);
-    header = (const char *)header + 2 * sizeof(int32_t);
+    if ((bad = weft__am_parse(header, header_length, data, length,
+                              (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0,
+                              L->ctx->nranks, &m, &value)) != NULL)
+        return drop(L, bad, value);
+    src = m.src;
+    id = m.id;
+    hlen = m.hdr_len;
+    header = m.hdr;
 
     if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
         ucp_request_param_t rp;
