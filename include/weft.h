@@ -239,11 +239,42 @@ weft_status_t weft_barrier(weft_ctx_t ctx);
  *                                 | WEFT_TIMEOUT_MS ends that barrier)
  *   operations to live ranks      | unaffected
  *
- * Operations issued to a rank of the node over the direct path just
- * before its failure is learnt complete normally (they are stores into
- * memory this rank still maps); they are lost with the rank.  The launcher
- * must let the survivors live on: with Open MPI, mpirun --enable-recovery
- * (docs/failures.md).
+ * "Known failed" means weft_rank_failed() says 1 (or a weft call of this
+ * context returned WEFT_ERR_PEER_FAILED for it): from then on every
+ * operation to it is refused at once, on every path, without a progress
+ * call in between.
+ *
+ * What an operation that returned WEFT_ERR_PEER_FAILED or WEFT_ERR_TIMEOUT
+ * did at its target (as in MPI's ULFM and GASNet-EX, a failed operation's
+ * effect is not reported):
+ *
+ *   situation                      | fate at the target
+ *   -------------------------------+--------------------------------------
+ *   the rank was known failed      | not applied: nothing was sent (the
+ *   before the call                | message says "rank R has failed")
+ *   anything else (the failure was | UNKNOWN: applied, partly applied
+ *   learnt during the call, its    | (a put's bytes) or not applied.  A
+ *   wait, a later flush, or the    | get's buffer, a fetched *old and a
+ *   wait expired)                  | handler's run are undefined
+ *
+ * WEFT_ERR_TIMEOUT never means "not done, try again": the operation may
+ * have been applied (an atomic add counted, a message handled) and, after
+ * weft_wait's timeout, may still be.  Retrying is safe only for what is
+ * idempotent (a put or get of the same bytes, a cswap whose outcome the
+ * caller checks); never retry weft_atomic_add_nbi, weft_atomic_fetch_add,
+ * weft_put_signal_nb or weft_am_send* whose fate is unknown: recover
+ * from state the application can read instead.  After a timeout of a
+ * blocking operation its rank is declared failed, so a retry is refused.
+ * weft does not return a separate "fate unknown" status because every
+ * WEFT_ERR_TIMEOUT and every WEFT_ERR_PEER_FAILED of an operation that
+ * was sent is that case: a new status would say nothing more and would
+ * break callers that test for these two.
+ *
+ * Operations issued to a rank of the node over the direct path after it
+ * died but before its failure is learnt complete normally (they are
+ * stores into memory this rank still maps) and are lost with the rank;
+ * weft_flush does not report them.  The launcher must let the survivors
+ * live on: with Open MPI, mpirun --enable-recovery (docs/failures.md).
  *
  * \param rank    a rank of ctx
  * \param failed  [out] 1 if weft knows rank has failed (or was declared
@@ -577,9 +608,11 @@ weft_status_t weft_atomic_cswap(weft_ep_t ep, int rank, weft_seg_t seg, size_t o
 weft_status_t weft_test(weft_event_t *ev, int *done);
 
 /** Wait for an event (progressing its endpoint); *ev becomes WEFT_EVENT_NULL.
- *  WEFT_ERR_PEER_FAILED when its target failed.  WEFT_ERR_TIMEOUT after
- *  WEFT_TIMEOUT_MS: the operation is still outstanding and *ev unchanged
- *  (wait or test it again). */
+ *  WEFT_ERR_PEER_FAILED when its target failed (fate unknown, see "Peer
+ *  failure").  WEFT_ERR_TIMEOUT after WEFT_TIMEOUT_MS: the operation is
+ *  still outstanding and *ev unchanged (wait or test it again).
+ *  WEFT_ERR_NOT_INIT, the event consumed, for an event still outstanding
+ *  when its context was finalised (its fate is unknown); weft_test alike. */
 weft_status_t weft_wait(weft_event_t *ev);
 
 /** Wait for n events, in any order; each becomes WEFT_EVENT_NULL.  Returns
