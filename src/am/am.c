@@ -43,6 +43,7 @@ struct am_layer {
     int            installed;   /* UCX's handlers of every id are am_recv (ctx->lock) */
     int            installing;  /* a thread is installing them (ctx->lock) */
     unsigned       pending;     /* atomic: rendezvous payloads being fetched (they point here) */
+    unsigned       sending;     /* atomic: this rank's sends whose completion has not run */
 };
 
 /* The layer whose handler this thread is running, if any.  Initial-exec:
@@ -215,12 +216,15 @@ static void send_done(void *request, ucs_status_t status, void *user_data)
     struct weft__ep *ep = slot->ep;
     WEFT_PROF_BEGIN(tx, WEFT__PROF_HLP_TX_PROG);
 
-    (void)request;
     (void)status;
     slots_lock(ep);
     slot->next = ep->am_slots;
     ep->am_slots = slot;
     slots_unlock(ep);
+    /* UCX's call (a request): a send counted by am_send is over */
+    if (request != NULL)
+        __atomic_fetch_sub(&((struct am_layer *)ep->ctx->layer[WEFT__LAYER_AM])->sending, 1,
+                           __ATOMIC_RELEASE);
     WEFT_PROF_END(tx, WEFT__PROF_HLP_TX_PROG);
 }
 
@@ -238,6 +242,32 @@ static weft_status_t set_ucx_handler(struct am_layer *L, int id, int on)
     hp.flags = UCP_AM_FLAG_WHOLE_MSG;
     s = ucp_worker_set_am_recv_handler(L->ctx->home, &hp);
     return s == UCS_OK ? WEFT_OK : weft__ucs_error(s, "weft_am_register", "ucp_worker_set_am_recv_handler");
+}
+
+/* At weft_finalize, before the final barrier: this rank's sends complete,
+ * even those whose events the caller never waited for.  A rendezvous
+ * payload is fetched by its target, which runs its own teardown only after
+ * the barrier and waits there for the payloads it is still fetching: were
+ * the sender to reach the barrier first and leave, that target would wait
+ * for good.  Sends to failed ranks end with an error once their
+ * connections are dropped (weft__ep_progress), and WEFT_TIMEOUT_MS bounds
+ * the rest. */
+static weft_status_t quiesce(weft_ctx_t ctx)
+{
+    struct am_layer *L = ctx->layer[WEFT__LAYER_AM];
+    struct weft__ep_layer *EL = weft__ep_layer(ctx);
+    weft__waiter_t w;
+    weft_status_t st = WEFT_OK;
+    unsigned n;
+
+    weft__wait_init(&w, ctx);
+    while (st == WEFT_OK && __atomic_load_n(&L->sending, __ATOMIC_ACQUIRE) != 0) {
+        n = 0;
+        for (struct weft__ep *ep = EL ? EL->eps : NULL; ep; ep = ep->next)
+            n += weft__ep_progress(ep);
+        st = weft__wait_step(&w, n, "weft_finalize");
+    }
+    return st;
 }
 
 /* At weft_finalize, after the final barrier (or without it, after a
@@ -282,7 +312,7 @@ static void teardown(weft_ctx_t ctx)
  * take ctx->lock. */
 static struct am_layer *layer(weft_ctx_t ctx, weft_status_t *st)
 {
-    struct am_layer *L = weft__ctx_layer(ctx, WEFT__LAYER_AM, sizeof(*L), NULL, teardown,
+    struct am_layer *L = weft__ctx_layer(ctx, WEFT__LAYER_AM, sizeof(*L), quiesce, teardown,
                                          "weft_am_register");
 
     *st = L == NULL ? WEFT_ERR_NO_MEMORY : WEFT_OK;
@@ -463,6 +493,7 @@ static weft_status_t am_send(weft_ep_t ep, int rank, int id, const void *hdr, si
         st = weft__ucs_error(UCS_PTR_STATUS(sp), fn, "ucp_am_send_nbx");
     } else {
         ((weft__req_t *)sp)->ep = ep;
+        __atomic_fetch_add(&L->sending, 1, __ATOMIC_RELAXED);
         *ev = sp;
         st = WEFT_OK;
     }
