@@ -89,10 +89,11 @@ resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void
     if ((st = check_slow(ep, rank, seg, off, n, buf, fn)) != WEFT_OK)
         return st;
     /* A failure learnt since ep last looked sends every call here (the
-     * fast form compares the generations): the entries of the failed rank
-     * are emptied now, so operations to it keep coming here, while those
-     * to live ranks take the fast form again. */
-    weft__ep_sync_failed(ep);
+     * fast form compares the generations) until ep's next wait, flush or
+     * progress call drops the failed ranks' entries (weft__ep_sync_failed);
+     * then only operations to them come here.  Not dropped here: that
+     * closes connections, which progresses the worker, and this may run
+     * inside an active-message handler, inside UCX's progress. */
     if (WEFT__UNLIKELY(weft__peer_failed(ep->ctx, rank)))
         return weft__error(WEFT_ERR_PEER_FAILED, fn, "rank %d has failed", rank);
     if ((st = resolve_slow(ep, rank, seg, fn)) != WEFT_OK)
