@@ -239,11 +239,42 @@ weft_status_t weft_barrier(weft_ctx_t ctx);
  *                                 | WEFT_TIMEOUT_MS ends that barrier)
  *   operations to live ranks      | unaffected
  *
- * Operations issued to a rank of the node over the direct path just
- * before its failure is learnt complete normally (they are stores into
- * memory this rank still maps); they are lost with the rank.  The launcher
- * must let the survivors live on: with Open MPI, mpirun --enable-recovery
- * (docs/failures.md).
+ * "Known failed" means weft_rank_failed() says 1 (or a weft call of this
+ * context returned WEFT_ERR_PEER_FAILED for it): from then on every
+ * operation to it is refused at once, on every path, without a progress
+ * call in between.
+ *
+ * What an operation that returned WEFT_ERR_PEER_FAILED or WEFT_ERR_TIMEOUT
+ * did at its target (as in MPI's ULFM and GASNet-EX, a failed operation's
+ * effect is not reported):
+ *
+ *   situation                      | fate at the target
+ *   -------------------------------+--------------------------------------
+ *   the rank was known failed      | not applied: nothing was sent (the
+ *   before the call                | message says "rank R has failed")
+ *   anything else (the failure was | UNKNOWN: applied, partly applied
+ *   learnt during the call, its    | (a put's bytes) or not applied.  A
+ *   wait, a later flush, or the    | get's buffer, a fetched *old and a
+ *   wait expired)                  | handler's run are undefined
+ *
+ * WEFT_ERR_TIMEOUT never means "not done, try again": the operation may
+ * have been applied (an atomic add counted, a message handled) and, after
+ * weft_wait's timeout, may still be.  Retrying is safe only for what is
+ * idempotent (a put or get of the same bytes, a cswap whose outcome the
+ * caller checks); never retry weft_atomic_add_nbi, weft_atomic_fetch_add,
+ * weft_put_signal_nb or weft_am_send* whose fate is unknown: recover
+ * from state the application can read instead.  After a timeout of a
+ * blocking operation its rank is declared failed, so a retry is refused.
+ * weft does not return a separate "fate unknown" status because every
+ * WEFT_ERR_TIMEOUT and every WEFT_ERR_PEER_FAILED of an operation that
+ * was sent is that case: a new status would say nothing more and would
+ * break callers that test for these two.
+ *
+ * Operations issued to a rank of the node over the direct path after it
+ * died but before its failure is learnt complete normally (they are
+ * stores into memory this rank still maps) and are lost with the rank;
+ * weft_flush does not report them.  The launcher must let the survivors
+ * live on: with Open MPI, mpirun --enable-recovery (docs/failures.md).
  *
  * \param rank    a rank of ctx
  * \param failed  [out] 1 if weft knows rank has failed (or was declared
@@ -577,9 +608,11 @@ weft_status_t weft_atomic_cswap(weft_ep_t ep, int rank, weft_seg_t seg, size_t o
 weft_status_t weft_test(weft_event_t *ev, int *done);
 
 /** Wait for an event (progressing its endpoint); *ev becomes WEFT_EVENT_NULL.
- *  WEFT_ERR_PEER_FAILED when its target failed.  WEFT_ERR_TIMEOUT after
- *  WEFT_TIMEOUT_MS: the operation is still outstanding and *ev unchanged
- *  (wait or test it again). */
+ *  WEFT_ERR_PEER_FAILED when its target failed (fate unknown, see "Peer
+ *  failure").  WEFT_ERR_TIMEOUT after WEFT_TIMEOUT_MS: the operation is
+ *  still outstanding and *ev unchanged (wait or test it again).
+ *  WEFT_ERR_NOT_INIT, the event consumed, for an event still outstanding
+ *  when its context was finalised (its fate is unknown); weft_test alike. */
 weft_status_t weft_wait(weft_event_t *ev);
 
 /** Wait for n events, in any order; each becomes WEFT_EVENT_NULL.  Returns
@@ -603,6 +636,11 @@ weft_status_t weft_flush(weft_ep_t ep);
 /** Number of handler ids, and the largest user header, of active messages. */
 #define WEFT_AM_MAX_ID   64
 #define WEFT_AM_MAX_HDR  128
+/** The largest active-message payload: the largest object C allows
+ *  (PTRDIFF_MAX).  What one rank can send is bounded long before by the
+ *  memory of both ranks: a receiver that cannot allocate a rendezvous
+ *  payload drops the message and counts it (weft_am_dropped). */
+#define WEFT_AM_MAX_PAYLOAD ((size_t)PTRDIFF_MAX)
 
 /**
  * An active-message handler.  Runs on the target, once per message, when
@@ -632,11 +670,16 @@ typedef void (*weft_am_handler_t)(weft_ctx_t ctx, int src_rank,
  *  calling handler still running. */
 weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler, void *arg);
 
-/** Send an active message; any payload size (large ones use rendezvous).
- *  The event completes when hdr and payload may be reused.
- *  WEFT_ERR_AM_ID if id is not registered on this rank; WEFT_ERR_TOO_LARGE
- *  if hdr_len > WEFT_AM_MAX_HDR; WEFT_ERR_RANK; WEFT_ERR_INVALID_ARG (ev
- *  NULL, hdr or payload NULL with a length > 0); WEFT_ERR_PEER_FAILED. */
+/** Send an active message; any payload size up to WEFT_AM_MAX_PAYLOAD
+ *  (large ones use rendezvous).  The event completes when hdr and payload
+ *  may be reused.  WEFT_ERR_AM_ID if id is not registered on this rank;
+ *  WEFT_ERR_TOO_LARGE if hdr_len > WEFT_AM_MAX_HDR or len >
+ *  WEFT_AM_MAX_PAYLOAD; WEFT_ERR_RANK; WEFT_ERR_INVALID_ARG (ev NULL, hdr
+ *  or payload NULL with a length > 0, payload + len past the end of the
+ *  address space); WEFT_ERR_PEER_FAILED.  After WEFT_ERR_PEER_FAILED or
+ *  WEFT_ERR_TIMEOUT the message may or may not have run at the target
+ *  (fate unknown, see "Peer failure"); before anything was sent (the
+ *  rank was known failed) the call says "rank R has failed". */
 weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id,
                               const void *hdr, size_t hdr_len,
                               const void *payload, size_t len, weft_event_t *ev);
@@ -650,8 +693,9 @@ weft_status_t weft_am_send(weft_ep_t ep, int rank, int id,
  *  malformed (a header shorter or longer than the format allows, an id
  *  outside [0, WEFT_AM_MAX_ID) or without a handler here, a source rank
  *  outside the context); the first one is also reported on stderr.
- *  Handlers never see such a message.  (Before this rank's first
- *  weft_am_register, UCX drops every message itself, with a warning.) */
+ *  Handlers never see such a message.  A rank that registered no handler
+ *  at all drops and counts every message too (weft_init installs the
+ *  receive path). */
 weft_status_t weft_am_dropped(weft_ctx_t ctx, uint64_t *dropped);
 
 /** Make progress on ep: complete operations and run active-message handlers

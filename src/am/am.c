@@ -8,12 +8,13 @@
  * source rank outside the context drops the message, counts it
  * (weft_am_dropped) and, the first time, says why on stderr.
  *
- * The UCX handler of every id is installed when the layer is made and
- * stays until weft_finalize: registering only publishes (fn, arg), and
+ * The UCX handler of every id is installed when the layer is made, in
+ * weft_init, and stays until weft_finalize: registering only publishes (fn, arg), and
  * unregistering clears fn and waits until no other thread runs the
  * handler, so a message that finds no handler is dropped and counted. */
 #include "am/am.h"
 
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,7 @@ struct am_layer {
     int            installed;   /* UCX's handlers of every id are am_recv (ctx->lock) */
     int            installing;  /* a thread is installing them (ctx->lock) */
     unsigned       pending;     /* atomic: rendezvous payloads being fetched (they point here) */
+    unsigned       sending;     /* atomic: this rank's sends whose completion has not run */
 };
 
 /* The layer whose handler this thread is running, if any.  Initial-exec:
@@ -106,28 +108,57 @@ static void rndv_done(void *request, ucs_status_t status, size_t length, void *u
     __atomic_fetch_sub(&L->pending, 1, __ATOMIC_RELEASE);
 }
 
+const char *weft__am_parse(const void *header, size_t header_length, const void *data,
+                           size_t length, int rndv, int nranks, struct weft__am_msg *msg,
+                           long long *value)
+{
+    int32_t src, id;
+
+    *value = (long long)(header_length > LLONG_MAX ? LLONG_MAX : header_length);
+    if (header == NULL || header_length < WEFT__AM_WIRE_HDR ||
+        header_length > WEFT__AM_WIRE_HDR + WEFT_AM_MAX_HDR)
+        return "header length";
+    memcpy(&src, header, sizeof(src));
+    memcpy(&id, (const char *)header + sizeof(src), sizeof(id));
+    *value = id;
+    if (id < 0 || id >= WEFT_AM_MAX_ID)
+        return "id";
+    *value = src;
+    if (src < 0 || src >= nranks)
+        return "source rank";
+    *value = (long long)(length > LLONG_MAX ? LLONG_MAX : length);
+    if (data == NULL && length > 0 && !rndv)
+        return "no data for a payload length";
+    /* a rendezvous payload is fetched into memory of its size (am_recv) */
+    if (rndv && length > WEFT_AM_MAX_PAYLOAD)
+        return "payload length";
+    msg->src = src;
+    msg->id = id;
+    msg->hdr = (const char *)header + WEFT__AM_WIRE_HDR;
+    msg->hdr_len = header_length - WEFT__AM_WIRE_HDR;
+    return NULL;
+}
+
 static ucs_status_t am_recv(void *arg, const void *header, size_t header_length, void *data,
                             size_t length, const ucp_am_recv_param_t *param)
 {
     struct am_layer *L = arg;
+    struct weft__am_msg m;
+    const char *bad;
+    long long value;
     int32_t src;
     int id;
     size_t hlen;
     WEFT_PROF_BEGIN(rx, WEFT__PROF_HLP_RX_PROG);
 
-    if (header == NULL || header_length < 2 * sizeof(int32_t) ||
-        header_length > 2 * sizeof(int32_t) + WEFT_AM_MAX_HDR)
-        return drop(L, "header length", (long long)header_length);
-    memcpy(&src, header, sizeof(src));
-    memcpy(&id, (const char *)header + sizeof(src), sizeof(id));
-    if (id < 0 || id >= WEFT_AM_MAX_ID)
-        return drop(L, "id", id);
-    if (src < 0 || src >= L->ctx->nranks)
-        return drop(L, "source rank", src);
-    if (data == NULL && length > 0 && !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
-        return drop(L, "no data for a payload length", (long long)length);
-    hlen = header_length - 2 * sizeof(int32_t);
-    header = (const char *)header + 2 * sizeof(int32_t);
+    if ((bad = weft__am_parse(header, header_length, data, length,
+                              (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0,
+                              L->ctx->nranks, &m, &value)) != NULL)
+        return drop(L, bad, value);
+    src = m.src;
+    id = m.id;
+    hlen = m.hdr_len;
+    header = m.hdr;
 
     if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
         ucp_request_param_t rp;
@@ -185,12 +216,15 @@ static void send_done(void *request, ucs_status_t status, void *user_data)
     struct weft__ep *ep = slot->ep;
     WEFT_PROF_BEGIN(tx, WEFT__PROF_HLP_TX_PROG);
 
-    (void)request;
     (void)status;
     slots_lock(ep);
     slot->next = ep->am_slots;
     ep->am_slots = slot;
     slots_unlock(ep);
+    /* UCX's call (a request): a send counted by am_send is over */
+    if (request != NULL)
+        __atomic_fetch_sub(&((struct am_layer *)ep->ctx->layer[WEFT__LAYER_AM])->sending, 1,
+                           __ATOMIC_RELEASE);
     WEFT_PROF_END(tx, WEFT__PROF_HLP_TX_PROG);
 }
 
@@ -208,6 +242,32 @@ static weft_status_t set_ucx_handler(struct am_layer *L, int id, int on)
     hp.flags = UCP_AM_FLAG_WHOLE_MSG;
     s = ucp_worker_set_am_recv_handler(L->ctx->home, &hp);
     return s == UCS_OK ? WEFT_OK : weft__ucs_error(s, "weft_am_register", "ucp_worker_set_am_recv_handler");
+}
+
+/* At weft_finalize, before the final barrier: this rank's sends complete,
+ * even those whose events the caller never waited for.  A rendezvous
+ * payload is fetched by its target, which runs its own teardown only after
+ * the barrier and waits there for the payloads it is still fetching: were
+ * the sender to reach the barrier first and leave, that target would wait
+ * for good.  Sends to failed ranks end with an error once their
+ * connections are dropped (weft__ep_progress), and WEFT_TIMEOUT_MS bounds
+ * the rest. */
+static weft_status_t quiesce(weft_ctx_t ctx)
+{
+    struct am_layer *L = ctx->layer[WEFT__LAYER_AM];
+    struct weft__ep_layer *EL = weft__ep_layer(ctx);
+    weft__waiter_t w;
+    weft_status_t st = WEFT_OK;
+    unsigned n;
+
+    weft__wait_init(&w, ctx);
+    while (st == WEFT_OK && __atomic_load_n(&L->sending, __ATOMIC_ACQUIRE) != 0) {
+        n = 0;
+        for (struct weft__ep *ep = EL ? EL->eps : NULL; ep; ep = ep->next)
+            n += weft__ep_progress(ep);
+        st = weft__wait_step(&w, n, "weft_finalize");
+    }
+    return st;
 }
 
 /* At weft_finalize, after the final barrier (or without it, after a
@@ -252,7 +312,7 @@ static void teardown(weft_ctx_t ctx)
  * take ctx->lock. */
 static struct am_layer *layer(weft_ctx_t ctx, weft_status_t *st)
 {
-    struct am_layer *L = weft__ctx_layer(ctx, WEFT__LAYER_AM, sizeof(*L), NULL, teardown,
+    struct am_layer *L = weft__ctx_layer(ctx, WEFT__LAYER_AM, sizeof(*L), quiesce, teardown,
                                          "weft_am_register");
 
     *st = L == NULL ? WEFT_ERR_NO_MEMORY : WEFT_OK;
@@ -276,6 +336,25 @@ static struct am_layer *layer(weft_ctx_t ctx, weft_status_t *st)
             return NULL;
     }
     return L;
+}
+
+/* Every context gets its layer, and so UCX's receive handlers, in
+ * weft_init: a peer may send to this rank before it registers anything,
+ * and UCX 1.13 crashes on a rendezvous message to an id without a UCX
+ * handler (in ucp_am_handler) where weft.h promises a count. */
+static weft_status_t ctx_init(weft_ctx_t ctx)
+{
+    weft_status_t st;
+
+    pthread_mutex_lock(&ctx->lock);
+    (void)layer(ctx, &st);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+__attribute__((constructor)) static void register_ctx_init(void)
+{
+    weft__ctx_on_init(WEFT__LAYER_AM, ctx_init);
 }
 
 weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler, void *arg)
@@ -363,6 +442,16 @@ static weft_status_t am_send(weft_ep_t ep, int rank, int id, const void *hdr, si
     if ((hdr == NULL && hdr_len > 0) || (payload == NULL && len > 0))
         return weft__error(WEFT_ERR_INVALID_ARG, fn, "%s is NULL",
                            hdr == NULL && hdr_len > 0 ? "hdr" : "payload");
+    /* UCX takes any length and reads past the buffer (the sender faults) or
+     * announces a size the receiver cannot hold (UCX asserts there): no
+     * object is larger than WEFT_AM_MAX_PAYLOAD, and none wraps around the
+     * address space. */
+    if (len > WEFT_AM_MAX_PAYLOAD)
+        return weft__error(WEFT_ERR_TOO_LARGE, fn, "payload of %zu bytes exceeds "
+                           "WEFT_AM_MAX_PAYLOAD (%zu)", len, (size_t)WEFT_AM_MAX_PAYLOAD);
+    if (len > 0 && (uintptr_t)payload > UINTPTR_MAX - (len - 1))
+        return weft__error(WEFT_ERR_INVALID_ARG, fn, "payload of %zu bytes at %p runs past the "
+                           "end of the address space", len, payload);
     if (WEFT__UNLIKELY(weft__peer_failed(ep->ctx, rank))) {
         weft__ep_sync_failed(ep);
         return weft__error(WEFT_ERR_PEER_FAILED, fn, "rank %d has failed", rank);
@@ -404,6 +493,7 @@ static weft_status_t am_send(weft_ep_t ep, int rank, int id, const void *hdr, si
         st = weft__ucs_error(UCS_PTR_STATUS(sp), fn, "ucp_am_send_nbx");
     } else {
         ((weft__req_t *)sp)->ep = ep;
+        __atomic_fetch_add(&L->sending, 1, __ATOMIC_RELAXED);
         *ev = sp;
         st = WEFT_OK;
     }
@@ -414,7 +504,11 @@ static weft_status_t am_send(weft_ep_t ep, int rank, int id, const void *hdr, si
 weft_status_t weft_am_send_nb(weft_ep_t ep, int rank, int id, const void *hdr, size_t hdr_len,
                               const void *payload, size_t len, weft_event_t *ev)
 {
-    return am_send(ep, rank, id, hdr, hdr_len, payload, len, ev, __func__);
+    weft_status_t st = am_send(ep, rank, id, hdr, hdr_len, payload, len, ev, __func__);
+
+    if (st == WEFT_OK && *ev != WEFT_EVENT_NULL)
+        weft__event_made(ep->ctx);
+    return st;
 }
 
 weft_status_t weft_am_send(weft_ep_t ep, int rank, int id, const void *hdr, size_t hdr_len,

@@ -88,8 +88,12 @@ resolve(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void
 
     if ((st = check_slow(ep, rank, seg, off, n, buf, fn)) != WEFT_OK)
         return st;
-    /* the entries of a failed rank are emptied (ep layer), so every
-     * operation to it comes here */
+    /* A failure learnt since ep last looked sends every call here (the
+     * fast form compares the generations) until ep's next wait, flush or
+     * progress call drops the failed ranks' entries (weft__ep_sync_failed);
+     * then only operations to them come here.  Not dropped here: that
+     * closes connections, which progresses the worker, and this may run
+     * inside an active-message handler, inside UCX's progress. */
     if (WEFT__UNLIKELY(weft__peer_failed(ep->ctx, rank)))
         return weft__error(WEFT_ERR_PEER_FAILED, fn, "rank %d has failed", rank);
     if ((st = resolve_slow(ep, rank, seg, fn)) != WEFT_OK)
@@ -110,10 +114,17 @@ static inline int fast_target_of(weft_ep_t ep, int rank, weft_seg_t seg, size_t 
     /* A finalised context has no live segment, so seg->live_ctx == ep->ctx
      * also says that ep is usable.  WEFT_CHECK=1 sends every call to the
      * slow path, which checks more; with `divert` (a constant), so does a
-     * selected trace point (ep->divert, ep.h). */
+     * selected trace point (ep->divert, ep.h).  So does a rank failure
+     * that the context knows and ep has not yet seen (its generation
+     * differs from ep's): the entries of a failed rank stay filled until
+     * ep's owner drops them, and without this test an operation to a rank
+     * weft already reports dead would reach its memory or its connection
+     * and succeed.  The context is loaded for the segment test anyway, so
+     * this costs one load and a compare in the same unlikely branch. */
     if (WEFT__UNLIKELY(ep == NULL ||
                        (divert ? __atomic_load_n(&ep->divert, __ATOMIC_RELAXED) : ep->check) ||
                        seg == NULL || seg->live_ctx != ep->ctx ||
+                       ep->fail_seen != __atomic_load_n(&ep->ctx->fail_gen, __ATOMIC_RELAXED) ||
                        (unsigned)rank >= (unsigned)ep->nranks || off > seg->size ||
                        n > seg->size - off || (buf == NULL && n > 0) ||
                        (tg = weft__ep_tgt(ep, seg->id, rank)) == NULL))
@@ -148,6 +159,7 @@ static inline weft_status_t to_event(weft_ep_t ep, ucs_status_ptr_t sp, weft_eve
     if (WEFT__UNLIKELY(UCS_PTR_IS_ERR(sp)))
         return weft__ucs_error(UCS_PTR_STATUS(sp), fn, what);
     ((weft__req_t *)sp)->ep = ep;
+    weft__event_made(ep->ctx);
     *ev = sp;
     return WEFT_OK;
 }
@@ -565,6 +577,21 @@ weft_status_t weft_signal_wait_until(weft_ep_t ep, weft_seg_t seg, size_t off, u
     return WEFT_OK;
 }
 
+/* An event outstanding when its endpoint was destroyed or its context
+ * finalised: its request lives on in the worker that weft_finalize kept
+ * for it (runtime.c), and is released here, once. */
+static __attribute__((noinline)) weft_status_t event_stale(weft_event_t *ev, const char *fn)
+{
+    weft__req_t *r = *ev;
+
+    weft__event_done(r->ep->ctx);
+    ucp_request_free(r);
+    *ev = WEFT_EVENT_NULL;
+    return weft__error(WEFT_ERR_NOT_INIT, fn, "the event was still outstanding when its "
+                       "endpoint's context was finalised (or its pool destroyed); its fate "
+                       "is unknown");
+}
+
 /* Events.  WEFT_CHECK=1: an event is completed by the thread that owns
  * its endpoint (pool endpoints), while the endpoint is usable. */
 
@@ -581,6 +608,8 @@ weft_status_t weft_test(weft_event_t *ev, int *done)
         return WEFT_OK;
     }
     r = *ev;
+    if (WEFT__UNLIKELY(r->ep->state != WEFT__ALIVE || r->ep->ctx->state != WEFT__ALIVE))
+        return event_stale(ev, __func__);
     if (WEFT__UNLIKELY(r->ep->check) && (st = weft__ep_check_caller(r->ep, __func__)) != WEFT_OK)
         return st;
     s = ucp_request_check_status(r);
@@ -592,6 +621,7 @@ weft_status_t weft_test(weft_event_t *ev, int *done)
             return WEFT_OK;
         }
     }
+    weft__event_done(r->ep->ctx);
     ucp_request_free(r);
     *ev = WEFT_EVENT_NULL;
     *done = 1;
@@ -601,6 +631,7 @@ weft_status_t weft_test(weft_event_t *ev, int *done)
 weft_status_t weft_wait(weft_event_t *ev)
 {
     weft__req_t *r;
+    weft_ctx_t ctx;
     weft_status_t st;
 
     if (ev == NULL)
@@ -608,12 +639,17 @@ weft_status_t weft_wait(weft_event_t *ev)
     if (*ev == WEFT_EVENT_NULL)
         return WEFT_OK;
     r = *ev;
+    if (WEFT__UNLIKELY(r->ep->state != WEFT__ALIVE || r->ep->ctx->state != WEFT__ALIVE))
+        return event_stale(ev, __func__);
     if (WEFT__UNLIKELY(r->ep->check) && (st = weft__ep_check_caller(r->ep, __func__)) != WEFT_OK)
         return st;
+    ctx = r->ep->ctx;
     st = weft__ep_wait_req(r->ep, r, WEFT__ANY_RANK, __func__, "operation failed");
     /* after WEFT_TIMEOUT_MS the operation is still outstanding */
-    if (st != WEFT_ERR_TIMEOUT)
+    if (st != WEFT_ERR_TIMEOUT) {
+        weft__event_done(ctx);
         *ev = WEFT_EVENT_NULL;
+    }
     return st;
 }
 

@@ -306,6 +306,24 @@ static void print_summary(weft_ctx_t ctx)
             ctx->cfg.progress_thread ? "on" : "off");
 }
 
+static weft__ctx_init_fn layer_init[WEFT__NUM_LAYERS];
+
+void weft__ctx_on_init(int layer, weft__ctx_init_fn fn)
+{
+    layer_init[layer] = fn;
+}
+
+/* The upper layers' set-up of a new context (weft__ctx_on_init). */
+static weft_status_t init_layers(weft_ctx_t ctx)
+{
+    weft_status_t st;
+
+    for (int layer = 0; layer < WEFT__NUM_LAYERS; layer++)
+        if (layer_init[layer] && (st = layer_init[layer](ctx)) != WEFT_OK)
+            return st;
+    return WEFT_OK;
+}
+
 weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *out)
 {
     struct weft__ctx *ctx;
@@ -337,6 +355,8 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *out)
         goto err_release_ucx;
     if ((st = weft__agree(ctx, weft__profile_start(), "weft_init")) != WEFT_OK)
         goto err_release_ucx;
+    if ((st = weft__agree(ctx, init_layers(ctx), "weft_init")) != WEFT_OK)
+        goto err_teardown_layers;
     if (ctx->cfg.progress_thread &&
         (st = weft__agree(ctx, start_progress_thread(ctx), "weft_init")) != WEFT_OK)
         goto err_stop_thread;
@@ -349,6 +369,10 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *out)
 
 err_stop_thread:
     stop_progress_thread(ctx);
+err_teardown_layers:
+    for (int layer = WEFT__NUM_LAYERS - 1; layer >= 0; layer--)
+        if (ctx->teardown[layer])
+            ctx->teardown[layer](ctx);
 err_release_ucx:
     weft__peer_release(ctx);
     free(ctx->addrs);
@@ -414,7 +438,17 @@ weft_status_t weft_finalize(weft_ctx_t ctx)
     stop_progress_thread(ctx);
     if ((st = weft__profile_finish(ctx->rank)) != WEFT_OK && first == WEFT_OK)
         first = st;
-    release_ucx(ctx);
+    /* An event the caller still holds is a request in the home worker's
+     * memory: the worker (and the UCX context) then stay, reachable from
+     * the context's shell, until the process exits, and a weft_wait or
+     * weft_test of the event is refused with a message instead of reading
+     * freed memory. */
+    if (__atomic_load_n(&ctx->events_out, __ATOMIC_ACQUIRE) == 0)
+        release_ucx(ctx);
+    else
+        fprintf(stderr, "weft: rank %d: weft_finalize with %zu events not yet waited for; "
+                "waiting for them now returns WEFT_ERR_NOT_INIT\n", ctx->rank,
+                __atomic_load_n(&ctx->events_out, __ATOMIC_RELAXED));
     weft__peer_release(ctx);
     free(ctx->addrs);
     free(ctx->addr_off);

@@ -86,7 +86,25 @@ struct weft__ctx {
     int             mpi_abandoned;  /* an MPI collective was left unfinished */
     int             last_barrier;   /* weft_finalize's barrier: ranks that finish
                                      * it first exit, which is not a failure */
+    size_t          events_out;     /* atomic: events given to the caller (UCX
+                                     * requests) that no weft_wait or weft_test
+                                     * has consumed yet */
 };
+
+/* An event (a UCX request of the context) handed to the caller, and its
+ * consumption.  weft_finalize keeps the home worker, where the requests
+ * live, while any is outstanding, so that a later weft_wait or weft_test
+ * of one can still read it and refuse it (WEFT_ERR_NOT_INIT) rather than
+ * read freed memory.  A relaxed add beside a UCX request costs nothing
+ * measurable; the direct path makes no event and counts nothing. */
+static inline void weft__event_made(weft_ctx_t ctx)
+{
+    __atomic_add_fetch(&ctx->events_out, 1, __ATOMIC_RELAXED);
+}
+static inline void weft__event_done(weft_ctx_t ctx)
+{
+    __atomic_sub_fetch(&ctx->events_out, 1, __ATOMIC_RELAXED);
+}
 
 /* State of one wait loop: the deadline of WEFT_TIMEOUT_MS and the pause
  * between polls. */
@@ -111,6 +129,15 @@ static inline MPI_Comm weft__ctx_comm(weft_ctx_t ctx) { return ctx->comm; }
  * when memory runs out. */
 void *weft__ctx_layer(weft_ctx_t ctx, int layer, size_t size, weft__quiesce_fn quiesce,
                       weft__teardown_fn teardown, const char *fn);
+
+/* What an upper layer must set up in every context before weft_init
+ * returns (e.g. the am layer's receive handlers: a peer may send to this
+ * rank as soon as weft_init returns there, before this rank uses the
+ * layer).  The layer registers fn once, from a constructor, since the
+ * runtime does not call up; weft_init runs the registered functions in
+ * layer order, without ctx->lock held, and agrees on their status. */
+typedef weft_status_t (*weft__ctx_init_fn)(weft_ctx_t ctx);
+void weft__ctx_on_init(int layer, weft__ctx_init_fn fn);
 
 /* Every wait loop: weft__wait_init before it, weft__wait_step after each
  * progress call (progressed: what the call did).  The step yields the core
