@@ -1,8 +1,13 @@
 /* The shared-memory segments of a job cannot be reached by another
- * process.  This program wraps shm_open (libweft calls it through the
- * dynamic linker, so the definition here is the one it gets) to see every
- * object weft creates ("/weft-..."), and to play an attacker who creates weft's next
- * name first:
+ * process.  This program wraps open (libweft calls it through the dynamic
+ * linker, so the definition here is the one it gets) to see the unnamed
+ * files weft creates in /dev/shm:
+ *  - O_TMPFILE | O_EXCL (no name, and none can be given), mode 0600, owned
+ *    by this user, no link;
+ * then refuses O_TMPFILE, as a /dev/shm that does not support it would,
+ * and wraps shm_open to see every object weft creates instead
+ * ("/weft-..."), and to play an attacker who creates weft's next name
+ * first:
  *  - weft creates with O_CREAT | O_EXCL, mode 0600 (checked with fstat on
  *    the new object: owner-only, owned by this user), under "/weft-" and
  *    32 hex digits from getrandom, different for every rank and segment;
@@ -19,6 +24,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -35,6 +41,52 @@ static struct created {
     uid_t  st_uid;
 } created[MAX_CREATED];
 static int ncreated, attacks_left, attacks_made;
+static int ntmpfiles, refuse_tmpfile;
+
+/* Unnamed files of /dev/shm: checked as they are created, or refused. */
+static int wrap_open(const char *sym, const char *path, int flags, mode_t mode)
+{
+    int (*real)(const char *, int, ...);
+    struct stat st;
+    int fd;
+
+    *(void **)&real = dlsym(RTLD_NEXT, sym);
+    if (strcmp(path, "/dev/shm") != 0 || (flags & O_TMPFILE) != O_TMPFILE)
+        return real(path, flags, mode);
+    if (refuse_tmpfile) {
+        errno = EOPNOTSUPP;
+        return -1;
+    }
+    fd = real(path, flags, mode);
+    CHECK(fd >= 0);
+    CHECK((flags & O_EXCL) && mode == 0600);
+    CHECK(fstat(fd, &st) == 0 && (st.st_mode & 07777) == 0600 && st.st_uid == geteuid() &&
+          st.st_nlink == 0);
+    ntmpfiles++;
+    return fd;
+}
+
+int open(const char *path, int flags, ...)
+{
+    va_list ap;
+    mode_t mode;
+
+    va_start(ap, flags);
+    mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+    va_end(ap);
+    return wrap_open("open", path, flags, mode);
+}
+
+int open64(const char *path, int flags, ...)
+{
+    va_list ap;
+    mode_t mode;
+
+    va_start(ap, flags);
+    mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+    va_end(ap);
+    return wrap_open("open64", path, flags, mode);
+}
 static char attacked[8][64];
 
 int shm_open(const char *name, int oflag, mode_t mode)
@@ -125,7 +177,14 @@ int main(void)
     OK(weft_nranks(ctx, &n));
     OK(weft_ep_default(ctx, &ep));
 
-    /* how weft creates, names and removes its objects */
+    /* unnamed files, where /dev/shm takes O_TMPFILE (tmpfs does) */
+    OK(weft_seg_alloc(ctx, SEG, &seg, (void **)&local));
+    CHECK(ntmpfiles == 1 && ncreated == 0);
+    check_works(ctx, ep, seg, local, rank, n);
+    OK(weft_seg_free(ctx, seg));
+
+    /* how weft creates, names and removes its objects without O_TMPFILE */
+    refuse_tmpfile = 1;
     OK(weft_seg_alloc(ctx, SEG, &seg, (void **)&local));
     OK(weft_seg_alloc(ctx, SEG, &seg2, NULL));
     CHECK(ncreated == 2);
@@ -184,7 +243,7 @@ int main(void)
     OK(weft_seg_free(ctx, seg));
     OK(weft_finalize(ctx));
     if (rank == 0)
-        printf("shared memory: O_EXCL, 0600, random names gone after allocation; "
+        printf("shared memory: unnamed O_TMPFILE files, else O_EXCL, 0600, random names gone after allocation; "
                "pre-created names never used\n");
     return 0;
 }
