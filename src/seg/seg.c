@@ -28,6 +28,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -395,14 +396,16 @@ static weft_status_t open_box(int nlocal, int *lfd, struct fd_box *box)
     return WEFT_OK;
 }
 
-/* The uid and pid of the process at the other end of the connected s. */
-static int peer_is(int s, pid_t pid)
+/* The pid of the process at the other end of the connected socket s if it
+ * runs as this user, else -1. */
+static pid_t peer_pid(int s)
 {
     struct ucred cred;
     socklen_t len = sizeof(cred);
 
-    return getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
-           cred.uid == geteuid() && cred.pid == pid;
+    if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != geteuid())
+        return -1;
+    return cred.pid;
 }
 
 /* Send this rank's object fd to every other rank of the node: connect to
@@ -445,7 +448,7 @@ static weft_status_t send_fd(weft_ctx_t ctx, struct seg_layer *L, const struct f
         }
         /* the name could have been taken by another process if rank r
          * died: only rank r's own process gets the object */
-        if (!peer_is(s, boxes[r].pid)) {
+        if (peer_pid(s) != boxes[r].pid) {
             close(s);
             return weft__error(WEFT_ERR_PEER_FAILED, "weft_seg_alloc",
                                "the socket of rank %d is not held by its process (pid %d)", r,
@@ -466,7 +469,7 @@ static weft_status_t send_fd(weft_ctx_t ctx, struct seg_layer *L, const struct f
 /* Take one connection from lfd: the rank it comes from and its
  * descriptor, or -1 if it is not a rank of this node (another process,
  * a rank already heard, a malformed message): such a connection is closed
- * and ignored. */
+ * and ignored, another process's before anything is read from it. */
 static int take_fd(weft_ctx_t ctx, struct seg_layer *L, const struct fd_box *boxes,
                    const int *fds, int lfd, int *from)
 {
@@ -478,30 +481,37 @@ static int take_fd(weft_ctx_t ctx, struct seg_layer *L, const struct fd_box *box
     struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
                          .msg_controllen = sizeof(ctl.buf)};
+    /* a rank sends as soon as it has connected; this bounds what a
+     * process that connects and stays silent can hold us */
+    struct timeval limit = {.tv_sec = 5};
     struct cmsghdr *c;
-    int s, fd = -1;
+    int s, fd = -1, sender = -1;
+    pid_t pid;
     ssize_t n;
 
     s = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
     if (s < 0)
         return -1;
-    memset(&ctl, 0, sizeof(ctl));
-    /* the sender sends at once after connecting, or its death closes the
-     * connection: this does not wait for a step of another rank */
-    n = recvmsg(s, &msg, MSG_CMSG_CLOEXEC);
-    c = CMSG_FIRSTHDR(&msg);
-    if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-        c->cmsg_len == CMSG_LEN(sizeof(int)))
-        memcpy(&fd, CMSG_DATA(c), sizeof(int));
-    if (n != (ssize_t)sizeof(r) || (msg.msg_flags & MSG_CTRUNC) || fd < 0 || r < 0 ||
-        r >= ctx->nranks || r == ctx->rank || !L->local[r] || fds[r] >= 0 ||
-        !peer_is(s, boxes[r].pid)) {
-        if (fd >= 0)
-            close(fd);
+    pid = peer_pid(s);
+    for (int q = 0; q < ctx->nranks && pid > 0; q++)
+        if (q != ctx->rank && L->local[q] && fds[q] < 0 && boxes[q].pid == pid)
+            sender = q;
+    if (sender < 0 || setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit)) != 0) {
         close(s);
         return -1;
     }
+    memset(&ctl, 0, sizeof(ctl));
+    n = recvmsg(s, &msg, MSG_CMSG_CLOEXEC);
+    c = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
+    if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len == CMSG_LEN(sizeof(int)))
+        memcpy(&fd, CMSG_DATA(c), sizeof(int));
     close(s);
+    if (n != (ssize_t)sizeof(r) || (msg.msg_flags & MSG_CTRUNC) || fd < 0 || r != sender) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
     *from = r;
     return fd;
 }

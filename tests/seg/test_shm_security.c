@@ -17,17 +17,26 @@
  *    attacker's object (whose content and size stay as they were); taken
  *    on every try, weft_seg_alloc fails cleanly with WEFT_ERR_BUSY on
  *    every rank, and the context stays usable.
+ *  - a process of the same user that is not a rank (another job) connects
+ *    to the Unix socket on which a rank takes its peers' descriptors, once
+ *    staying silent and once sending a forged message (a peer's rank and
+ *    a descriptor of its own object): weft_seg_alloc neither waits for it
+ *    nor maps its object.
  * Run with 2 ranks on one node (the direct path on). */
 #define _GNU_SOURCE
 #include "../common.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define SEG 4096
@@ -41,7 +50,65 @@ static struct created {
     uid_t  st_uid;
 } created[MAX_CREATED];
 static int ncreated, attacks_left, attacks_made;
-static int ntmpfiles, refuse_tmpfile;
+static int ntmpfiles, refuse_tmpfile, intrude, my_rank;
+static pid_t intruders[2];
+
+/* A process that is not a rank connects to the socket at a: silent, or
+ * forging the message of rank claim with an object of its own. */
+static pid_t intruder(const struct sockaddr_un *a, socklen_t len, int forge, int claim)
+{
+    pid_t pid = fork();
+
+    if (pid != 0)
+        return pid;
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (s < 0 || connect(s, (const struct sockaddr *)a, len) != 0)
+        _exit(1);
+    if (forge) {
+        union {
+            struct cmsghdr h;
+            char           buf[CMSG_SPACE(sizeof(int))];
+        } ctl;
+        int32_t r = claim;
+        struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                             .msg_controllen = sizeof(ctl.buf)};
+        int fd = memfd_create("intruder", 0);
+        struct cmsghdr *c;
+
+        if (fd < 0 || ftruncate(fd, SEG) != 0 || write(fd, MARK, sizeof(MARK)) < 0)
+            _exit(1);
+        fchmod(fd, 0600);
+        memset(&ctl, 0, sizeof(ctl));
+        c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        if (sendmsg(s, &msg, 0) != (ssize_t)sizeof(r))
+            _exit(1);
+    }
+    sleep(20);  /* stays connected, silent or not */
+    _exit(0);
+}
+
+/* weft learns its socket's address with getsockname right after listen:
+ * the moment for the intruders to connect. */
+int getsockname(int fd, struct sockaddr *a, socklen_t *len)
+{
+    static int (*real)(int, struct sockaddr *, socklen_t *);
+    int rc;
+
+    if (real == NULL)
+        *(void **)&real = dlsym(RTLD_NEXT, "getsockname");
+    rc = real(fd, a, len);
+    if (rc == 0 && intrude && a->sa_family == AF_UNIX) {
+        intruders[0] = intruder((const struct sockaddr_un *)a, *len, 0, 0);
+        intruders[1] = intruder((const struct sockaddr_un *)a, *len, 1, 1 - my_rank);
+        intrude = 0;
+    }
+    return rc;
+}
 
 /* Unnamed files of /dev/shm: checked as they are created, or refused. */
 static int wrap_open(const char *sym, const char *path, int flags, mode_t mode)
@@ -177,7 +244,30 @@ int main(void)
     OK(weft_nranks(ctx, &n));
     OK(weft_ep_default(ctx, &ep));
 
+    /* intruders at every rank's socket: ignored, and not waited for */
+    my_rank = rank;
+    intrude = n == 2;
+    OK(weft_seg_alloc(ctx, SEG, &seg, (void **)&local));
+    if (n == 2) {
+        uint64_t *peer;
+
+        CHECK(intrude == 0);
+        OK(weft_ptr(ctx, 1 - rank, seg, 0, (void **)&peer));
+        CHECK(memcmp(peer, MARK, sizeof(MARK)) != 0);
+        check_works(ctx, ep, seg, local, rank, n);
+        for (int i = 0; i < 2; i++) {
+            int status;
+
+            kill(intruders[i], SIGKILL);
+            CHECK(waitpid(intruders[i], &status, 0) == intruders[i]);
+            /* the intruder got as far as connecting (and sending) */
+            CHECK(WIFSIGNALED(status));
+        }
+    }
+    OK(weft_seg_free(ctx, seg));
+
     /* unnamed files, where /dev/shm takes O_TMPFILE (tmpfs does) */
+    ntmpfiles = 0;
     OK(weft_seg_alloc(ctx, SEG, &seg, (void **)&local));
     CHECK(ntmpfiles == 1 && ncreated == 0);
     check_works(ctx, ep, seg, local, rank, n);
