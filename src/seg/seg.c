@@ -367,7 +367,7 @@ struct fd_box {
  * is ever left.  Abstract names are visible to every process of the
  * network namespace: whoever connects is checked (SO_PEERCRED) before
  * anything it sends is used. */
-static weft_status_t open_box(int nlocal, int *lfd, struct fd_box *box)
+static weft_status_t open_box(int *lfd, struct fd_box *box)
 {
     socklen_t len = sizeof(sa_family_t);
 
@@ -376,7 +376,7 @@ static weft_status_t open_box(int nlocal, int *lfd, struct fd_box *box)
     box->addr.sun_family = AF_UNIX;
     *lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (*lfd < 0 || bind(*lfd, (struct sockaddr *)&box->addr, len) != 0 ||
-        listen(*lfd, nlocal) != 0) {
+        listen(*lfd, SOMAXCONN) != 0) {
         weft_status_t st = weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc",
                                        "a Unix socket to receive the node's segments: %s",
                                        strerror(errno));
@@ -412,7 +412,7 @@ static pid_t peer_pid(int s)
  * its socket, check that the listener is that rank's process, and send our
  * rank with the descriptor (SCM_RIGHTS).  Neither side waits for the
  * other: a connection to a listening socket is queued until accepted, and
- * so is the message. */
+ * so is its message. */
 static weft_status_t send_fd(weft_ctx_t ctx, struct seg_layer *L, const struct fd_box *boxes,
                              int fd)
 {
@@ -437,7 +437,9 @@ static weft_status_t send_fd(weft_ctx_t ctx, struct seg_layer *L, const struct f
         c->cmsg_type = SCM_RIGHTS;
         c->cmsg_len = CMSG_LEN(sizeof(int));
         memcpy(CMSG_DATA(c), &fd, sizeof(int));
-        s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        /* Non-blocking: a queue that other processes filled (anyone may
+         * connect to an abstract socket) is an error, not a wait. */
+        s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (s < 0 || connect(s, (const struct sockaddr *)&boxes[r].addr, boxes[r].len) != 0) {
             weft_status_t st = weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc",
                                            "connecting to rank %d to pass the segment: %s", r,
@@ -516,8 +518,9 @@ static int take_fd(weft_ctx_t ctx, struct seg_layer *L, const struct fd_box *box
     return fd;
 }
 
-/* Receive the object of every other rank of the node.  Waits for them (a
- * rank that dies or a WEFT_TIMEOUT_MS that passes ends the wait). */
+/* Receive the object of every other rank of the node, which every rank
+ * has sent.  Should one not be there, a rank that died or a
+ * WEFT_TIMEOUT_MS that passes ends the wait. */
 static weft_status_t recv_fds(weft_ctx_t ctx, struct seg_layer *L, const struct fd_box *boxes,
                               int lfd, int *fds)
 {
@@ -593,7 +596,7 @@ static weft_status_t cross_map(weft_ctx_t ctx, struct seg_layer *L, struct weft_
         for (int r = 0; fds && r < ctx->nranks; r++)
             fds[r] = -1;
         if (st == WEFT_OK && L->nlocal > 1)
-            st = open_box(L->nlocal, &lfd, &mine);
+            st = open_box(&lfd, &mine);
     }
     /* every rank takes part, so ranks alone on their node too (WEFT_SHM is
      * the same on every rank, learn_nodes checked it) */
@@ -603,7 +606,9 @@ static weft_status_t cross_map(weft_ctx_t ctx, struct seg_layer *L, struct weft_
         st = weft__error(WEFT_ERR_MPI, "weft_seg_alloc", "MPI_Allgather of socket addresses failed");
     if (st == WEFT_OK && L->nlocal > 1)
         st = send_fd(ctx, L, boxes, fd);
-    if (st == WEFT_OK && L->nlocal > 1)
+    /* Once every rank has sent, every descriptor waits in its receiver's
+     * queue: no rank then waits for one that failed to send. */
+    if ((st = weft__agree(ctx, st, "weft_seg_alloc")) == WEFT_OK && L->nlocal > 1)
         st = recv_fds(ctx, L, boxes, lfd, fds);
     if (st == WEFT_OK && L->nlocal > 1)
         st = map_peers(ctx, L, seg, fds);
