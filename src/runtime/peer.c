@@ -106,11 +106,27 @@ ucs_status_t weft__ucx_config_read(ucp_config_t **config)
     /* With the prefix "WEFT", UCX reads WEFT_UCX_X over UCX_X: weft's own
      * transports can differ from those of an MPI that runs over UCX too. */
     ucs_status_t s = ucp_config_read("WEFT", NULL, config);
+    const char *tls = weft__ucx_env("TLS");
 
-    if (s == UCS_OK && weft__ucx_tls_has_mm(weft__ucx_env("TLS")) &&
+    if (s != UCS_OK)
+        return s;
+    /* UCX 1.13's System V segments (its sysv transport, and what UCX
+     * allocates for a segment with md:sysv first in ALLOC_PRIO) are mode
+     * 0660: a user of the owner's group, or another job of the same user,
+     * can attach them by id.  Unless the user chose the transports, leave
+     * sysv out ("^sysv" is every transport but it) and allocate from posix
+     * (0600, unlinked at once, opened by peers through /proc/<pid>/fd),
+     * then private memory.  A user who sets [WEFT_]UCX_TLS decides. */
+    if (tls == NULL) {
+        if ((s = ucp_config_modify(*config, "TLS", "^sysv")) == UCS_OK &&
+            weft__ucx_env("ALLOC_PRIO") == NULL)
+            s = ucp_config_modify(*config, "ALLOC_PRIO", "md:posix,thp,mmap,heap");
+    }
+    if (s == UCS_OK && weft__ucx_tls_has_mm(tls) &&
         weft__ucx_env("MM_ERROR_HANDLING") == NULL && weft__ucx_env("POSIX_ERROR_HANDLING") == NULL &&
-        weft__ucx_env("SYSV_ERROR_HANDLING") == NULL &&
-        (s = ucp_config_modify(*config, "MM_ERROR_HANDLING", "y")) != UCS_OK)
+        weft__ucx_env("SYSV_ERROR_HANDLING") == NULL)
+        s = ucp_config_modify(*config, "MM_ERROR_HANDLING", "y");
+    if (s != UCS_OK)
         ucp_config_release(*config);
     return s;
 }

@@ -189,7 +189,10 @@ const char *weft__ucx_env(const char *name);
  * 1.13 refuses those transports to connections in peer error mode, and
  * ranks of one node talk over TCP loopback (about 150x slower puts).  When
  * UCX_TLS leaves those transports out, the setting is not made (UCX would
- * warn of an unused setting in every process). */
+ * warn of an unused setting in every process).  Unless [WEFT_]UCX_TLS is
+ * set, UCX's sysv transport is left out (TLS "^sysv") and, unless
+ * [WEFT_]UCX_ALLOC_PRIO is set, segments UCX allocates come from posix
+ * (0600) rather than System V (0660, SECURITY.md). */
 ucs_status_t weft__ucx_config_read(ucp_config_t **config);
 
 /* Whether UCX_TLS's value tls (NULL: unset) lets UCX use a transport of

@@ -3,15 +3,18 @@
  *
  * Cross-mapping: each rank of a node with other ranks creates its part as a
  * POSIX shared-memory object with a random name (getrandom), O_EXCL and
- * mode 0600, and registers the mapping with UCX for the other nodes.  The
- * names go round with the keys; every rank maps the parts of its node's
- * ranks, all agree that they did, and each creator unlinks its name at
- * once, so a rank that dies later leaves nothing in /dev/shm.
+ * mode 0600, and unlinks the name at once; the object then travels to the
+ * node's other ranks as a descriptor over a Unix socket (SCM_RIGHTS), each
+ * end checking the other's uid and pid.  No name exists while a rank waits
+ * for another, so a rank killed at any point leaves nothing in /dev/shm.
+ * (pidfd_getfd would need ptrace rights on the sender, which Yama's
+ * ptrace_scope=1 denies between sibling ranks; SCM_RIGHTS needs none.)
  *
  * Each object's pages are reserved when it is created (a /dev/shm too small
  * is an error of weft_seg_alloc, not a SIGBUS at the first put) and every
  * mapping is populated: no put or get of the direct path pays a first-touch
  * page fault (about 5 us per 4 KiB page here, docs/direct-path.md). */
+#define _GNU_SOURCE  /* struct ucred, accept4 */
 #include "seg/seg.h"
 
 #include <errno.h>
@@ -19,10 +22,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 /* "/weft-" and 32 hex digits of randomness: unique per job, unguessable. */
@@ -212,63 +219,75 @@ static weft_status_t reserve_pages(int fd, size_t len)
     return WEFT_OK;
 }
 
-/* Create this rank's part as a shared-memory object: *name gets its name. */
-static weft_status_t create_shm(struct weft__seg *seg, char name[SHM_NAME_MAX])
+/* Create this rank's part as a shared-memory object that has no name, or
+ * one only between two consecutive system calls of this rank: *fd gets the
+ * object, which only descriptors (passed to the node's ranks by send_fd)
+ * and mappings reach from then on.
+ *
+ * The object is an O_TMPFILE file of /dev/shm: it never has a name, and
+ * O_EXCL forbids giving it one (linkat), yet its pages count against
+ * /dev/shm's size as a named object's would.  Where /dev/shm does not take
+ * O_TMPFILE, shm_open with a random name, O_EXCL and 0600, then unlinked at
+ * once: a rank killed between those two calls leaves an empty file. */
+static weft_status_t create_shm(struct weft__seg *seg, int *fd)
 {
     unsigned char rnd[16];
-    int fd = -1;
+    char name[SHM_NAME_MAX] = "an unnamed file of /dev/shm";
+    int named;
 
+    *fd = open("/dev/shm", O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
+    named = *fd < 0;
     /* A collision of 128 random bits is not expected; O_EXCL would catch
      * one, and so would another try. */
-    for (int attempt = 0; attempt < 4 && fd < 0; attempt++) {
+    for (int attempt = 0; attempt < 4 && *fd < 0; attempt++) {
         if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
             return weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc", "getrandom: %s",
                                strerror(errno));
         int len = snprintf(name, SHM_NAME_MAX, SHM_PREFIX);
         for (size_t i = 0; i < sizeof(rnd); i++)
             len += snprintf(name + len, (size_t)(SHM_NAME_MAX - len), "%02x", rnd[i]);
-        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd < 0 && errno != EEXIST)
+        *fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (*fd < 0 && errno != EEXIST)
             break;
     }
     /* Every name drawn already existed: someone creates weft's names, and
      * their objects must not be used. */
-    if (fd < 0 && errno == EEXIST)
+    if (*fd < 0 && errno == EEXIST)
         return weft__error(WEFT_ERR_BUSY, "weft_seg_alloc",
                            "shm_open(%s): File exists, as did every other random name tried", name);
-    if (fd < 0)
+    if (*fd < 0)
         return weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc", "shm_open(%s): %s", name,
                            strerror(errno));
-    if (ftruncate(fd, (off_t)seg->map_len) != 0) {
+    if (named)
+        shm_unlink(name);
+    if (ftruncate(*fd, (off_t)seg->map_len) != 0) {
         weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc", "ftruncate(%s, %zu): %s", name,
                     seg->map_len, strerror(errno));
-        goto err_unlink;
+        goto err_close;
     }
-    if (reserve_pages(fd, seg->map_len) != WEFT_OK)
-        goto err_unlink;
-    seg->base = mmap(NULL, seg->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    if (reserve_pages(*fd, seg->map_len) != WEFT_OK)
+        goto err_close;
+    seg->base = mmap(NULL, seg->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, *fd, 0);
     if (seg->base == MAP_FAILED) {
         seg->base = NULL;
         weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc", "mmap of %zu bytes (%s): %s",
                     seg->map_len, name, strerror(errno));
-        goto err_unlink;
+        goto err_close;
     }
-    close(fd);
     seg->own_shm = 1;
     return WEFT_OK;
 
-err_unlink:
-    close(fd);
-    shm_unlink(name);
-    name[0] = '\0';
+err_close:
+    close(*fd);
+    *fd = -1;
     return WEFT_ERR_NO_MEMORY;
 }
 
 /* Map and register this rank's part; local only.  A rank that shares its
- * node creates a shared-memory object (*name), registered with UCX for the
+ * node creates a shared-memory object (*fd), registered with UCX for the
  * other nodes; a rank alone on its node lets UCX allocate. */
 static weft_status_t map_local(weft_ctx_t ctx, struct seg_layer *L, struct weft__seg *seg,
-                               char name[SHM_NAME_MAX])
+                               int *fd)
 {
     ucp_mem_map_params_t mp;
     ucp_mem_attr_t attr;
@@ -294,7 +313,7 @@ static weft_status_t map_local(weft_ctx_t ctx, struct seg_layer *L, struct weft_
                     UCP_MEM_MAP_PARAM_FIELD_FLAGS;
     mp.length = seg->map_len;
     if (L->nlocal > 1) {
-        if ((st = create_shm(seg, name)) != WEFT_OK)
+        if ((st = create_shm(seg, fd)) != WEFT_OK)
             return st;
         mp.address = seg->base;
     } else {
@@ -326,36 +345,228 @@ static weft_status_t map_local(weft_ctx_t ctx, struct seg_layer *L, struct weft_
 err_unmap:
     if (seg->own_shm) {
         munmap(seg->base, seg->map_len);
-        shm_unlink(name);
-        name[0] = '\0';
+        close(*fd);
+        *fd = -1;
     }
     seg->base = NULL;
     seg->own_shm = 0;
     return st;
 }
 
-/* Map the parts of the node's other ranks, whose names are in names[]. */
+/* Where a rank of the node takes descriptors: its pid and the abstract
+ * Unix socket address it listens on (empty for a rank with no node
+ * peers). */
+struct fd_box {
+    int32_t            pid;
+    uint32_t           len;    /* of addr, 0: none */
+    struct sockaddr_un addr;
+};
+
+/* Listen on an abstract Unix socket with a name the kernel picks
+ * (autobind): it is unique, and it disappears with the socket, so no file
+ * is ever left.  Abstract names are visible to every process of the
+ * network namespace: whoever connects is checked (SO_PEERCRED) before
+ * anything it sends is used. */
+static weft_status_t open_box(int *lfd, struct fd_box *box)
+{
+    socklen_t len = sizeof(sa_family_t);
+
+    memset(box, 0, sizeof(*box));
+    box->pid = (int32_t)getpid();
+    box->addr.sun_family = AF_UNIX;
+    *lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (*lfd < 0 || bind(*lfd, (struct sockaddr *)&box->addr, len) != 0 ||
+        listen(*lfd, SOMAXCONN) != 0) {
+        weft_status_t st = weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc",
+                                       "a Unix socket to receive the node's segments: %s",
+                                       strerror(errno));
+        if (*lfd >= 0)
+            close(*lfd);
+        *lfd = -1;
+        return st;
+    }
+    len = sizeof(box->addr);
+    if (getsockname(*lfd, (struct sockaddr *)&box->addr, &len) != 0) {
+        close(*lfd);
+        *lfd = -1;
+        return weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc", "getsockname: %s",
+                           strerror(errno));
+    }
+    box->len = (uint32_t)len;
+    return WEFT_OK;
+}
+
+/* The pid of the process at the other end of the connected socket s if it
+ * runs as this user, else -1. */
+static pid_t peer_pid(int s)
+{
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+
+    if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != geteuid())
+        return -1;
+    return cred.pid;
+}
+
+/* Send this rank's object fd to every other rank of the node: connect to
+ * its socket, check that the listener is that rank's process, and send our
+ * rank with the descriptor (SCM_RIGHTS).  Neither side waits for the
+ * other: a connection to a listening socket is queued until accepted, and
+ * so is its message. */
+static weft_status_t send_fd(weft_ctx_t ctx, struct seg_layer *L, const struct fd_box *boxes,
+                             int fd)
+{
+    int32_t me = ctx->rank;
+
+    for (int r = 0; r < ctx->nranks; r++) {
+        union {
+            struct cmsghdr h;
+            char           buf[CMSG_SPACE(sizeof(int))];
+        } ctl;
+        struct iovec iov = {.iov_base = &me, .iov_len = sizeof(me)};
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                             .msg_controllen = sizeof(ctl.buf)};
+        struct cmsghdr *c;
+        int s;
+
+        if (r == ctx->rank || !L->local[r])
+            continue;
+        memset(&ctl, 0, sizeof(ctl));
+        c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        /* Non-blocking: a queue that other processes filled (anyone may
+         * connect to an abstract socket) is an error, not a wait. */
+        s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (s < 0 || connect(s, (const struct sockaddr *)&boxes[r].addr, boxes[r].len) != 0) {
+            weft_status_t st = weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc",
+                                           "connecting to rank %d to pass the segment: %s", r,
+                                           strerror(errno));
+            if (s >= 0)
+                close(s);
+            return st;
+        }
+        /* the name could have been taken by another process if rank r
+         * died: only rank r's own process gets the object */
+        if (peer_pid(s) != boxes[r].pid) {
+            close(s);
+            return weft__error(WEFT_ERR_PEER_FAILED, "weft_seg_alloc",
+                               "the socket of rank %d is not held by its process (pid %d)", r,
+                               (int)boxes[r].pid);
+        }
+        if (sendmsg(s, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(me)) {
+            weft_status_t st = weft__error(WEFT_ERR_PEER_FAILED, "weft_seg_alloc",
+                                           "passing the segment to rank %d: %s", r,
+                                           strerror(errno));
+            close(s);
+            return st;
+        }
+        close(s);
+    }
+    return WEFT_OK;
+}
+
+/* Take one connection from lfd: the rank it comes from and its
+ * descriptor, or -1 if it is not a rank of this node (another process,
+ * a rank already heard, a malformed message): such a connection is closed
+ * and ignored, another process's before anything is read from it. */
+static int take_fd(weft_ctx_t ctx, struct seg_layer *L, const struct fd_box *boxes,
+                   const int *fds, int lfd, int *from)
+{
+    union {
+        struct cmsghdr h;
+        char           buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    int32_t r = -1;
+    struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                         .msg_controllen = sizeof(ctl.buf)};
+    /* a rank sends as soon as it has connected; this bounds what a
+     * process that connects and stays silent can hold us */
+    struct timeval limit = {.tv_sec = 5};
+    struct cmsghdr *c;
+    int s, fd = -1, sender = -1;
+    pid_t pid;
+    ssize_t n;
+
+    s = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (s < 0)
+        return -1;
+    pid = peer_pid(s);
+    for (int q = 0; q < ctx->nranks && pid > 0; q++)
+        if (q != ctx->rank && L->local[q] && fds[q] < 0 && boxes[q].pid == pid)
+            sender = q;
+    if (sender < 0 || setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit)) != 0) {
+        close(s);
+        return -1;
+    }
+    memset(&ctl, 0, sizeof(ctl));
+    n = recvmsg(s, &msg, MSG_CMSG_CLOEXEC);
+    c = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
+    if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len == CMSG_LEN(sizeof(int)))
+        memcpy(&fd, CMSG_DATA(c), sizeof(int));
+    close(s);
+    if (n != (ssize_t)sizeof(r) || (msg.msg_flags & MSG_CTRUNC) || fd < 0 || r != sender) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    *from = r;
+    return fd;
+}
+
+/* Receive the object of every other rank of the node, which every rank
+ * has sent.  Should one not be there, a rank that died or a
+ * WEFT_TIMEOUT_MS that passes ends the wait. */
+static weft_status_t recv_fds(weft_ctx_t ctx, struct seg_layer *L, const struct fd_box *boxes,
+                              int lfd, int *fds)
+{
+    weft__waiter_t w;
+    weft_status_t st;
+    int missing = L->nlocal - 1;
+
+    weft__wait_init(&w, ctx);
+    while (missing > 0) {
+        struct pollfd p = {.fd = lfd, .events = POLLIN};
+        int from, fd;
+
+        if (poll(&p, 1, 10) > 0 && (fd = take_fd(ctx, L, boxes, fds, lfd, &from)) >= 0) {
+            fds[from] = fd;
+            missing--;
+            continue;
+        }
+        weft__peer_poll(ctx);
+        for (int r = 0; r < ctx->nranks; r++)
+            if (L->local[r] && r != ctx->rank && fds[r] < 0 && weft__peer_failed(ctx, r))
+                return weft__error(WEFT_ERR_PEER_FAILED, "weft_seg_alloc",
+                                   "rank %d died before passing its segment", r);
+        /* the waiter looks at its clock every 64th step: take 64 */
+        for (unsigned i = 0; i < 64; i++)
+            if ((st = weft__wait_step(&w, 0, "weft_seg_alloc")) != WEFT_OK)
+                return st;
+    }
+    return WEFT_OK;
+}
+
+/* Map the parts of the node's other ranks, whose objects are fds[]. */
 static weft_status_t map_peers(weft_ctx_t ctx, struct seg_layer *L, struct weft__seg *seg,
-                               const char (*names)[SHM_NAME_MAX])
+                               const int *fds)
 {
     struct stat sb;
 
     for (int r = 0; r < ctx->nranks; r++) {
         if (r == ctx->rank || !L->local[r])
             continue;
-        int fd = shm_open(names[r], O_RDWR | O_CLOEXEC, 0);
-        if (fd < 0)
+        if (fstat(fds[r], &sb) != 0 || (size_t)sb.st_size != seg->map_len ||
+            sb.st_uid != geteuid() || (sb.st_mode & 077) != 0)
             return weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc",
-                               "rank %d's segment: shm_open(%s): %s", r, names[r], strerror(errno));
-        if (fstat(fd, &sb) != 0 || (size_t)sb.st_size != seg->map_len || sb.st_uid != geteuid()) {
-            close(fd);
-            return weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc",
-                               "rank %d's segment %s is not the %zu-byte object of this job", r,
-                               names[r], seg->map_len);
-        }
+                               "rank %d's segment is not the %zu-byte private object of this job",
+                               r, seg->map_len);
         void *p = mmap(NULL, seg->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-                       fd, 0);
-        close(fd);
+                       fds[r], 0);
         if (p == MAP_FAILED)
             return weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc",
                                "mapping rank %d's segment (%zu bytes): %s", r, seg->map_len,
@@ -365,33 +576,54 @@ static weft_status_t map_peers(weft_ctx_t ctx, struct seg_layer *L, struct weft_
     return WEFT_OK;
 }
 
-/* Cross-map the parts of the node's ranks, then remove the names: after
- * the agreement every rank that needs an object has it mapped. */
+/* Cross-map the parts of the node's ranks.  The objects have no name any
+ * more (create_shm): each goes to the node's other ranks as a descriptor
+ * over a Unix socket (SCM_RIGHTS), so a rank killed at any step of this
+ * leaves nothing in /dev/shm.  Consumes fd. */
 static weft_status_t cross_map(weft_ctx_t ctx, struct seg_layer *L, struct weft__seg *seg,
-                               char name[SHM_NAME_MAX])
+                               int fd)
 {
-    char (*names)[SHM_NAME_MAX] = NULL;
+    struct fd_box mine, *boxes = NULL;
+    int *fds = NULL, lfd = -1;
     weft_status_t st = WEFT_OK;
 
-    if (L->nlocal > 1) {
-        names = calloc((size_t)ctx->nranks, SHM_NAME_MAX);
-        if (names == NULL)
-            st = weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc", "name table");
+    memset(&mine, 0, sizeof(mine));
+    if (ctx->cfg.shm) {
+        boxes = calloc((size_t)ctx->nranks, sizeof(*boxes));
+        fds = malloc(sizeof(int) * (size_t)ctx->nranks);
+        if (boxes == NULL || fds == NULL)
+            st = weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc", "descriptor tables");
+        for (int r = 0; fds && r < ctx->nranks; r++)
+            fds[r] = -1;
+        if (st == WEFT_OK && L->nlocal > 1)
+            st = open_box(&lfd, &mine);
     }
-    /* every rank takes part, so ranks alone on their node too */
-    if ((st = weft__agree(ctx, st, "weft_seg_alloc")) == WEFT_OK && L->nlocal > 1 &&
-        MPI_Allgather(name, SHM_NAME_MAX, MPI_CHAR, names, SHM_NAME_MAX, MPI_CHAR,
+    /* every rank takes part, so ranks alone on their node too (WEFT_SHM is
+     * the same on every rank, learn_nodes checked it) */
+    if ((st = weft__agree(ctx, st, "weft_seg_alloc")) == WEFT_OK && ctx->cfg.shm &&
+        MPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, boxes, (int)sizeof(mine), MPI_BYTE,
                       ctx->comm) != MPI_SUCCESS)
-        st = weft__error(WEFT_ERR_MPI, "weft_seg_alloc", "MPI_Allgather of segment names failed");
+        st = weft__error(WEFT_ERR_MPI, "weft_seg_alloc", "MPI_Allgather of socket addresses failed");
     if (st == WEFT_OK && L->nlocal > 1)
-        st = map_peers(ctx, L, seg, (const char (*)[SHM_NAME_MAX])names);
-    st = weft__agree(ctx, st, "weft_seg_alloc");
-    if (name[0] != '\0')
-        shm_unlink(name);
-    name[0] = '\0';
-    free(names);
-    return st;
+        st = send_fd(ctx, L, boxes, fd);
+    /* Once every rank has sent, every descriptor waits in its receiver's
+     * queue: no rank then waits for one that failed to send. */
+    if ((st = weft__agree(ctx, st, "weft_seg_alloc")) == WEFT_OK && L->nlocal > 1)
+        st = recv_fds(ctx, L, boxes, lfd, fds);
+    if (st == WEFT_OK && L->nlocal > 1)
+        st = map_peers(ctx, L, seg, fds);
+    if (lfd >= 0)
+        close(lfd);
+    for (int r = 0; fds && r < ctx->nranks; r++)
+        if (fds[r] >= 0)
+            close(fds[r]);
+    if (fd >= 0)
+        close(fd);
+    free(fds);
+    free(boxes);
+    return weft__agree(ctx, st, "weft_seg_alloc");
 }
+
 /* Exchange base addresses and packed keys with every rank. */
 static weft_status_t exchange(weft_ctx_t ctx, struct weft__seg *seg)
 {
@@ -449,7 +681,7 @@ weft_status_t weft_seg_alloc(weft_ctx_t ctx, size_t bytes, weft_seg_t *out, void
     struct weft__seg *seg;
     unsigned long long mine = bytes, lo, hi;
     MPI_Request req[2];
-    char name[SHM_NAME_MAX] = "";
+    int fd = -1;
     weft_status_t st;
 
     if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
@@ -488,11 +720,13 @@ weft_status_t weft_seg_alloc(weft_ctx_t ctx, size_t bytes, weft_seg_t *out, void
     if (st == WEFT_OK) {
         seg->ctx = ctx;
         seg->size = bytes;
-        st = map_local(ctx, L, seg, name);
+        st = map_local(ctx, L, seg, &fd);
     }
     if ((st = weft__agree(ctx, st, __func__)) != WEFT_OK)
         goto err_unmap;
-    if ((st = cross_map(ctx, L, seg, name)) != WEFT_OK)
+    st = cross_map(ctx, L, seg, fd);
+    fd = -1;
+    if (st != WEFT_OK)
         goto err_unmap_peers;
     if ((st = exchange(ctx, seg)) != WEFT_OK)
         goto err_free_tables;
@@ -516,11 +750,10 @@ err_free_tables:
 err_unmap_peers:
     unmap_peers(ctx, seg);
 err_unmap:
-    if (seg && seg->base) {
+    if (seg && seg->base)
         unmap_local(ctx, seg);
-        if (name[0] != '\0')
-            shm_unlink(name);
-    }
+    if (fd >= 0)
+        close(fd);
     if (seg)
         free(seg->mapped);
     free(seg);

@@ -1,8 +1,13 @@
 /* The shared-memory segments of a job cannot be reached by another
- * process.  This program wraps shm_open (libweft calls it through the
- * dynamic linker, so the definition here is the one it gets) to see every
- * object weft creates ("/weft-..."), and to play an attacker who creates weft's next
- * name first:
+ * process.  This program wraps open (libweft calls it through the dynamic
+ * linker, so the definition here is the one it gets) to see the unnamed
+ * files weft creates in /dev/shm:
+ *  - O_TMPFILE | O_EXCL (no name, and none can be given), mode 0600, owned
+ *    by this user, no link;
+ * then refuses O_TMPFILE, as a /dev/shm that does not support it would,
+ * and wraps shm_open to see every object weft creates instead
+ * ("/weft-..."), and to play an attacker who creates weft's next name
+ * first:
  *  - weft creates with O_CREAT | O_EXCL, mode 0600 (checked with fstat on
  *    the new object: owner-only, owned by this user), under "/weft-" and
  *    32 hex digits from getrandom, different for every rank and segment;
@@ -12,16 +17,26 @@
  *    attacker's object (whose content and size stay as they were); taken
  *    on every try, weft_seg_alloc fails cleanly with WEFT_ERR_BUSY on
  *    every rank, and the context stays usable.
+ *  - a process of the same user that is not a rank (another job) connects
+ *    to the Unix socket on which a rank takes its peers' descriptors, once
+ *    staying silent and once sending a forged message (a peer's rank and
+ *    a descriptor of its own object): weft_seg_alloc neither waits for it
+ *    nor maps its object.
  * Run with 2 ranks on one node (the direct path on). */
 #define _GNU_SOURCE
 #include "../common.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define SEG 4096
@@ -35,6 +50,110 @@ static struct created {
     uid_t  st_uid;
 } created[MAX_CREATED];
 static int ncreated, attacks_left, attacks_made;
+static int ntmpfiles, refuse_tmpfile, intrude, my_rank;
+static pid_t intruders[2];
+
+/* A process that is not a rank connects to the socket at a: silent, or
+ * forging the message of rank claim with an object of its own. */
+static pid_t intruder(const struct sockaddr_un *a, socklen_t len, int forge, int claim)
+{
+    pid_t pid = fork();
+
+    if (pid != 0)
+        return pid;
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (s < 0 || connect(s, (const struct sockaddr *)a, len) != 0)
+        _exit(1);
+    if (forge) {
+        union {
+            struct cmsghdr h;
+            char           buf[CMSG_SPACE(sizeof(int))];
+        } ctl;
+        int32_t r = claim;
+        struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                             .msg_controllen = sizeof(ctl.buf)};
+        int fd = memfd_create("intruder", 0);
+        struct cmsghdr *c;
+
+        if (fd < 0 || ftruncate(fd, SEG) != 0 || write(fd, MARK, sizeof(MARK)) < 0)
+            _exit(1);
+        fchmod(fd, 0600);
+        memset(&ctl, 0, sizeof(ctl));
+        c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        if (sendmsg(s, &msg, 0) != (ssize_t)sizeof(r))
+            _exit(1);
+    }
+    sleep(20);  /* stays connected, silent or not */
+    _exit(0);
+}
+
+/* weft learns its socket's address with getsockname right after listen:
+ * the moment for the intruders to connect. */
+int getsockname(int fd, struct sockaddr *a, socklen_t *len)
+{
+    static int (*real)(int, struct sockaddr *, socklen_t *);
+    int rc;
+
+    if (real == NULL)
+        *(void **)&real = dlsym(RTLD_NEXT, "getsockname");
+    rc = real(fd, a, len);
+    if (rc == 0 && intrude && a->sa_family == AF_UNIX) {
+        intruders[0] = intruder((const struct sockaddr_un *)a, *len, 0, 0);
+        intruders[1] = intruder((const struct sockaddr_un *)a, *len, 1, 1 - my_rank);
+        intrude = 0;
+    }
+    return rc;
+}
+
+/* Unnamed files of /dev/shm: checked as they are created, or refused. */
+static int wrap_open(const char *sym, const char *path, int flags, mode_t mode)
+{
+    int (*real)(const char *, int, ...);
+    struct stat st;
+    int fd;
+
+    *(void **)&real = dlsym(RTLD_NEXT, sym);
+    if (strcmp(path, "/dev/shm") != 0 || (flags & O_TMPFILE) != O_TMPFILE)
+        return real(path, flags, mode);
+    if (refuse_tmpfile) {
+        errno = EOPNOTSUPP;
+        return -1;
+    }
+    fd = real(path, flags, mode);
+    CHECK(fd >= 0);
+    CHECK((flags & O_EXCL) && mode == 0600);
+    CHECK(fstat(fd, &st) == 0 && (st.st_mode & 07777) == 0600 && st.st_uid == geteuid() &&
+          st.st_nlink == 0);
+    ntmpfiles++;
+    return fd;
+}
+
+int open(const char *path, int flags, ...)
+{
+    va_list ap;
+    mode_t mode;
+
+    va_start(ap, flags);
+    mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+    va_end(ap);
+    return wrap_open("open", path, flags, mode);
+}
+
+int open64(const char *path, int flags, ...)
+{
+    va_list ap;
+    mode_t mode;
+
+    va_start(ap, flags);
+    mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+    va_end(ap);
+    return wrap_open("open64", path, flags, mode);
+}
 static char attacked[8][64];
 
 int shm_open(const char *name, int oflag, mode_t mode)
@@ -125,7 +244,37 @@ int main(void)
     OK(weft_nranks(ctx, &n));
     OK(weft_ep_default(ctx, &ep));
 
-    /* how weft creates, names and removes its objects */
+    /* intruders at every rank's socket: ignored, and not waited for */
+    my_rank = rank;
+    intrude = n == 2;
+    OK(weft_seg_alloc(ctx, SEG, &seg, (void **)&local));
+    if (n == 2) {
+        uint64_t *peer;
+
+        CHECK(intrude == 0);
+        OK(weft_ptr(ctx, 1 - rank, seg, 0, (void **)&peer));
+        CHECK(memcmp(peer, MARK, sizeof(MARK)) != 0);
+        check_works(ctx, ep, seg, local, rank, n);
+        for (int i = 0; i < 2; i++) {
+            int status;
+
+            kill(intruders[i], SIGKILL);
+            CHECK(waitpid(intruders[i], &status, 0) == intruders[i]);
+            /* the intruder got as far as connecting (and sending) */
+            CHECK(WIFSIGNALED(status));
+        }
+    }
+    OK(weft_seg_free(ctx, seg));
+
+    /* unnamed files, where /dev/shm takes O_TMPFILE (tmpfs does) */
+    ntmpfiles = 0;
+    OK(weft_seg_alloc(ctx, SEG, &seg, (void **)&local));
+    CHECK(ntmpfiles == 1 && ncreated == 0);
+    check_works(ctx, ep, seg, local, rank, n);
+    OK(weft_seg_free(ctx, seg));
+
+    /* how weft creates, names and removes its objects without O_TMPFILE */
+    refuse_tmpfile = 1;
     OK(weft_seg_alloc(ctx, SEG, &seg, (void **)&local));
     OK(weft_seg_alloc(ctx, SEG, &seg2, NULL));
     CHECK(ncreated == 2);
@@ -184,7 +333,7 @@ int main(void)
     OK(weft_seg_free(ctx, seg));
     OK(weft_finalize(ctx));
     if (rank == 0)
-        printf("shared memory: O_EXCL, 0600, random names gone after allocation; "
+        printf("shared memory: unnamed O_TMPFILE files, else O_EXCL, 0600, random names gone after allocation; "
                "pre-created names never used\n");
     return 0;
 }
