@@ -62,7 +62,7 @@ static fftw_plan plan_dft(int n, ptrdiff_t is, ptrdiff_t os, int nloops,
  * a message of several rows is as contiguous at the target as in sendbuf.
  */
 static int make_phase(ft_t *ft, ft_phase_t *ph, int sign, ft_layout_t src,
-                      ft_cplx *src_buf, ft_cplx *target, void *target_handle)
+                      ft_cplx *src_buf, ft_cplx *target, void *target_handle, unsigned flags)
 {
     const int pitch = ft->nx_pad, np = src.nplanes * ft->nranks, na = src.nrows;
     const int nal = na / ft->nranks;
@@ -70,7 +70,6 @@ static int make_phase(ft_t *ft, ft_phase_t *ph, int sign, ft_layout_t src,
      * stride by one row.  Exchange and slabs: the rows of a slab together,
      * so that a slab (and a whole exchange block) is one message. */
     const int plane_major = ft->opt.grain == FT_GRAIN_PENCILS;
-    const unsigned flags = ft->opt.fftw_flags;
 
     ph->src = src;
     ph->dst = make_layout(nal, ft->rank * nal, np, pitch, plane_major);
@@ -111,6 +110,84 @@ static void destroy_phase(ft_phase_t *ph)
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
         if (plans[i])
             fftw_destroy_plan(plans[i]);
+    ph->plane_fft = ph->row_fft = ph->final_fft = NULL;
+}
+
+/* Both phases' plans; 0 on success, -1 (and no plan left) on failure, which
+ * with FFTW_WISDOM_ONLY means that the wisdom lacks one of them. */
+static int make_plans(ft_t *ft, unsigned flags)
+{
+    const ft_class_t *c = ft->opt.cls;
+    const int P = ft->nranks;
+    /* NPB's sign convention for its forward transform is FFTW's backward
+     * (exponent +i); the inverse of the benchmark is FFTW's forward. */
+    const ft_layout_t z_cut = make_layout(c->nz / P, ft->rank * (c->nz / P), c->ny,
+                                          ft->nx_pad, 1);
+
+    if (make_phase(ft, &ft->fwd, FFTW_BACKWARD, z_cut, ft->u2, ft->u0, ft->fwd.target_handle,
+                   flags) == 0 &&
+        make_phase(ft, &ft->inv, FFTW_FORWARD, ft->fwd.dst, ft->u0, ft->u2,
+                   ft->inv.target_handle, flags) == 0)
+        return 0;
+    destroy_phase(&ft->fwd);
+    destroy_phase(&ft->inv);
+    return -1;
+}
+
+/*
+ * Estimate: every rank plans on its own.  Otherwise rank 0 plans (from the
+ * wisdom file when there is one) and broadcasts its wisdom, from which the
+ * other ranks make the same plans without measuring.  Collective.
+ */
+static int plan(ft_t *ft)
+{
+    const ft_fftw_mode_t mode = ft->opt.fftw;
+    ft_planning_t *w = &ft->wisdom;
+    const double t0 = MPI_Wtime();
+    int rc = -1;
+
+    w->effort = mode == FT_FFTW_ESTIMATE ? FFTW_ESTIMATE
+              : mode == FT_FFTW_PATIENT  ? FFTW_PATIENT : FFTW_MEASURE;
+    if (mode == FT_FFTW_ESTIMATE) {
+        rc = make_plans(ft, FFTW_ESTIMATE);
+    } else {
+        long long len = -1;
+        char *wisdom = NULL;
+
+        if (ft->rank == 0) {
+            const char *path = mode == FT_FFTW_WISDOM ? ft_wisdom_path(ft) : NULL;
+
+            w->imported = path && ft_wisdom_import_file(ft, path) &&
+                          make_plans(ft, w->effort | FFTW_WISDOM_ONLY) == 0;
+            rc = w->imported ? 0 : make_plans(ft, w->effort);
+            if (rc == 0) {
+                wisdom = fftw_export_wisdom_to_string();
+                len = wisdom ? (long long)strlen(wisdom) : -1;
+                if (path && !w->imported && wisdom)
+                    w->saved = ft_wisdom_save(ft, path, wisdom) == 0;
+            }
+        }
+        MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, ft->comm);
+        if (len < 0) {
+            rc = -1;
+        } else if (ft->rank != 0) {
+            wisdom = fftw_malloc((size_t)len + 1);
+            if (!wisdom)
+                ft_die(ft, "ft: rank %d: out of memory for FFTW wisdom\n", ft->rank);
+        }
+        if (len >= 0) {
+            MPI_Bcast(wisdom, (int)len + 1, MPI_CHAR, 0, ft->comm);
+            /* A rank whose arrays are aligned differently from rank 0's
+             * misses the wisdom and measures its own plan: slower, not wrong. */
+            if (ft->rank != 0)
+                rc = fftw_import_wisdom_from_string(wisdom) ? make_plans(ft, w->effort) : -1;
+        }
+        if (wisdom)
+            fftw_free(wisdom);
+    }
+    const double mine = MPI_Wtime() - t0;
+    MPI_Allreduce(&mine, &w->seconds, 1, MPI_DOUBLE, MPI_MAX, ft->comm);
+    return rc;
 }
 
 int ft_setup(ft_t *ft)
@@ -131,16 +208,12 @@ int ft_setup(ft_t *ft)
     ft->twiddle = fftw_alloc_complex(ft->local_n);
     ft->sendbuf = fftw_alloc_complex(ft->local_n);
     ft->work = fftw_alloc_complex((size_t)ft->nx_pad * (c->ny > c->nz ? c->ny : c->nz));
+
+    ft->fwd.target_handle = u0_handle;
+    ft->inv.target_handle = u2_handle;
     if (!ft->u0 || !ft->u2 || !ft->twiddle || !ft->sendbuf || !ft->work)
         return -1;
-
-    /* NPB's sign convention for its forward transform is FFTW's backward
-     * (exponent +i); the inverse of the benchmark is FFTW's forward. */
-    const ft_layout_t z_cut = make_layout(c->nz / P, ft->rank * (c->nz / P), c->ny,
-                                          ft->nx_pad, 1);
-    if (make_phase(ft, &ft->fwd, FFTW_BACKWARD, z_cut, ft->u2, ft->u0, u0_handle) != 0)
-        return -1;
-    if (make_phase(ft, &ft->inv, FFTW_FORWARD, ft->fwd.dst, ft->u0, ft->u2, u2_handle) != 0)
+    if (plan(ft) != 0)
         return -1;
 
     /* Planning with FFTW_MEASURE scribbles on the arrays; the padding is
