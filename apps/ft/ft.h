@@ -80,6 +80,7 @@ typedef struct {
     fftw_plan    final_fft;       /* along p, the whole destination, in place */
     ft_cplx     *target;          /* destination array */
     void        *target_handle;   /* backend's handle of it (weft segment) */
+    int          local_direct;    /* own rows written into target, not sent */
     long long    msgs;            /* messages sent per rank in this phase */
     size_t       msg_bytes;       /* size of each of them */
 } ft_phase_t;
@@ -182,10 +183,9 @@ void ft_teardown(ft_t *ft);
 void ft_initial_conditions(ft_t *ft);
 /** twiddle = exp(-4 alpha pi^2 (i'^2 + j'^2 + k'^2)), i' the folded index. */
 void ft_compute_twiddle(ft_t *ft);
-/** One 3-D FFT: ph->target = FFT(src). */
-void ft_fft3d(ft_t *ft, ft_phase_t *ph, const ft_cplx *src);
-/** u0 *= twiddle. */
-void ft_evolve(ft_t *ft);
+/** One 3-D FFT: ph->target = FFT(src); with evolve, src *= twiddle first
+ *  (plane by plane, as the FFT reaches each plane; src is then changed). */
+void ft_fft3d(ft_t *ft, ft_phase_t *ph, ft_cplx *src, int evolve);
 /** NPB's checksum of the inverse transform (collective; divided by ntotal). */
 double complex ft_checksum(ft_t *ft);
 

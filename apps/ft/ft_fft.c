@@ -100,6 +100,23 @@ static int make_phase(ft_t *ft, ft_phase_t *ph, int sign, ft_layout_t src,
     };
     ph->final_fft = plan_dft(np, ph->dst.row_stride, ph->dst.row_stride, 2, dst_loops,
                              target, target, sign, flags);
+    /* A rank's own rows can be written by the x FFTs straight into the
+     * target when every such row is as aligned as the rows of sendbuf the
+     * plan was made for (FFTW's rule for executing a plan on new arrays);
+     * with the padding of an odd pitch they may not be, and then they take
+     * the message path like everyone else's. */
+    ph->local_direct = 1;
+    for (int pl = 0; pl < src.nplanes && ph->local_direct; pl++)
+        for (int al = 0; al < nal; al += ph->unit_rows) {
+            const ft_cplx *own = target + al * ph->dst.plane_stride +
+                                 (src.plane0 + pl) * ph->dst.row_stride;
+            const ft_cplx *buf = ft->sendbuf +
+                                 (((size_t)ft->rank * src.nplanes + pl) * nal + al) * pitch;
+            if (fftw_alignment_of((double *)own) != fftw_alignment_of((double *)buf)) {
+                ph->local_direct = 0;
+                break;
+            }
+        }
     return ph->plane_fft && ph->row_fft && ph->final_fft ? 0 : -1;
 }
 
@@ -281,14 +298,21 @@ void ft_compute_twiddle(ft_t *ft)
     }
 }
 
-void ft_evolve(ft_t *ft)
+/* src's plane pl *= the twiddle's (same layout): the evolution of the
+ * spectrum, done plane by plane just before the plane's FFT reads it, so
+ * that the multiplication costs no pass of its own over memory. */
+static void evolve_plane(const ft_t *ft, const ft_layout_t *l, ft_cplx *src, int pl)
 {
-    /* After iteration t, u0 holds the spectrum times exp(ap * t * k^2). */
-    for (size_t i = 0; i < ft->local_n; i++)
-        ft->u0[i] *= ft->twiddle[i];
+    for (int row = 0; row < l->nrows; row++) {
+        const ptrdiff_t off = pl * l->plane_stride + row * l->row_stride;
+        ft_cplx *restrict u = src + off;
+        const ft_cplx *restrict t = ft->twiddle + off;
+        for (int x = 0; x < ft->nx; x++)
+            u[x] *= t[x];
+    }
 }
 
-void ft_fft3d(ft_t *ft, ft_phase_t *ph, const ft_cplx *src)
+void ft_fft3d(ft_t *ft, ft_phase_t *ph, ft_cplx *src, int evolve)
 {
     const ft_backend_t *be = ft->opt.backend;
     const int P = ft->nranks, pitch = ft->nx_pad, k = ph->unit_rows;
@@ -304,21 +328,25 @@ void ft_fft3d(ft_t *ft, ft_phase_t *ph, const ft_cplx *src)
     for (int pl = 0; pl < npl; pl++) {
         const int p = ph->src.plane0 + pl;
 
-        /* FFTW's new-array call takes no const input; the plan preserves it. */
-        fftw_execute_dft(ph->plane_fft, (ft_cplx *)src + pl * ph->src.plane_stride, ft->work);
+        if (evolve)
+            evolve_plane(ft, &ph->src, src, pl);
+        fftw_execute_dft(ph->plane_fft, src + pl * ph->src.plane_stride, ft->work);
         /* Next rank first and this rank last, so that peers do not all
          * target the same rank at the same time. */
         for (int d = 1; d <= P; d++) {
             const int r = (ft->rank + d) % P;
             for (int al = 0; al < nal; al += k) {
+                const size_t dst_off = (size_t)(al * ph->dst.plane_stride + p * ph->dst.row_stride);
                 ft_cplx *out = ft->sendbuf + (((size_t)r * npl + pl) * nal + al) * pitch;
 
+                /* This rank's own rows go straight to their place in the
+                 * target: no message, no copy (ph->local_direct). */
+                if (r == ft->rank && ph->local_direct)
+                    out = ph->target + dst_off;
                 fftw_execute_dft(ph->row_fft, ft->work + (size_t)(r * nal + al) * pitch, out);
-                if (overlap) {
+                if (overlap && !(r == ft->rank && ph->local_direct)) {
                     t0 = MPI_Wtime();
-                    be->send_unit(ft, ph, r, out,
-                                  (size_t)(al * ph->dst.plane_stride + p * ph->dst.row_stride),
-                                  (size_t)k * pitch);
+                    be->send_unit(ft, ph, r, out, dst_off, (size_t)k * pitch);
                     ft->comm_time += MPI_Wtime() - t0;
                 }
             }
