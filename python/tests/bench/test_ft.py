@@ -34,7 +34,7 @@ sys.exit(subprocess.run(args, env=env).returncode)
 # says so, and it exits 1) and slabs-weft fails without a report; estimated
 # plans take 3 times as long, measured ones 1.2 times.
 FAKE_FT = """
-import json, sys
+import json, os, sys
 args = sys.argv[1:]
 value = lambda name: args[args.index(name) + 1]
 alg = value("--alg")
@@ -48,7 +48,8 @@ doc = {"benchmark": "ft", "class": value("--class"), "nranks": 2, "algorithm": a
        "comm_time_s": {"max": comm, "mean": comm}, "compute_time_s": 1.0,
        "messages": {"forward": {"count": 2, "bytes": 4096}, "inverse": {"count": 2, "bytes": 4096},
                     "total_per_rank": 14},
-       "verified": alg != "slabs-mpi", "args": args}
+       "verified": alg != "slabs-mpi", "args": args,
+       "env": {k: os.environ.get(k) for k in ("WEFT_PROGRESS_THREAD", "WEFT_SHM", "UCX_TLS")}}
 with open(value("--json"), "w") as out:
     json.dump(doc, out)
 sys.exit(0 if doc["verified"] else 1)
@@ -242,12 +243,30 @@ def test_summary_goals_not_met_and_paired_ratios() -> None:
 
 def test_table_with_planning_labels_fits_80_columns(document: dict[str, Any]) -> None:
     document["runs"].append({**run("exchange-mpi", 3.0, 0.2), "label": "exchange-mpi@estimate"})
+    document["runs"].append({**run("pencils-weft", 3.0, 0.2), "label": "pencils-weft@measure+tcp+thread"})
     text = render(bench_ft.run_table(document))
     assert "exchange-mpi" in text and "@estimate" in text and "…" not in text
     assert max(len(line) for line in text.splitlines()) <= 80
 
 
+def test_bench_ft_modifiers_set_every_rank_environment(fake_ft: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    algs = "pencils-weft,pencils-weft+thread,pencils-weft@measure+tcp+thread"
+    assert cli.main(["bench", "ft", "--algs", algs, "--json-only"]) == 0
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert [r["label"] for r in runs] == algs.split(",")
+    assert runs[0]["env"] == {"WEFT_PROGRESS_THREAD": None, "WEFT_SHM": None, "UCX_TLS": None}
+    assert runs[1]["env"]["WEFT_PROGRESS_THREAD"] == "1"
+    assert runs[2]["env"] == {"WEFT_PROGRESS_THREAD": "1", "WEFT_SHM": "0", "UCX_TLS": "tcp,self"}
+    assert runs[2]["args"][-2:] == ["--fftw", "measure"]
+
+
+def test_overlap_preset_names_known_algorithms() -> None:
+    assert bench_ft.algorithm_list(",".join(bench_ft.OVERLAP)) == list(bench_ft.OVERLAP)
+    assert bench_ft.algorithm_list(",".join(bench_ft.COMPARE)) == list(bench_ft.COMPARE)
+
+
 @pytest.mark.parametrize(("algs", "message"), [
+    ("slabs-weft+turbo", "unknown modifier in slabs-weft+turbo"),
     ("exchange-mpi@exhaustive", "unknown FFTW planning in exchange-mpi@exhaustive"),
     ("tiles-mpi@measure", "unknown algorithm tiles-mpi@measure"),
     ("slabs-weft,slabs-weft", "named twice"),

@@ -52,6 +52,24 @@ COMPARE = (
     "exchange-mpi", "slabs-mpi", "exchange-weft", "slabs-weft", "pencils-weft",
     "exchange-mpi@estimate", "exchange-mpi@measure", "slabs-weft@measure",
 )
+# Modifiers a run's label may end with (slabs-weft+tcp+thread): the
+# settings they give every rank.  tcp moves the data over UCX's TCP
+# transport (and Open MPI's), where the target's side of a put is done by
+# the target's progress, not by the initiator's copy as on the direct path.
+MODIFIERS = {
+    "thread": {"WEFT_PROGRESS_THREAD": "1"},
+    "ucx": {"WEFT_SHM": "0"},
+    "tcp": {"WEFT_SHM": "0", "UCX_TLS": "tcp,self", "OMPI_MCA_btl": "tcp,self"},
+}
+# --overlap: exposed communication against compute per algorithm, the copy
+# done by the initiator (direct path) or through UCX over TCP, with and
+# without weft's progress thread.
+OVERLAP = (
+    "exchange-mpi", "slabs-mpi", "exchange-weft", "slabs-weft", "pencils-weft",
+    "slabs-weft+thread", "pencils-weft+thread",
+    "exchange-mpi+tcp", "slabs-mpi+tcp", "exchange-weft+tcp", "slabs-weft+tcp", "pencils-weft+tcp",
+    "slabs-weft+tcp+thread", "pencils-weft+tcp+thread",
+)
 # The goals of the comparison: the default's best time at most this
 # fraction of estimate exchange-mpi's, and at most measure's best.
 GOAL_VS_ESTIMATE = 0.67
@@ -67,11 +85,15 @@ NOTES = (
 )
 
 
-def split_label(label: str, default_fftw: str) -> tuple[str, str]:
-    """"slabs-weft@measure" -> ("slabs-weft", "measure"); a plain name takes
-    the run's default planning."""
-    alg, _, mode = label.partition("@")
-    return alg, mode or default_fftw
+def split_label(label: str, default_fftw: str) -> tuple[str, str, dict[str, str]]:
+    """"slabs-weft@measure+tcp" -> ("slabs-weft", "measure", the settings of
+    tcp); a name without @ takes the run's default planning."""
+    head, *mods = label.split("+")
+    alg, _, mode = head.partition("@")
+    env: dict[str, str] = {}
+    for mod in mods:
+        env.update(MODIFIERS[mod])
+    return alg, mode or default_fftw, env
 
 
 def measure(program: Path, cls: str, label: str, nranks: int, extra: list[str], timeout: float,
@@ -79,12 +101,12 @@ def measure(program: Path, cls: str, label: str, nranks: int, extra: list[str], 
     """Run ft once; its JSON report (with "label"), or {"algorithm", "label",
     "error"} when it fails without one (a failed algorithm should not cost
     the others' results)."""
-    alg, mode = split_label(label, default_fftw)
+    alg, mode, env = split_label(label, default_fftw)
     with tempfile.TemporaryDirectory(prefix="weft-ft-") as tmp:
         output = Path(tmp) / "ft.json"
         argv = [str(program), "--class", cls, "--alg", alg, "--json", str(output), *extra, "--fftw", mode]
         try:
-            runner.run_mpi(nranks, argv, timeout=timeout)
+            runner.run_mpi(nranks, argv, env=env, timeout=timeout)
         except WeftError as exc:
             # A run that is not verified still writes its report, which
             # says more than the exit status.
@@ -104,7 +126,9 @@ def label_of(run: dict[str, Any]) -> str:
 def table_label(run: dict[str, Any]) -> str:
     """The label in a table cell: the planning on a line of its own, so that
     the table keeps to 80 columns."""
-    return label_of(run).replace("@", "\n  @")
+    label = label_of(run)
+    cut = min((i for i in (label.find("@"), label.find("+")) if i >= 0), default=len(label))
+    return label if cut == len(label) else f"{label[:cut]}\n  {label[cut:]}"
 
 
 def best(trials: list[dict[str, Any]]) -> dict[str, Any]:
@@ -164,7 +188,7 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     one-sided algorithm against the best two-sided one (best two-sided time
     ÷ best one-sided time: > 1, one-sided is faster)."""
     good = _verified(runs)
-    default = [r for r in good if "@" not in label_of(r)]
+    default = [r for r in good if "@" not in label_of(r) and "+" not in label_of(r)]
     best = _fastest(default)
     out: dict[str, Any] = {"default_best": label_of(best) if best else None}
     if best is None:
@@ -313,7 +337,7 @@ def command(args: argparse.Namespace) -> None:
             raise WeftError(f"--trials must be at least 1, not {args.trials}")
         program = runner.executable(PROGRAM)
         extra = ["--pad", str(args.pad)]
-        labels = list(COMPARE) if args.compare else args.algs
+        labels = list(COMPARE) if args.compare else list(OVERLAP) if args.overlap else args.algs
         # Trials go round the algorithms, so that a noisy moment of the
         # machine does not fall on one algorithm's trials alone.
         steps = [(label, trial) for trial in range(args.trials) for label in labels]
@@ -343,17 +367,23 @@ def load_average() -> list[float] | None:
 
 
 def algorithm_list(text: str) -> list[str]:
-    """Comma-separated algorithms, each optionally NAME@MODE (its FFTW planning)."""
+    """Comma-separated algorithms, each optionally NAME@MODE (its FFTW
+    planning) and +MODIFIER... (settings of MODIFIERS)."""
     algs = [a.strip() for a in text.split(",") if a.strip()]
-    unknown = [a for a in algs if a.partition("@")[0] not in ALGORITHMS]
+    unknown = [a for a in algs if a.split("+")[0].partition("@")[0] not in ALGORITHMS]
     if unknown or not algs:
         raise argparse.ArgumentTypeError(
             f"unknown algorithm {', '.join(unknown) or '(none)'}; choose from {', '.join(ALGORITHMS)}"
         )
-    modes = [a for a in algs if "@" in a and a.partition("@")[2] not in FFTW_MODES]
+    modes = [a for a in algs if "@" in a and a.split("+")[0].partition("@")[2] not in FFTW_MODES]
     if modes:
         raise argparse.ArgumentTypeError(
             f"unknown FFTW planning in {', '.join(modes)}; after @ choose from {', '.join(FFTW_MODES)}"
+        )
+    mods = [a for a in algs if any(m not in MODIFIERS for m in a.split("+")[1:])]
+    if mods:
+        raise argparse.ArgumentTypeError(
+            f"unknown modifier in {', '.join(mods)}; after + choose from {', '.join(MODIFIERS)}"
         )
     if len(set(algs)) != len(algs):
         raise argparse.ArgumentTypeError(f"an algorithm is named twice in {text}")
@@ -372,8 +402,14 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--np", type=int, default=2, metavar="N", help="number of ranks (default: 2)")
     parser.add_argument(
         "--algs", type=algorithm_list, default=list(ALGORITHMS), metavar="A,B",
-        help="comma-separated algorithms, each optionally NAME@MODE to plan its FFTs with --fftw MODE "
-        "(default: all six)",
+        help="comma-separated algorithms, each optionally NAME@MODE to plan its FFTs with --fftw MODE, "
+        f"and +MOD... with MOD one of {', '.join(MODIFIERS)} (tcp: UCX and Open MPI over TCP; ucx: weft "
+        "without its direct path; thread: weft's progress thread) (default: all six)",
+    )
+    parser.add_argument(
+        "--overlap", action="store_true",
+        help=f"instead of --algs, exposed communication against compute over the direct path and TCP, "
+        f"with and without the progress thread: {','.join(OVERLAP)}",
     )
     parser.add_argument(
         "--compare", action="store_true",
