@@ -124,11 +124,11 @@ def label_of(run: dict[str, Any]) -> str:
 
 
 def table_label(run: dict[str, Any]) -> str:
-    """The label in a table cell: the planning on a line of its own, so that
-    the table keeps to 80 columns."""
-    label = label_of(run)
-    cut = min((i for i in (label.find("@"), label.find("+")) if i >= 0), default=len(label))
-    return label if cut == len(label) else f"{label[:cut]}\n  {label[cut:]}"
+    """The label in a table cell: the planning and the modifiers on lines of
+    their own, so that the table keeps to 80 columns."""
+    head, plus, mods = label_of(run).partition("+")
+    alg, at, mode = head.partition("@")
+    return "\n  ".join([alg, *([at + mode] if at else []), *([plus + mods] if plus else [])])
 
 
 def best(trials: list[dict[str, Any]]) -> dict[str, Any]:
