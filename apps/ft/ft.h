@@ -138,6 +138,9 @@ typedef struct {
     int      imported;           /* the file's wisdom made every plan */
     int      saved;              /* new wisdom was written to the file */
     double   seconds;            /* planning time, slowest rank */
+    int      candidates;         /* measured plan sets compared (0: none) */
+    int      chosen;             /* the one kept */
+    double   candidate_s[3];     /* each one's forward + inverse FFT, seconds */
 } ft_planning_t;
 
 struct ft {

@@ -151,57 +151,135 @@ static int make_plans(ft_t *ft, unsigned flags)
     return -1;
 }
 
+/* Plans from a wisdom string, on every rank (collective): 0 if every rank
+ * made them.  A rank whose arrays are aligned differently from rank 0's
+ * misses the wisdom and measures its own plan: slower to plan, not wrong. */
+static int plans_from(ft_t *ft, const char *wisdom)
+{
+    int rc, all;
+
+    destroy_phase(&ft->fwd);
+    destroy_phase(&ft->inv);
+    fftw_forget_wisdom();
+    rc = fftw_import_wisdom_from_string(wisdom) ? make_plans(ft, ft->wisdom.effort) : -1;
+    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, ft->comm);
+    return all;
+}
+
+/* Seconds of a forward and an inverse 3-D FFT with the current plans, on
+ * NPB's initial conditions (not on what planning left in the arrays, whose
+ * denormals or infinities could time differently), slowest rank. */
+static double time_fft_pair(ft_t *ft)
+{
+    double mine, all;
+
+    ft_initial_conditions(ft);
+    /* Also orders this pair's puts after the previous pair's reads. */
+    MPI_Barrier(ft->comm);
+    const double t0 = MPI_Wtime();
+    ft_fft3d(ft, &ft->fwd, ft->u2, 0);
+    ft_fft3d(ft, &ft->inv, ft->u0, 0);
+    mine = MPI_Wtime() - t0;
+    MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, ft->comm);
+    return all;
+}
+
+/* Rank 0's candidate wisdom strings: the file's when it makes every plan,
+ * else n independent measurements.  Returns how many (0 on failure). */
+static int make_candidates(ft_t *ft, char **cand, int n)
+{
+    ft_planning_t *w = &ft->wisdom;
+    const char *path = ft->opt.fftw == FT_FFTW_WISDOM ? ft_wisdom_path(ft) : NULL;
+
+    w->imported = path && ft_wisdom_import_file(ft, path) &&
+                  make_plans(ft, w->effort | FFTW_WISDOM_ONLY) == 0;
+    if (w->imported)
+        n = 1;
+    for (int c = 0; c < n; c++) {
+        /* Forgetting makes each measurement independent of the last. */
+        if (!w->imported) {
+            fftw_forget_wisdom();
+            if (make_plans(ft, w->effort) != 0)
+                return 0;
+        }
+        cand[c] = fftw_export_wisdom_to_string();
+        destroy_phase(&ft->fwd);
+        destroy_phase(&ft->inv);
+        if (!cand[c])
+            return 0;
+    }
+    return n;
+}
+
 /*
  * Estimate: every rank plans on its own.  Otherwise rank 0 plans (from the
  * wisdom file when there is one) and broadcasts its wisdom, from which the
  * other ranks make the same plans without measuring.  Collective.
+ *
+ * When the wisdom is made (no usable file), FFTW's measurements are a
+ * benchmark of each 1-D transform alone, and on a shared machine a noisy
+ * one: two measurements of one shape here gave plans whose 3-D FFTs
+ * differed by tens of per cent.  A file keeps its plans for good, so the
+ * wisdom is chosen among FT_WISDOM_CANDIDATES independent measurements by
+ * what matters: the time of a forward and an inverse 3-D FFT, every rank
+ * computing and communicating, best of FT_WISDOM_ROUNDS alternating rounds.
  */
+#define FT_WISDOM_CANDIDATES 3
+#define FT_WISDOM_ROUNDS     2
+
 static int plan(ft_t *ft)
 {
     const ft_fftw_mode_t mode = ft->opt.fftw;
     ft_planning_t *w = &ft->wisdom;
     const double t0 = MPI_Wtime();
-    int rc = -1;
+    char *cand[FT_WISDOM_CANDIDATES] = {NULL};
+    int n = 0, rc = -1;
 
     w->effort = mode == FT_FFTW_ESTIMATE ? FFTW_ESTIMATE
               : mode == FT_FFTW_PATIENT  ? FFTW_PATIENT : FFTW_MEASURE;
     if (mode == FT_FFTW_ESTIMATE) {
         rc = make_plans(ft, FFTW_ESTIMATE);
-    } else {
-        long long len = -1;
-        char *wisdom = NULL;
-
-        if (ft->rank == 0) {
-            const char *path = mode == FT_FFTW_WISDOM ? ft_wisdom_path(ft) : NULL;
-
-            w->imported = path && ft_wisdom_import_file(ft, path) &&
-                          make_plans(ft, w->effort | FFTW_WISDOM_ONLY) == 0;
-            rc = w->imported ? 0 : make_plans(ft, w->effort);
-            if (rc == 0) {
-                wisdom = fftw_export_wisdom_to_string();
-                len = wisdom ? (long long)strlen(wisdom) : -1;
-                if (path && !w->imported && wisdom)
-                    w->saved = ft_wisdom_save(ft, path, wisdom) == 0;
-            }
-        }
-        MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, ft->comm);
-        if (len < 0) {
-            rc = -1;
-        } else if (ft->rank != 0) {
-            wisdom = fftw_malloc((size_t)len + 1);
-            if (!wisdom)
-                ft_die(ft, "ft: rank %d: out of memory for FFTW wisdom\n", ft->rank);
-        }
-        if (len >= 0) {
-            MPI_Bcast(wisdom, (int)len + 1, MPI_CHAR, 0, ft->comm);
-            /* A rank whose arrays are aligned differently from rank 0's
-             * misses the wisdom and measures its own plan: slower, not wrong. */
-            if (ft->rank != 0)
-                rc = fftw_import_wisdom_from_string(wisdom) ? make_plans(ft, w->effort) : -1;
-        }
-        if (wisdom)
-            fftw_free(wisdom);
+        goto out;
     }
+    if (ft->rank == 0)
+        n = make_candidates(ft, cand, mode == FT_FFTW_WISDOM ? FT_WISDOM_CANDIDATES : 1);
+    MPI_Bcast(&n, 1, MPI_INT, 0, ft->comm);
+    for (int c = 0; c < n; c++) {
+        long long len = ft->rank == 0 ? (long long)strlen(cand[c]) : 0;
+
+        MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, ft->comm);
+        if (ft->rank != 0 && !(cand[c] = fftw_malloc((size_t)len + 1)))
+            ft_die(ft, "ft: rank %d: out of memory for FFTW wisdom\n", ft->rank);
+        MPI_Bcast(cand[c], (int)len + 1, MPI_CHAR, 0, ft->comm);
+    }
+    if (n == 0)
+        goto out;
+
+    int best = 0;
+    if (n > 1) {
+        for (int c = 0; c < n; c++)
+            w->candidate_s[c] = HUGE_VAL;
+        for (int round = 0; round < FT_WISDOM_ROUNDS; round++)
+            for (int i = 0; i < n; i++) {
+                const int c = round % 2 ? n - 1 - i : i;
+                if (plans_from(ft, cand[c]) != 0)
+                    goto out;
+                w->candidate_s[c] = fmin(w->candidate_s[c], time_fft_pair(ft));
+            }
+        /* The times are the allreduced ones: every rank picks the same. */
+        for (int c = 1; c < n; c++)
+            if (w->candidate_s[c] < w->candidate_s[best])
+                best = c;
+        w->candidates = n;
+        w->chosen = best;
+    }
+    rc = plans_from(ft, cand[best]);
+    if (rc == 0 && ft->rank == 0 && mode == FT_FFTW_WISDOM && !w->imported && w->path[0])
+        w->saved = ft_wisdom_save(ft, w->path, cand[best]) == 0;
+out:
+    for (int c = 0; c < FT_WISDOM_CANDIDATES; c++)
+        if (cand[c])
+            fftw_free(cand[c]);
     const double mine = MPI_Wtime() - t0;
     MPI_Allreduce(&mine, &w->seconds, 1, MPI_DOUBLE, MPI_MAX, ft->comm);
     return rc;

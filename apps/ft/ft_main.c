@@ -217,6 +217,12 @@ static void report_planning(const ft_t *ft)
         printf(" FFTW wisdom        = measured in this run and saved to %s\n", w->path);
     else
         printf(" FFTW wisdom        = measured, not saved\n");
+    if (w->candidates > 1) {
+        printf(" FFTW candidates    = %d measured plan sets; forward + inverse FFT", w->candidates);
+        for (int c = 0; c < w->candidates; c++)
+            printf(" %.4f", w->candidate_s[c]);
+        printf(" s; kept set %d\n", w->chosen + 1);
+    }
 }
 
 /* s as a JSON string (null for NULL); paths may hold quotes or backslashes. */
@@ -284,8 +290,11 @@ static int report_json(const ft_t *ft, const ft_result_t *r, const char *path)
     if (ft->opt.fftw == FT_FFTW_WISDOM) {
         fprintf(f, "  \"wisdom\": {\"path\": ");
         json_string(f, w->path[0] ? w->path : NULL);
-        fprintf(f, ", \"imported\": %s, \"saved\": %s},\n", w->imported ? "true" : "false",
-                w->saved ? "true" : "false");
+        fprintf(f, ", \"imported\": %s, \"saved\": %s, \"candidates_s\": [",
+                w->imported ? "true" : "false", w->saved ? "true" : "false");
+        for (int c = 0; c < w->candidates; c++)
+            fprintf(f, "%s%.9g", c ? ", " : "", w->candidate_s[c]);
+        fprintf(f, "], \"chosen\": %d},\n", w->candidates ? w->chosen : 0);
     }
     fprintf(f, "  \"time_s\": %.9g,\n  \"mflops\": %.6g,\n", r->time, mflops(c, r->time));
     fprintf(f, "  \"comm_time_s\": {\"max\": %.9g, \"mean\": %.9g},\n", r->comm_max,
