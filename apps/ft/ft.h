@@ -135,6 +135,7 @@ typedef struct {
 typedef struct {
     unsigned effort;             /* FFTW_ESTIMATE, FFTW_MEASURE or FFTW_PATIENT */
     char     path[FT_PATH_MAX];  /* wisdom file, "" when none */
+    int      had_file;           /* a wisdom file was imported */
     int      imported;           /* the file's wisdom made every plan */
     int      saved;              /* new wisdom was written to the file */
     double   seconds;            /* planning time, slowest rank */

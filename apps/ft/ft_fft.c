@@ -191,8 +191,8 @@ static int make_candidates(ft_t *ft, char **cand, int n)
     ft_planning_t *w = &ft->wisdom;
     const char *path = ft->opt.fftw == FT_FFTW_WISDOM ? ft_wisdom_path(ft) : NULL;
 
-    w->imported = path && ft_wisdom_import_file(ft, path) &&
-                  make_plans(ft, w->effort | FFTW_WISDOM_ONLY) == 0;
+    w->had_file = path && ft_wisdom_import_file(ft, path);
+    w->imported = w->had_file && make_plans(ft, w->effort | FFTW_WISDOM_ONLY) == 0;
     if (w->imported)
         n = 1;
     for (int c = 0; c < n; c++) {
@@ -274,8 +274,16 @@ static int plan(ft_t *ft)
         w->chosen = best;
     }
     rc = plans_from(ft, cand[best]);
-    if (rc == 0 && ft->rank == 0 && mode == FT_FFTW_WISDOM && !w->imported && w->path[0])
-        w->saved = ft_wisdom_save(ft, w->path, cand[best]) == 0;
+    if (rc == 0 && ft->rank == 0 && mode == FT_FFTW_WISDOM && !w->imported && w->path[0]) {
+        /* A file that made only some of the plans (arrays of another
+         * alignment, from the other backend) keeps what it had: its wisdom
+         * is imported again beside the chosen set's, and both are saved. */
+        char *merged = w->had_file && ft_wisdom_import_file(ft, w->path)
+                           ? fftw_export_wisdom_to_string() : NULL;
+        w->saved = ft_wisdom_save(ft, w->path, merged ? merged : cand[best]) == 0;
+        if (merged)
+            fftw_free(merged);
+    }
 out:
     for (int c = 0; c < FT_WISDOM_CANDIDATES; c++)
         if (cand[c])

@@ -33,7 +33,7 @@ endif()
 
 # Runs ft; fails unless it verifies and its output matches every regex given.
 function(run_ft step)
-  execute_process(COMMAND ${argv} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  execute_process(COMMAND ${argv} ${EXTRA_ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   set(all "${out}${err}")
   if(NOT rc EQUAL 0 OR NOT all MATCHES "Verification *= VERIFIED")
     message(FATAL_ERROR "${step}: exit status ${rc}, not verified:\n${all}")
@@ -76,3 +76,20 @@ run_ft("corrupt file" "warning: FFTW cannot use the wisdom in ${wisdom}"
 expect_one_wisdom_file(replaced)
 
 run_ft("after the corrupt file" "FFTW wisdom *= imported from ${wisdom}")
+
+if(NOT WHERE STREQUAL "env")
+  return()
+endif()
+# A file whose wisdom makes none of this shape's plans keeps it: take the
+# file of another shape (padding 1), put it in this shape's place, run
+# (measured and saved), then give the result back to the other shape,
+# which must still find all of its plans in it.
+set(EXTRA_ARGS --pad 1)
+run_ft("padding 1" "FFTW wisdom *= measured in this run and saved to")
+set(EXTRA_ARGS "")
+file(GLOB padded "${cache}/ft-*-pad1-*.wisdom")
+file(RENAME "${padded}" "${wisdom}")
+run_ft("foreign wisdom" "FFTW wisdom *= measured in this run and saved to ${wisdom}")
+file(RENAME "${wisdom}" "${padded}")
+set(EXTRA_ARGS --pad 1)
+run_ft("foreign wisdom kept" "FFTW wisdom *= imported from ${padded}")
