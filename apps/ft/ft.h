@@ -80,6 +80,7 @@ typedef struct {
     fftw_plan    final_fft;       /* along p, the whole destination, in place */
     ft_cplx     *target;          /* destination array */
     void        *target_handle;   /* backend's handle of it (weft segment) */
+    int          local_direct;    /* own rows written into target, not sent */
     long long    msgs;            /* messages sent per rank in this phase */
     size_t       msg_bytes;       /* size of each of them */
 } ft_phase_t;
@@ -109,6 +110,14 @@ typedef struct {
 extern const ft_backend_t ft_backend_mpi;
 extern const ft_backend_t ft_backend_weft;
 
+/** How the FFTW plans are made. */
+typedef enum {
+    FT_FFTW_WISDOM,     /* measured once per machine and shape, then imported */
+    FT_FFTW_ESTIMATE,   /* FFTW_ESTIMATE: no measurement, slower plans */
+    FT_FFTW_MEASURE,    /* FFTW_MEASURE on every run, nothing saved */
+    FT_FFTW_PATIENT     /* FFTW_PATIENT on every run, nothing saved */
+} ft_fftw_mode_t;
+
 /** Options of a run. */
 typedef struct {
     const ft_class_t   *cls;
@@ -116,9 +125,24 @@ typedef struct {
     ft_grain_t          grain;
     const char         *alg;          /* "slabs-weft", ... */
     int                 pad;          /* extra elements per row */
-    unsigned            fftw_flags;   /* FFTW_ESTIMATE or FFTW_MEASURE */
+    ft_fftw_mode_t      fftw;         /* planning */
     const char         *json;         /* report file, or NULL */
 } ft_options_t;
+
+#define FT_PATH_MAX 4096
+
+/** What the planning did (rank 0's view). */
+typedef struct {
+    unsigned effort;             /* FFTW_ESTIMATE, FFTW_MEASURE or FFTW_PATIENT */
+    char     path[FT_PATH_MAX];  /* wisdom file, "" when none */
+    int      had_file;           /* a wisdom file was imported */
+    int      imported;           /* the file's wisdom made every plan */
+    int      saved;              /* new wisdom was written to the file */
+    double   seconds;            /* planning time, slowest rank */
+    int      candidates;         /* measured plan sets compared (0: none) */
+    int      chosen;             /* the one kept */
+    double   candidate_s[3];     /* each one's forward + inverse FFT, seconds */
+} ft_planning_t;
 
 struct ft {
     ft_options_t opt;
@@ -133,12 +157,26 @@ struct ft {
     ft_cplx     *work;             /* one source plane after its first FFT */
     ft_cplx     *sendbuf;          /* rows after their x FFT, grouped by peer */
     double       comm_time;        /* seconds inside communication calls */
+    ft_planning_t wisdom;
     void        *backend_state;
 };
 
 /** Print a message (rank 0 or any rank), then abort the job. */
 void ft_die(const ft_t *ft, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
+
+/* ---- FFTW wisdom files (ft_wisdom.c) ----------------------------------- */
+
+/** "estimate", "measure", "patient" or "wisdom". */
+const char *ft_fftw_mode_name(ft_fftw_mode_t mode);
+/** The wisdom file of this host, FFTW, shape and effort, its directory
+ *  created (into ft->wisdom.path); NULL with a warning when there is none. */
+const char *ft_wisdom_path(ft_t *ft);
+/** Import the wisdom of path; 1 if imported, 0 (with a warning unless the
+ *  file does not exist) otherwise. */
+int ft_wisdom_import_file(ft_t *ft, const char *path);
+/** Write wisdom to path atomically; 0 on success, -1 with a warning. */
+int ft_wisdom_save(ft_t *ft, const char *path, const char *wisdom);
 
 /* ---- the benchmark (ft_fft.c) ------------------------------------------- */
 
@@ -149,10 +187,9 @@ void ft_teardown(ft_t *ft);
 void ft_initial_conditions(ft_t *ft);
 /** twiddle = exp(-4 alpha pi^2 (i'^2 + j'^2 + k'^2)), i' the folded index. */
 void ft_compute_twiddle(ft_t *ft);
-/** One 3-D FFT: ph->target = FFT(src). */
-void ft_fft3d(ft_t *ft, ft_phase_t *ph, const ft_cplx *src);
-/** u0 *= twiddle. */
-void ft_evolve(ft_t *ft);
+/** One 3-D FFT: ph->target = FFT(src); with evolve, src *= twiddle first
+ *  (plane by plane, as the FFT reaches each plane; src is then changed). */
+void ft_fft3d(ft_t *ft, ft_phase_t *ph, ft_cplx *src, int evolve);
 /** NPB's checksum of the inverse transform (collective; divided by ntotal). */
 double complex ft_checksum(ft_t *ft);
 

@@ -14,6 +14,7 @@ typedef struct {
     MPI_Request *reqs;     /* receives first, then sends */
     int          nreqs, nrecvs;
     int          nsends;
+    int         *counts, *displs;   /* exchange: per peer, in elements */
 } mpi_state_t;
 
 /* One tag is enough: messages between two ranks are matched in the order
@@ -26,6 +27,12 @@ static int mpi_init(ft_t *ft)
 
     if (!st)
         return -1;
+    st->counts = malloc(2 * (size_t)ft->nranks * sizeof *st->counts);
+    if (!st->counts) {
+        free(st);
+        return -1;
+    }
+    st->displs = st->counts + ft->nranks;
     ft->backend_state = st;
     return 0;
 }
@@ -34,8 +41,10 @@ static void mpi_finalize(ft_t *ft)
 {
     mpi_state_t *st = ft->backend_state;
 
-    if (st)
+    if (st) {
         free(st->reqs);
+        free(st->counts);
+    }
     free(st);
     ft->backend_state = NULL;
 }
@@ -70,12 +79,15 @@ static void mpi_phase_begin(ft_t *ft, ft_phase_t *ph)
     }
     st->nrecvs = 0;
     st->nsends = 0;
-    for (int s = 0; s < ft->nranks; s++)
+    for (int s = 0; s < ft->nranks; s++) {
+        if (s == ft->rank && ph->local_direct)
+            continue;   /* this rank's rows are already in place */
         for (int p = s * npl; p < (s + 1) * npl; p++)
             for (int al = 0; al < ph->dst.nplanes; al += k)
                 MPI_Irecv(ph->target + al * ph->dst.plane_stride + p * ph->dst.row_stride,
                           count, MPI_C_DOUBLE_COMPLEX, s, FT_TAG, ft->comm,
                           &st->reqs[st->nrecvs++]);
+    }
 }
 
 static void mpi_send_unit(ft_t *ft, ft_phase_t *ph, int dest, const ft_cplx *src,
@@ -110,12 +122,24 @@ static void mpi_phase_end(ft_t *ft, ft_phase_t *ph)
     wait_all(st->nsends, st->reqs + ph->msgs);
 }
 
+/* NPB's all-to-all; when this rank's own block is already in place, an
+ * all-to-all-v that leaves it out, so that MPI does not copy it again. */
 static void mpi_exchange(ft_t *ft, ft_phase_t *ph)
 {
+    mpi_state_t *st = ft->backend_state;
     const int count = (int)(ph->msg_bytes / sizeof(ft_cplx));
 
-    MPI_Alltoall(ft->sendbuf, count, MPI_C_DOUBLE_COMPLEX, ph->target, count,
-                 MPI_C_DOUBLE_COMPLEX, ft->comm);
+    if (!ph->local_direct) {
+        MPI_Alltoall(ft->sendbuf, count, MPI_C_DOUBLE_COMPLEX, ph->target, count,
+                     MPI_C_DOUBLE_COMPLEX, ft->comm);
+        return;
+    }
+    for (int r = 0; r < ft->nranks; r++) {
+        st->counts[r] = r == ft->rank ? 0 : count;
+        st->displs[r] = r * count;
+    }
+    MPI_Alltoallv(ft->sendbuf, st->counts, st->displs, MPI_C_DOUBLE_COMPLEX, ph->target,
+                  st->counts, st->displs, MPI_C_DOUBLE_COMPLEX, ft->comm);
 }
 
 const ft_backend_t ft_backend_mpi = {

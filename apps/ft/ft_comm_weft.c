@@ -116,6 +116,8 @@ static void weft_exchange(ft_t *ft, ft_phase_t *ph)
 
     for (int d = 1; d <= ft->nranks; d++) {
         const int r = (ft->rank + d) % ft->nranks;
+        if (r == ft->rank && ph->local_direct)
+            continue;   /* already in place */
         weft_send_unit(ft, ph, r, ft->sendbuf + r * block,
                        (size_t)(ph->src.plane0 * ph->dst.row_stride), block);
     }

@@ -62,7 +62,7 @@ static fftw_plan plan_dft(int n, ptrdiff_t is, ptrdiff_t os, int nloops,
  * a message of several rows is as contiguous at the target as in sendbuf.
  */
 static int make_phase(ft_t *ft, ft_phase_t *ph, int sign, ft_layout_t src,
-                      ft_cplx *src_buf, ft_cplx *target, void *target_handle)
+                      ft_cplx *src_buf, ft_cplx *target, void *target_handle, unsigned flags)
 {
     const int pitch = ft->nx_pad, np = src.nplanes * ft->nranks, na = src.nrows;
     const int nal = na / ft->nranks;
@@ -70,7 +70,6 @@ static int make_phase(ft_t *ft, ft_phase_t *ph, int sign, ft_layout_t src,
      * stride by one row.  Exchange and slabs: the rows of a slab together,
      * so that a slab (and a whole exchange block) is one message. */
     const int plane_major = ft->opt.grain == FT_GRAIN_PENCILS;
-    const unsigned flags = ft->opt.fftw_flags;
 
     ph->src = src;
     ph->dst = make_layout(nal, ft->rank * nal, np, pitch, plane_major);
@@ -101,6 +100,23 @@ static int make_phase(ft_t *ft, ft_phase_t *ph, int sign, ft_layout_t src,
     };
     ph->final_fft = plan_dft(np, ph->dst.row_stride, ph->dst.row_stride, 2, dst_loops,
                              target, target, sign, flags);
+    /* A rank's own rows can be written by the x FFTs straight into the
+     * target when every such row is as aligned as the rows of sendbuf the
+     * plan was made for (FFTW's rule for executing a plan on new arrays);
+     * with the padding of an odd pitch they may not be, and then they take
+     * the message path like everyone else's. */
+    ph->local_direct = 1;
+    for (int pl = 0; pl < src.nplanes && ph->local_direct; pl++)
+        for (int al = 0; al < nal; al += ph->unit_rows) {
+            const ft_cplx *own = target + al * ph->dst.plane_stride +
+                                 (src.plane0 + pl) * ph->dst.row_stride;
+            const ft_cplx *buf = ft->sendbuf +
+                                 (((size_t)ft->rank * src.nplanes + pl) * nal + al) * pitch;
+            if (fftw_alignment_of((double *)own) != fftw_alignment_of((double *)buf)) {
+                ph->local_direct = 0;
+                break;
+            }
+        }
     return ph->plane_fft && ph->row_fft && ph->final_fft ? 0 : -1;
 }
 
@@ -111,6 +127,170 @@ static void destroy_phase(ft_phase_t *ph)
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
         if (plans[i])
             fftw_destroy_plan(plans[i]);
+    ph->plane_fft = ph->row_fft = ph->final_fft = NULL;
+}
+
+/* Both phases' plans; 0 on success, -1 (and no plan left) on failure, which
+ * with FFTW_WISDOM_ONLY means that the wisdom lacks one of them. */
+static int make_plans(ft_t *ft, unsigned flags)
+{
+    const ft_class_t *c = ft->opt.cls;
+    const int P = ft->nranks;
+    /* NPB's sign convention for its forward transform is FFTW's backward
+     * (exponent +i); the inverse of the benchmark is FFTW's forward. */
+    const ft_layout_t z_cut = make_layout(c->nz / P, ft->rank * (c->nz / P), c->ny,
+                                          ft->nx_pad, 1);
+
+    if (make_phase(ft, &ft->fwd, FFTW_BACKWARD, z_cut, ft->u2, ft->u0, ft->fwd.target_handle,
+                   flags) == 0 &&
+        make_phase(ft, &ft->inv, FFTW_FORWARD, ft->fwd.dst, ft->u0, ft->u2,
+                   ft->inv.target_handle, flags) == 0)
+        return 0;
+    destroy_phase(&ft->fwd);
+    destroy_phase(&ft->inv);
+    return -1;
+}
+
+/* Plans from a wisdom string, on every rank (collective): 0 if every rank
+ * made them.  A rank whose arrays are aligned differently from rank 0's
+ * misses the wisdom and measures its own plan: slower to plan, not wrong. */
+static int plans_from(ft_t *ft, const char *wisdom)
+{
+    int rc, all;
+
+    destroy_phase(&ft->fwd);
+    destroy_phase(&ft->inv);
+    fftw_forget_wisdom();
+    rc = fftw_import_wisdom_from_string(wisdom) ? make_plans(ft, ft->wisdom.effort) : -1;
+    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, ft->comm);
+    return all;
+}
+
+/* Seconds of a forward and an inverse 3-D FFT with the current plans, on
+ * NPB's initial conditions (not on what planning left in the arrays, whose
+ * denormals or infinities could time differently), slowest rank. */
+static double time_fft_pair(ft_t *ft)
+{
+    double mine, all;
+
+    ft_initial_conditions(ft);
+    /* Also orders this pair's puts after the previous pair's reads. */
+    MPI_Barrier(ft->comm);
+    const double t0 = MPI_Wtime();
+    ft_fft3d(ft, &ft->fwd, ft->u2, 0);
+    ft_fft3d(ft, &ft->inv, ft->u0, 0);
+    mine = MPI_Wtime() - t0;
+    MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, ft->comm);
+    return all;
+}
+
+/* Rank 0's candidate wisdom strings: the file's when it makes every plan,
+ * else n independent measurements.  Returns how many (0 on failure). */
+static int make_candidates(ft_t *ft, char **cand, int n)
+{
+    ft_planning_t *w = &ft->wisdom;
+    const char *path = ft->opt.fftw == FT_FFTW_WISDOM ? ft_wisdom_path(ft) : NULL;
+
+    w->had_file = path && ft_wisdom_import_file(ft, path);
+    w->imported = w->had_file && make_plans(ft, w->effort | FFTW_WISDOM_ONLY) == 0;
+    if (w->imported)
+        n = 1;
+    for (int c = 0; c < n; c++) {
+        /* Forgetting makes each measurement independent of the last. */
+        if (!w->imported) {
+            fftw_forget_wisdom();
+            if (make_plans(ft, w->effort) != 0)
+                return 0;
+        }
+        cand[c] = fftw_export_wisdom_to_string();
+        destroy_phase(&ft->fwd);
+        destroy_phase(&ft->inv);
+        if (!cand[c])
+            return 0;
+    }
+    return n;
+}
+
+/*
+ * Estimate: every rank plans on its own.  Otherwise rank 0 plans (from the
+ * wisdom file when there is one) and broadcasts its wisdom, from which the
+ * other ranks make the same plans without measuring.  Collective.
+ *
+ * When the wisdom is made (no usable file), FFTW's measurements are a
+ * benchmark of each 1-D transform alone, and on a shared machine a noisy
+ * one: two measurements of one shape here gave plans whose 3-D FFTs
+ * differed by tens of per cent.  A file keeps its plans for good, so the
+ * wisdom is chosen among FT_WISDOM_CANDIDATES independent measurements by
+ * what matters: the time of a forward and an inverse 3-D FFT, every rank
+ * computing and communicating, best of FT_WISDOM_ROUNDS alternating rounds.
+ */
+#define FT_WISDOM_CANDIDATES 3
+#define FT_WISDOM_ROUNDS     2
+
+static int plan(ft_t *ft)
+{
+    const ft_fftw_mode_t mode = ft->opt.fftw;
+    ft_planning_t *w = &ft->wisdom;
+    const double t0 = MPI_Wtime();
+    char *cand[FT_WISDOM_CANDIDATES] = {NULL};
+    int n = 0, rc = -1;
+
+    w->effort = mode == FT_FFTW_ESTIMATE ? FFTW_ESTIMATE
+              : mode == FT_FFTW_PATIENT  ? FFTW_PATIENT : FFTW_MEASURE;
+    if (mode == FT_FFTW_ESTIMATE) {
+        rc = make_plans(ft, FFTW_ESTIMATE);
+        goto out;
+    }
+    if (ft->rank == 0)
+        n = make_candidates(ft, cand, mode == FT_FFTW_WISDOM ? FT_WISDOM_CANDIDATES : 1);
+    MPI_Bcast(&n, 1, MPI_INT, 0, ft->comm);
+    for (int c = 0; c < n; c++) {
+        long long len = ft->rank == 0 ? (long long)strlen(cand[c]) : 0;
+
+        MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, ft->comm);
+        if (ft->rank != 0 && !(cand[c] = fftw_malloc((size_t)len + 1)))
+            ft_die(ft, "ft: rank %d: out of memory for FFTW wisdom\n", ft->rank);
+        MPI_Bcast(cand[c], (int)len + 1, MPI_CHAR, 0, ft->comm);
+    }
+    if (n == 0)
+        goto out;
+
+    int best = 0;
+    if (n > 1) {
+        for (int c = 0; c < n; c++)
+            w->candidate_s[c] = HUGE_VAL;
+        for (int round = 0; round < FT_WISDOM_ROUNDS; round++)
+            for (int i = 0; i < n; i++) {
+                const int c = round % 2 ? n - 1 - i : i;
+                if (plans_from(ft, cand[c]) != 0)
+                    goto out;
+                w->candidate_s[c] = fmin(w->candidate_s[c], time_fft_pair(ft));
+            }
+        /* The times are the allreduced ones: every rank picks the same. */
+        for (int c = 1; c < n; c++)
+            if (w->candidate_s[c] < w->candidate_s[best])
+                best = c;
+        w->candidates = n;
+        w->chosen = best;
+    }
+    rc = plans_from(ft, cand[best]);
+    if (rc == 0 && ft->rank == 0 && mode == FT_FFTW_WISDOM && !w->imported && w->path[0]) {
+        /* A file that made only some of the plans (arrays of another
+         * alignment, from the other backend) keeps what it had: its wisdom
+         * is imported again beside the chosen set's, and both are saved. */
+        char *merged = w->had_file && ft_wisdom_import_file(ft, w->path)
+                           ? fftw_export_wisdom_to_string() : NULL;
+        w->saved = ft_wisdom_save(ft, w->path, merged ? merged : cand[best]) == 0;
+        if (merged)
+            fftw_free(merged);
+    }
+out:
+    for (int c = 0; c < FT_WISDOM_CANDIDATES; c++)
+        if (cand[c])
+            fftw_free(cand[c]);
+    const double mine = MPI_Wtime() - t0;
+    MPI_Allreduce(&mine, &w->seconds, 1, MPI_DOUBLE, MPI_MAX, ft->comm);
+    return rc;
 }
 
 int ft_setup(ft_t *ft)
@@ -131,16 +311,12 @@ int ft_setup(ft_t *ft)
     ft->twiddle = fftw_alloc_complex(ft->local_n);
     ft->sendbuf = fftw_alloc_complex(ft->local_n);
     ft->work = fftw_alloc_complex((size_t)ft->nx_pad * (c->ny > c->nz ? c->ny : c->nz));
+
+    ft->fwd.target_handle = u0_handle;
+    ft->inv.target_handle = u2_handle;
     if (!ft->u0 || !ft->u2 || !ft->twiddle || !ft->sendbuf || !ft->work)
         return -1;
-
-    /* NPB's sign convention for its forward transform is FFTW's backward
-     * (exponent +i); the inverse of the benchmark is FFTW's forward. */
-    const ft_layout_t z_cut = make_layout(c->nz / P, ft->rank * (c->nz / P), c->ny,
-                                          ft->nx_pad, 1);
-    if (make_phase(ft, &ft->fwd, FFTW_BACKWARD, z_cut, ft->u2, ft->u0, u0_handle) != 0)
-        return -1;
-    if (make_phase(ft, &ft->inv, FFTW_FORWARD, ft->fwd.dst, ft->u0, ft->u2, u2_handle) != 0)
+    if (plan(ft) != 0)
         return -1;
 
     /* Planning with FFTW_MEASURE scribbles on the arrays; the padding is
@@ -208,14 +384,21 @@ void ft_compute_twiddle(ft_t *ft)
     }
 }
 
-void ft_evolve(ft_t *ft)
+/* src's plane pl *= the twiddle's (same layout): the evolution of the
+ * spectrum, done plane by plane just before the plane's FFT reads it, so
+ * that the multiplication costs no pass of its own over memory. */
+static void evolve_plane(const ft_t *ft, const ft_layout_t *l, ft_cplx *src, int pl)
 {
-    /* After iteration t, u0 holds the spectrum times exp(ap * t * k^2). */
-    for (size_t i = 0; i < ft->local_n; i++)
-        ft->u0[i] *= ft->twiddle[i];
+    for (int row = 0; row < l->nrows; row++) {
+        const ptrdiff_t off = pl * l->plane_stride + row * l->row_stride;
+        ft_cplx *restrict u = src + off;
+        const ft_cplx *restrict t = ft->twiddle + off;
+        for (int x = 0; x < ft->nx; x++)
+            u[x] *= t[x];
+    }
 }
 
-void ft_fft3d(ft_t *ft, ft_phase_t *ph, const ft_cplx *src)
+void ft_fft3d(ft_t *ft, ft_phase_t *ph, ft_cplx *src, int evolve)
 {
     const ft_backend_t *be = ft->opt.backend;
     const int P = ft->nranks, pitch = ft->nx_pad, k = ph->unit_rows;
@@ -231,21 +414,25 @@ void ft_fft3d(ft_t *ft, ft_phase_t *ph, const ft_cplx *src)
     for (int pl = 0; pl < npl; pl++) {
         const int p = ph->src.plane0 + pl;
 
-        /* FFTW's new-array call takes no const input; the plan preserves it. */
-        fftw_execute_dft(ph->plane_fft, (ft_cplx *)src + pl * ph->src.plane_stride, ft->work);
+        if (evolve)
+            evolve_plane(ft, &ph->src, src, pl);
+        fftw_execute_dft(ph->plane_fft, src + pl * ph->src.plane_stride, ft->work);
         /* Next rank first and this rank last, so that peers do not all
          * target the same rank at the same time. */
         for (int d = 1; d <= P; d++) {
             const int r = (ft->rank + d) % P;
             for (int al = 0; al < nal; al += k) {
+                const size_t dst_off = (size_t)(al * ph->dst.plane_stride + p * ph->dst.row_stride);
                 ft_cplx *out = ft->sendbuf + (((size_t)r * npl + pl) * nal + al) * pitch;
 
+                /* This rank's own rows go straight to their place in the
+                 * target: no message, no copy (ph->local_direct). */
+                if (r == ft->rank && ph->local_direct)
+                    out = ph->target + dst_off;
                 fftw_execute_dft(ph->row_fft, ft->work + (size_t)(r * nal + al) * pitch, out);
-                if (overlap) {
+                if (overlap && !(r == ft->rank && ph->local_direct)) {
                     t0 = MPI_Wtime();
-                    be->send_unit(ft, ph, r, out,
-                                  (size_t)(al * ph->dst.plane_stride + p * ph->dst.row_stride),
-                                  (size_t)k * pitch);
+                    be->send_unit(ft, ph, r, out, dst_off, (size_t)k * pitch);
                     ft->comm_time += MPI_Wtime() - t0;
                 }
             }

@@ -2,7 +2,8 @@
  * ft_main.c -- NAS FT driver: options, the timed run, verification against
  * the NPB reference checksums, and the report (text and JSON).
  *
- *   ft --class A --alg slabs-weft [--pad N] [--fftw estimate|measure] [--json FILE]
+ *   ft --class A --alg slabs-weft [--pad N] [--fftw wisdom|estimate|measure|patient]
+ *      [--json FILE]
  *
  * Exit status: 0 verified, 1 not verified or a runtime failure, 2 bad usage.
  */
@@ -44,7 +45,8 @@ void ft_die(const ft_t *ft, const char *fmt, ...)
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: ft [--class S|W|A|B|C] [--alg NAME] [--pad N] [--fftw estimate|measure]\n"
+            "usage: ft [--class S|W|A|B|C] [--alg NAME] [--pad N]\n"
+            "          [--fftw wisdom|estimate|measure|patient]\n"
             "          [--json FILE]\n"
             "  --class   NPB problem class (default S)\n"
             "  --alg     transposition algorithm (default exchange-mpi):");
@@ -53,7 +55,10 @@ static void usage(FILE *out)
     fprintf(out,
             "\n  --pad     extra elements per row, to break the power-of-two stride of the\n"
             "            strided FFTs (default 0)\n"
-            "  --fftw    FFTW planning effort (default estimate)\n"
+            "  --fftw    FFTW planning (default wisdom: measured once per machine and shape,\n"
+            "            saved under $WEFT_FFTW_WISDOM, else $XDG_CACHE_HOME/weft or\n"
+            "            ~/.cache/weft, and imported by later runs; estimate, measure and\n"
+            "            patient plan on every run and save nothing)\n"
             "  --json    also write the report as JSON to FILE\n");
 }
 
@@ -63,7 +68,7 @@ static int parse_args(int argc, char **argv, ft_options_t *opt, char *err, size_
 {
     *opt = (ft_options_t){.cls = ft_class_find("S"), .alg = "exchange-mpi",
                           .backend = &ft_backend_mpi, .grain = FT_GRAIN_EXCHANGE,
-                          .fftw_flags = FFTW_ESTIMATE};
+                          .fftw = FT_FFTW_WISDOM};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -102,14 +107,17 @@ static int parse_args(int argc, char **argv, ft_options_t *opt, char *err, size_
             }
             opt->pad = (int)pad;
         } else if (strcmp(a, "--fftw") == 0) {
-            if (strcmp(v, "estimate") == 0)
-                opt->fftw_flags = FFTW_ESTIMATE;
-            else if (strcmp(v, "measure") == 0)
-                opt->fftw_flags = FFTW_MEASURE;
-            else {
-                snprintf(err, errlen, "--fftw must be 'estimate' or 'measure', not '%s'", v);
+            const ft_fftw_mode_t modes[] = {FT_FFTW_WISDOM, FT_FFTW_ESTIMATE, FT_FFTW_MEASURE,
+                                            FT_FFTW_PATIENT};
+            size_t k = 0;
+            while (k < 4 && strcmp(ft_fftw_mode_name(modes[k]), v) != 0)
+                k++;
+            if (k == 4) {
+                snprintf(err, errlen,
+                         "--fftw must be 'wisdom', 'estimate', 'measure' or 'patient', not '%s'", v);
                 return -1;
             }
+            opt->fftw = modes[k];
         } else if (strcmp(a, "--json") == 0) {
             opt->json = v;
         } else {
@@ -150,8 +158,8 @@ static void run(ft_t *ft, ft_result_t *res)
 
     /* Untimed pass that touches every array, plan and message path once. */
     ft_initial_conditions(ft);
-    ft_fft3d(ft, &ft->fwd, ft->u2);
-    ft_fft3d(ft, &ft->inv, ft->u0);
+    ft_fft3d(ft, &ft->fwd, ft->u2, 0);
+    ft_fft3d(ft, &ft->inv, ft->u0, 0);
     /* Also what lets the weft backend put into arrays that peers were
      * still transforming during the warm-up. */
     MPI_Barrier(ft->comm);
@@ -160,10 +168,10 @@ static void run(ft_t *ft, ft_result_t *res)
     const double t0 = MPI_Wtime();
     ft_compute_twiddle(ft);
     ft_initial_conditions(ft);
-    ft_fft3d(ft, &ft->fwd, ft->u2);
+    ft_fft3d(ft, &ft->fwd, ft->u2, 0);
     for (int t = 0; t < c->niter; t++) {
-        ft_evolve(ft);
-        ft_fft3d(ft, &ft->inv, ft->u0);
+        /* u0 *= twiddle, then the inverse FFT of u0. */
+        ft_fft3d(ft, &ft->inv, ft->u0, 1);
         res->sums[t] = ft_checksum(ft);
     }
     const double mine = MPI_Wtime() - t0;
@@ -189,6 +197,53 @@ static long long total_msgs(const ft_t *ft)
     return ft->fwd.msgs + ft->opt.cls->niter * ft->inv.msgs;
 }
 
+static const char *effort_name(unsigned effort)
+{
+    return effort == FFTW_ESTIMATE ? "estimate" : effort == FFTW_PATIENT ? "patient" : "measure";
+}
+
+/* How the plans were made and what that cost: never part of the timed run. */
+static void report_planning(const ft_t *ft)
+{
+    const ft_planning_t *w = &ft->wisdom;
+
+    printf(" FFTW planning      = %s (%s), %.3f s, not timed\n", ft_fftw_mode_name(ft->opt.fftw),
+           effort_name(w->effort), w->seconds);
+    if (ft->opt.fftw != FT_FFTW_WISDOM)
+        return;
+    if (w->imported)
+        printf(" FFTW wisdom        = imported from %s\n", w->path);
+    else if (w->saved)
+        printf(" FFTW wisdom        = measured in this run and saved to %s\n", w->path);
+    else
+        printf(" FFTW wisdom        = measured, not saved\n");
+    if (w->candidates > 1) {
+        printf(" FFTW candidates    = %d measured plan sets; forward + inverse FFT", w->candidates);
+        for (int c = 0; c < w->candidates; c++)
+            printf(" %.4f", w->candidate_s[c]);
+        printf(" s; kept set %d\n", w->chosen + 1);
+    }
+}
+
+/* s as a JSON string (null for NULL); paths may hold quotes or backslashes. */
+static void json_string(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 static void report_text(const ft_t *ft, const ft_result_t *r)
 {
     const ft_class_t *c = ft->opt.cls;
@@ -200,6 +255,7 @@ static void report_text(const ft_t *ft, const ft_result_t *r)
     printf(" Ranks              = %d\n", ft->nranks);
     printf(" Algorithm          = %s\n", ft->opt.alg);
     printf(" Padding            = %d\n", ft->opt.pad);
+    report_planning(ft);
     for (int t = 0; t < c->niter; t++)
         printf(" T = %2d   Checksum = %22.12e %22.12e\n", t + 1, creal(r->sums[t]),
                cimag(r->sums[t]));
@@ -227,8 +283,19 @@ static int report_json(const ft_t *ft, const ft_result_t *r, const char *path)
             c->niter);
     fprintf(f, "  \"nranks\": %d,\n  \"algorithm\": \"%s\",\n  \"pad\": %d,\n", ft->nranks,
             ft->opt.alg, ft->opt.pad);
-    fprintf(f, "  \"fftw\": \"%s\",\n",
-            ft->opt.fftw_flags == FFTW_MEASURE ? "measure" : "estimate");
+    const ft_planning_t *w = &ft->wisdom;
+    fprintf(f, "  \"fftw\": \"%s\",\n  \"fftw_effort\": \"%s\",\n  \"fftw_version\": \"%s\",\n",
+            ft_fftw_mode_name(ft->opt.fftw), effort_name(w->effort), fftw_version);
+    fprintf(f, "  \"plan_time_s\": %.9g,\n", w->seconds);
+    if (ft->opt.fftw == FT_FFTW_WISDOM) {
+        fprintf(f, "  \"wisdom\": {\"path\": ");
+        json_string(f, w->path[0] ? w->path : NULL);
+        fprintf(f, ", \"imported\": %s, \"saved\": %s, \"candidates_s\": [",
+                w->imported ? "true" : "false", w->saved ? "true" : "false");
+        for (int c = 0; c < w->candidates; c++)
+            fprintf(f, "%s%.9g", c ? ", " : "", w->candidate_s[c]);
+        fprintf(f, "], \"chosen\": %d},\n", w->candidates ? w->chosen : 0);
+    }
     fprintf(f, "  \"time_s\": %.9g,\n  \"mflops\": %.6g,\n", r->time, mflops(c, r->time));
     fprintf(f, "  \"comm_time_s\": {\"max\": %.9g, \"mean\": %.9g},\n", r->comm_max,
             r->comm_mean);

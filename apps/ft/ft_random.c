@@ -33,10 +33,25 @@ double ft_randlc(double *x, double a)
     return R46 * *x;
 }
 
+/*
+ * The same stream in integers, for the initial conditions of every run
+ * (they are in the timed part, as in NPB).  Seed and multiplier are exact
+ * integers below 2^46 and 2^46 divides 2^64, so the low 46 bits of the
+ * wrapped 64-bit product are a * x mod 2^46 exactly: the values are the
+ * double-precision recurrence's, bit for bit, at one multiply each instead
+ * of a chain of a dozen dependent floating-point operations.
+ */
 void ft_vranlc(size_t n, double *x, double a, double *y)
 {
-    for (size_t i = 0; i < n; i++)
-        y[i] = ft_randlc(x, a);
+    const unsigned long long mask = (1ULL << 46) - 1;
+    const unsigned long long ia = (unsigned long long)a;
+    unsigned long long ix = (unsigned long long)*x;
+
+    for (size_t i = 0; i < n; i++) {
+        ix = (ia * ix) & mask;
+        y[i] = R46 * (double)ix;
+    }
+    *x = (double)ix;
 }
 
 double ft_ipow46(double a, long long e)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
+from rich.console import Console, Group
 
 from conftest import REAL_BUILD_DIR, real_program
 from weft import cli
@@ -31,21 +31,25 @@ sys.exit(subprocess.run(args, env=env).returncode)
 
 # A stand-in for apps/ft/ft: the report of its --alg, in its --json file;
 # pencils take longer to communicate, slabs-mpi is not verified (its report
-# says so, and it exits 1) and slabs-weft fails without a report.
+# says so, and it exits 1) and slabs-weft fails without a report; estimated
+# plans take 3 times as long, measured ones 1.2 times.
 FAKE_FT = """
-import json, sys
+import json, os, sys
 args = sys.argv[1:]
 value = lambda name: args[args.index(name) + 1]
 alg = value("--alg")
 if alg == "slabs-weft":
     sys.exit("ft: rank 1: weft_put_nbi: WEFT_ERR_TRANSPORT")
 comm = 0.5 if alg.startswith("pencils") else 0.1
+factor = {"estimate": 3.0, "measure": 1.2}.get(value("--fftw"), 1.0)
 doc = {"benchmark": "ft", "class": value("--class"), "nranks": 2, "algorithm": alg,
-       "time_s": 2.0 if alg == "exchange-mpi" else 1.0 + comm, "mflops": 1000.0,
+       "time_s": factor * (2.0 if alg == "exchange-mpi" else 1.0 + comm), "mflops": 1000.0,
+       "fftw": value("--fftw"), "plan_time_s": 5.0 if value("--fftw") == "measure" else 0.01,
        "comm_time_s": {"max": comm, "mean": comm}, "compute_time_s": 1.0,
        "messages": {"forward": {"count": 2, "bytes": 4096}, "inverse": {"count": 2, "bytes": 4096},
                     "total_per_rank": 14},
-       "verified": alg != "slabs-mpi", "args": args}
+       "verified": alg != "slabs-mpi", "args": args,
+       "env": {k: os.environ.get(k) for k in ("WEFT_PROGRESS_THREAD", "WEFT_SHM", "UCX_TLS")}}
 with open(value("--json"), "w") as out:
     json.dump(doc, out)
 sys.exit(0 if doc["verified"] else 1)
@@ -148,7 +152,7 @@ def test_bench_ft_end_to_end_keeps_results_of_a_failed_algorithm(
     assert [r["algorithm"] for r in document["runs"]] == list(bench_ft.ALGORITHMS)
     exchange = document["runs"][0]
     assert exchange["args"][:4] == ["--class", "W", "--alg", "exchange-mpi"]
-    assert exchange["args"][-4:] == ["--pad", "2", "--fftw", "estimate"]
+    assert exchange["args"][-4:] == ["--pad", "2", "--fftw", "wisdom"]
     failed = next(r for r in document["runs"] if r["algorithm"] == "slabs-weft")
     assert "WEFT_ERR_TRANSPORT" in failed["error"]
     not_verified = next(r for r in document["runs"] if r["algorithm"] == "slabs-mpi")
@@ -191,10 +195,95 @@ def test_embedded_checksums_are_the_published_ones() -> None:
         assert embedded[name] == cls["ref"], name
 
 
+def test_bench_ft_compare_runs_labelled_plannings_and_reports_the_goals(
+    fake_ft: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # slabs-mpi (not verified) and slabs-weft (fails) are among the runs.
+    assert cli.main(["bench", "ft", "--compare", "--class", "B", "--trials", "2"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    document = results.load(fake_ft / "ft-latest.json")
+    runs = {r["label"]: r for r in document["runs"]}
+    assert list(runs) == list(bench_ft.COMPARE)
+    assert runs["exchange-mpi@estimate"]["args"][-2:] == ["--fftw", "estimate"]
+    assert runs["exchange-mpi@measure"]["args"][-2:] == ["--fftw", "measure"]
+    assert runs["exchange-weft"]["args"][-2:] == ["--fftw", "wisdom"]
+    assert runs["exchange-mpi@estimate"]["plan_times_s"] == [0.01, 0.01]
+    summary = document["summary"]
+    assert summary["default_best"] == "exchange-weft"                      # 1.1 s
+    assert summary["vs_estimate_exchange"]["ratio"] == pytest.approx(1.1 / 6.0)
+    assert summary["vs_estimate_exchange"]["paired"] == pytest.approx(1.1 / 6.0)
+    assert summary["vs_measure"]["other"] == "exchange-mpi@measure"        # slabs-weft@measure failed
+    assert summary["vs_measure"]["ratio"] == pytest.approx(1.1 / 2.4)
+    assert summary["onesided_vs_twosided"]["ratio"] == pytest.approx(2.0 / 1.1)
+    assert summary["plan_time_s"] == {"max": 5.0, "min": 0.01}
+    assert len(document["load_average"]) == 3
+    assert "goal ≤ 0.67: met" in out and "goal ≤ 1.00: met" in out and "goal ≥ 1.00: met" in out
+    assert "@estimate" in out and "@measure" in out
+
+
+def test_summary_goals_not_met_and_paired_ratios() -> None:
+    def timed(label: str, times: list[float]) -> dict[str, Any]:
+        alg = label.partition("@")[0]
+        return {**run(alg, min(times), 0.1), "label": label, "trial_times_s": times}
+
+    runs = [timed("exchange-mpi", [1.0, 0.8]), timed("slabs-weft", [1.1, 0.9]),
+            timed("exchange-mpi@estimate", [1.2, 1.6]), timed("exchange-mpi@measure", [0.9, 0.7])]
+    summary = bench_ft.summarize(runs)
+    assert summary["default_best"] == "exchange-mpi"
+    assert summary["vs_estimate_exchange"]["ratio"] == pytest.approx(0.8 / 1.2)
+    # Per trial: 1.0/1.2 and 0.8/1.6.
+    assert summary["vs_estimate_exchange"]["paired"] == pytest.approx((1.0 / 1.2 + 0.5) / 2)
+    assert summary["vs_measure"]["ratio"] == pytest.approx(0.8 / 0.7)
+    assert summary["onesided_vs_twosided"]["ratio"] == pytest.approx(0.8 / 0.9)
+    document = {"runs": runs, "fftw": "wisdom", "metadata": {"ranks": 2}}
+    text = " ".join(render(Group(*bench_ft.summary_lines(document)), width=200).split())
+    assert "goal ≤ 1.00: not met" in text and "goal ≥ 1.00: not met" in text
+    assert bench_ft.summarize([{"algorithm": "exchange-mpi", "error": "x"}]) == {"default_best": None}
+
+
+def test_table_with_planning_labels_fits_80_columns(document: dict[str, Any]) -> None:
+    document["runs"].append({**run("exchange-mpi", 3.0, 0.2), "label": "exchange-mpi@estimate"})
+    document["runs"].append({**run("pencils-weft", 3.0, 0.2), "label": "pencils-weft@measure+tcp+thread"})
+    text = render(bench_ft.run_table(document))
+    assert "exchange-mpi" in text and "@estimate" in text and "…" not in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_bench_ft_modifiers_set_every_rank_environment(fake_ft: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    algs = "pencils-weft,pencils-weft+thread,pencils-weft@measure+tcp+thread"
+    assert cli.main(["bench", "ft", "--algs", algs, "--json-only"]) == 0
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert [r["label"] for r in runs] == algs.split(",")
+    assert runs[0]["env"] == {"WEFT_PROGRESS_THREAD": None, "WEFT_SHM": None, "UCX_TLS": None}
+    assert runs[1]["env"]["WEFT_PROGRESS_THREAD"] == "1"
+    assert runs[2]["env"] == {"WEFT_PROGRESS_THREAD": "1", "WEFT_SHM": "0", "UCX_TLS": "tcp,self"}
+    assert runs[2]["args"][-2:] == ["--fftw", "measure"]
+
+
+def test_overlap_preset_names_known_algorithms() -> None:
+    assert bench_ft.algorithm_list(",".join(bench_ft.OVERLAP)) == list(bench_ft.OVERLAP)
+    assert bench_ft.algorithm_list(",".join(bench_ft.COMPARE)) == list(bench_ft.COMPARE)
+
+
+@pytest.mark.parametrize(("algs", "message"), [
+    ("slabs-weft+turbo", "unknown modifier in slabs-weft+turbo"),
+    ("exchange-mpi@exhaustive", "unknown FFTW planning in exchange-mpi@exhaustive"),
+    ("tiles-mpi@measure", "unknown algorithm tiles-mpi@measure"),
+    ("slabs-weft,slabs-weft", "named twice"),
+])
+def test_bad_planning_label_is_a_usage_error(capsys: pytest.CaptureFixture[str], algs: str, message: str) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["bench", "ft", "--algs", algs])
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
 @pytest.mark.skipif(real_program("ft") is None, reason="no $WEFT_BUILD_DIR/libexec/weft/ft (build weft with `make`)")
 def test_real_ft_class_s(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("WEFT_BUILD_DIR", str(REAL_BUILD_DIR))
     monkeypatch.setenv("WEFT_RESULTS_DIR", str(tmp_path))
+    # The real ft keeps FFTW wisdom: in the test's directory, not the user's cache.
+    monkeypatch.setenv("WEFT_FFTW_WISDOM", str(tmp_path / "wisdom"))
     algs = "exchange-mpi,slabs-weft,pencils-mpi"
     assert cli.main(["bench", "ft", "--class", "S", "--np", "2", "--algs", algs, "--json-only"]) == 0
     document = json.loads(capsys.readouterr().out)
@@ -202,3 +291,5 @@ def test_real_ft_class_s(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys
     assert all(r["verified"] and r["nranks"] == 2 for r in document["runs"])
     slabs = document["runs"][1]["messages"]["forward"]
     assert slabs == {"count": 64, "bytes": 32 * 64 * 16}   # nz slabs of ny/2 rows
+    assert document["runs"][0]["fftw"] == "wisdom"
+    assert len(list((tmp_path / "wisdom").glob("ft-*.wisdom"))) == 2   # slabs and pencils layouts
