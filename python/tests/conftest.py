@@ -144,3 +144,14 @@ def write_program() -> Callable[[Path, str], Path]:
         return path
 
     return write
+
+
+def assert_counted_per_cycle(document: dict, point: str, iters: int) -> None:
+    """A breakdown pass runs its planned cycles of `iters` operations, and
+    on, up to 4x, while too few chunks were calm (a loaded machine): the
+    point counted each operation of every cycle it ran, whatever the load."""
+    count = document["points"][point]["count"]
+    cycles = sum(document["injection"]["cycles_rounds"])
+    assert iters <= count <= 4 * iters and cycles > 0
+    per_cycle = count / cycles
+    assert per_cycle == int(per_cycle) and iters % int(per_cycle) == 0, (point, count, cycles)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REAL_BUILD_DIR, breakdown_document, real_program
+from conftest import REAL_BUILD_DIR, assert_counted_per_cycle, breakdown_document, real_program
 from weft import WeftError
 from weft.bench import profcost as bench_profcost
 from weft.bench import breakdown as breakdown_run
@@ -179,14 +179,3 @@ def test_profcost_fields_take_the_pair_ratios() -> None:
 def test_profcost_fields_reject_bad_output(data: dict) -> None:
     with pytest.raises(WeftError):
         bench_profcost.fields_of(data, "direct", 1000)
-
-
-def assert_counted_per_cycle(document: dict, point: str, iters: int) -> None:
-    """A breakdown pass runs its planned cycles of `iters` operations, and
-    on, up to 4x, while too few chunks were calm (a loaded machine): the
-    point counted each operation of every cycle it ran, whatever the load."""
-    count = document["points"][point]["count"]
-    cycles = sum(document["injection"]["cycles_rounds"])
-    assert iters <= count <= 4 * iters and cycles > 0
-    per_cycle = count / cycles
-    assert per_cycle == int(per_cycle) and iters % int(per_cycle) == 0, (point, count, cycles)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REAL_BUILD_DIR, breakdown_document, real_program
+from conftest import REAL_BUILD_DIR, assert_counted_per_cycle, breakdown_document, real_program
 from weft import WeftError, cli
 from weft.bench import breakdown as breakdown_run
 from weft.models import breakdown_direct, breakdown_measured, breakdown_model, whatif
@@ -191,14 +191,3 @@ def test_measure_direct_tiny(monkeypatch: pytest.MonkeyPatch) -> None:
         assert len(round_errors(document, kind)) == 1
     model = breakdown_measured.from_measurement(document)
     assert model.model("latency").total > 0
-
-
-def assert_counted_per_cycle(document: dict, point: str, iters: int) -> None:
-    """A breakdown pass runs its planned cycles of `iters` operations, and
-    on, up to 4x, while too few chunks were calm (a loaded machine): the
-    point counted each operation of every cycle it ran, whatever the load."""
-    count = document["points"][point]["count"]
-    cycles = sum(document["injection"]["cycles_rounds"])
-    assert iters <= count <= 4 * iters and cycles > 0
-    per_cycle = count / cycles
-    assert per_cycle == int(per_cycle) and iters % int(per_cycle) == 0, (point, count, cycles)
