@@ -27,11 +27,14 @@
  * observed figure is the median), for the same reason, and each round's
  * model.
  */
+#include "ablate.h"
 #include "common.h"
 #include "prof/prof.h"
+#include "selfcheck.h"
 #include <weft.h>
 #include <weft_ucx.h>
 
+#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +49,11 @@ static weft_ctx_t ctx;
 static volatile int got;           /* set by the AM handlers */
 static uint64_t done_count;        /* injection passes finished, told to rank 1 */
 static struct bench_calm sched;    /* the ranks' waits for a core (rank 0 reads them) */
+/* weft's UCX connection to the peer, for the loops without weft */
+static ucp_worker_h ucx_worker;
+static ucp_ep_h ucx_peer, ucx_self;
+static ucp_rkey_h ucx_rkey;
+static uint64_t ucx_raddr;
 
 static void die(const char *what, weft_status_t st)
 {
@@ -151,7 +159,8 @@ static long chunk_of(long n, long q)
  * statistic for the observed time and every component. */
 enum {
     I_OBSERVED, I_MISC, I_HLP_POST, I_LLP_POST, I_LLP_PROG, I_TX_PROG, I_BUSY, I_HLP_TAIL,
-    I_HLP_PROG, I_POST_CALL, I_PROG_CALL, I_TIMER, I_TWICE, I_KINDS
+    I_HLP_PROG, I_POST_CALL, I_PROG_CALL, I_TIMER, I_TWICE, I_UCX, I_UCX_PROG, I_WEFT_PROG,
+    I_KINDS
 };
 _Static_assert(I_KINDS <= BENCH_MAX_KINDS, "struct bench_injection holds every kind");
 
@@ -165,7 +174,16 @@ _Static_assert(I_KINDS <= BENCH_MAX_KINDS, "struct bench_injection holds every k
 static const char *const kind_name[I_KINDS] = {
     "observed", "misc", "HLP_post", "LLP_post", "LLP_prog", "HLP_tx_prog", "busy_post",
     "HLP_post_tail", "HLP_prog", "weft_put_nbi", "weft_progress", "timer", "weft_put_nbi_twice",
+    "ucx", "ucx_progress", "weft_progress_only",
 };
+
+/* The differential method's loops (docs/breakdown.md, "Differential
+ * measurement"), none timed inside: I_UCX is the loop with weft's layer
+ * replaced by the UCX calls weft makes (ucp_put_nbx with a completion
+ * callback, ucp_worker_progress every q, weft's back-pressure at 4096 in
+ * flight); I_UCX_PROG the Misc loop with ucp_worker_progress in place of
+ * the empty progress call, I_WEFT_PROG with weft_progress.  With I_MISC
+ * and I_OBSERVED they telescope: misc, + LLP_prog, + LLP_post, + weft. */
 
 /* Points a kind selects in the library; LLP_prog's region also times the
  * calls that found nothing (LLP_poll). */
@@ -205,6 +223,33 @@ static double kind_total(int kind, double *count)
     return sum;
 }
 
+static long raw_inflight;
+
+static void raw_put_done(void *request, ucs_status_t status, void *user_data)
+{
+    (void)status, (void)user_data;
+    raw_inflight--;
+    ucp_request_free(request);
+}
+
+/* The put weft_put_nbi makes, called directly. */
+static void raw_put(const uint64_t *src, long k)
+{
+    static const ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK, .cb.send = raw_put_done};
+    ucs_status_ptr_t r;
+
+    while (raw_inflight >= 4096)
+        ucp_worker_progress(ucx_worker);
+    r = ucp_put_nbx(ucx_peer, src, 8, ucx_raddr + (uint64_t)(k & 63) * 8, ucx_rkey, &prm);
+    if (UCS_PTR_IS_ERR(r)) {
+        fprintf(stderr, "weft_bench_breakdown: ucp_put_nbx: %s\n", ucs_status_string(UCS_PTR_STATUS(r)));
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (r != NULL)
+        raw_inflight++;
+}
+
 /* One chunk of m puts (a multiple of q) of `kind`, a progress every q:
  * the chunk's value per put, in ns, *ns its time per put, and *regions
  * the timed regions per put (each with the library's overhead taken
@@ -230,8 +275,12 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
     t0 = bench_now();
     for (long b = 0; b < m / q; b++) {
         for (long i = 0; i < q; i++, k++) {
-            if (kind == I_MISC) {
+            if (kind == I_MISC || kind == I_UCX_PROG || kind == I_WEFT_PROG) {
                 OK(bench_nop_post(ep, 1, seg, (size_t)(k & 63) * 8, &src, 8));
+                continue;
+            }
+            if (kind == I_UCX) {
+                raw_put(&src, k);
                 continue;
             }
             if (kind == I_POST_CALL)
@@ -244,6 +293,10 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
         }
         if (kind == I_MISC) {
             OK(bench_nop_progress(ep, NULL));
+            continue;
+        }
+        if (kind == I_UCX || kind == I_UCX_PROG) {
+            ucp_worker_progress(ucx_worker);
             continue;
         }
         if (kind == I_PROG_CALL)
@@ -259,7 +312,7 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
         die("weft__prof_select", WEFT_ERR_UNSUPPORTED);
     *next = k;
     *ns = t0;
-    if (kind == I_OBSERVED || kind == I_MISC || kind == I_TWICE)
+    if (kind == I_OBSERVED || kind == I_MISC || kind == I_TWICE || kind >= I_UCX)
         return t0;
     if (kind == I_POST_CALL || kind == I_PROG_CALL) {
         *regions = (double)calls / (double)m;
@@ -268,6 +321,58 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
     before = kind_total(kind, &count1) - before;
     *regions = (count1 - count0) / (double)m;
     return before / (double)m;
+}
+
+/* The injection's components by the differential method, each a
+ * combination of the loops' times per put in one cycle (ablate_combo):
+ *   misc        = I_MISC                        the loop with empty calls
+ *   LLP_prog    = I_UCX_PROG - I_MISC           UCX's progress, per put
+ *   HLP_tx_prog = I_WEFT_PROG - I_UCX_PROG      weft_progress's own code
+ *   LLP_post    = I_UCX - I_UCX_PROG            the UCX put
+ *   HLP_post    = I_OBSERVED - I_UCX - (I_WEFT_PROG - I_UCX_PROG)
+ *                 weft's put around the UCX call, its back-pressure and
+ *                 window flushes (busy_post) and its completion callbacks
+ * They add up to I_OBSERVED in every cycle. */
+enum { DI_HLP_POST, DI_LLP_POST, DI_HLP_TX_PROG, DI_LLP_PROG, DI_MISC, DI_N };
+static const char *const di_name[DI_N] = {"HLP_post", "LLP_post", "HLP_tx_prog", "LLP_prog", "misc"};
+static const struct { int kind[4]; double w[4]; } di_combo[DI_N] = {
+    [DI_HLP_POST] = {{I_OBSERVED, I_UCX, I_WEFT_PROG, I_UCX_PROG}, {1, -1, -1, 1}},
+    [DI_LLP_POST] = {{I_UCX, I_UCX_PROG, I_UCX_PROG, I_UCX_PROG}, {1, -1, 0, 0}},
+    [DI_HLP_TX_PROG] = {{I_WEFT_PROG, I_UCX_PROG, I_UCX_PROG, I_UCX_PROG}, {1, -1, 0, 0}},
+    [DI_LLP_PROG] = {{I_UCX_PROG, I_MISC, I_MISC, I_MISC}, {1, -1, 0, 0}},
+    [DI_MISC] = {{I_MISC, I_MISC, I_MISC, I_MISC}, {1, 0, 0, 0}},
+};
+/* The differential components of the last full injection pass. */
+static struct ablate_est inj_diff[DI_N];
+/* ... and over rounds: each component and its half-width */
+struct diff_rounds {
+    struct bench_series ns[DI_N > 3 ? DI_N : 3], res[DI_N > 3 ? DI_N : 3];
+};
+static struct diff_rounds inj_dr, lat_dr;
+
+/* inj_diff from the chunks' values per put val[kind][c]: the cycles kept
+ * whose chunks of every loop involved were calm, or the cycles kept when
+ * fewer than ABLATE_MIN_PAIRS were. */
+static void inj_differential(double (*val)[MAX_SAMPLES], const char *keep,
+                             char (*calm)[MAX_SAMPLES], long chunks)
+{
+    static char use[MAX_SAMPLES];
+    static const int loops[] = {I_OBSERVED, I_MISC, I_UCX, I_UCX_PROG, I_WEFT_PROG};
+    long n = 0;
+
+    for (long c = 0; c < chunks; c++) {
+        use[c] = keep[c];
+        for (size_t i = 0; i < sizeof(loops) / sizeof(loops[0]); i++)
+            use[c] &= calm[loops[i]][c];
+        n += use[c];
+    }
+    for (int d = 0; d < DI_N; d++) {
+        const double *v[4];
+
+        for (int i = 0; i < 4; i++)
+            v[i] = val[di_combo[d].kind[i]];
+        ablate_combo(v, di_combo[d].w, 4, n >= ABLATE_MIN_PAIRS ? use : keep, chunks, &inj_diff[d]);
+    }
 }
 
 /* A cycle is one chunk of every kind, about a millisecond of the loop.
@@ -335,6 +440,8 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
                 ncalm += calm[kind][c];
             }
         OK(weft_flush(ep));
+        while (raw_inflight > 0)
+            ucp_worker_progress(ucx_worker);
         *cycles = (double)c;
         chunks = c;
         nkept = chunks;
@@ -344,6 +451,8 @@ static void inject(weft_ep_t ep, weft_seg_t seg, long n, long q, int first, int 
                                      keep);
         *kept = (double)nkept / (double)chunks;
         *calm_share = (double)ncalm / (double)(chunks * (last - first));
+        if (first == I_OBSERVED && last == I_KINDS)
+            inj_differential(val, keep, calm, chunks);
         for (int kind = first; kind < last; kind++) {
             fig[kind] = bench_median_calm(val[kind], keep, calm[kind], chunks);
             chunk_ns[kind] = bench_median_calm(tim[kind], keep, calm[kind], chunks);
@@ -366,6 +475,10 @@ static void injection_round(weft_ep_t ep, weft_seg_t seg, const struct bench_bre
     inject(ep, seg, o->iters, o->batch, I_OBSERVED, I_KINDS, fig, chunk_ns, regions, &kept, &calm,
            &cycles);
     bench_injection_push(r, I_KINDS, fig, chunk_ns, regions, kept, calm, cycles);
+    for (int d = 0; d < DI_N; d++) {
+        bench_series_push(&inj_dr.ns[d], inj_diff[d].ns);
+        bench_series_push(&inj_dr.res[d], inj_diff[d].res);
+    }
 }
 
 /* The library's timer overhead in ns (what it took off every sample). */
@@ -548,7 +661,7 @@ static double raw_pingpong_once(ucp_worker_h w, ucp_ep_h peer, int what)
  * slower first round trip after the calibration. */
 enum {
     L_OBSERVED, L_RAW, L_TIMER, L_HLP_POST, L_HLP_TAIL, L_LLP_POST, L_RX_PROG, L_LLP_PROG,
-    L_RAW_POST, L_RAW_PROG, L_KINDS
+    L_RAW_POST, L_RAW_PROG, L_SELF, L_KINDS
 };
 #define LAT_BLOCK 16
 
@@ -566,11 +679,40 @@ static const uint32_t lat_mask[L_KINDS] = {
 /* n round trips of each kind, interleaved by blocks; obs and raw get rank
  * 0's median one-way times of weft and of the probe, lat_timer_ns this
  * rank's timer overhead (the median of its L_TIMER blocks). */
+/* The latency's components by the differential method, from the medians
+ * of blocks of round trips side by side (block b of every kind; rank 0's):
+ *   HLP      = weft's ping-pong - the probe's    weft's code on both sides
+ *   transfer = the probe - the self loop         the path between the ranks
+ *   LLP      = the self loop                     UCX's post and delivery
+ * where the self loop is the probe's message sent to this rank's own
+ * worker (UCX's self transport: a post and a progress call that delivers
+ * it, no path between processes).  They add up to the observed latency. */
+enum { DL_HLP, DL_LLP, DL_TRANSFER, DL_N };
+static const char *const dl_name[DL_N] = {"HLP", "LLP", "transfer"};
+static struct ablate_est lat_diff[DL_N];
+static double blk[3][MAX_SAMPLES / LAT_BLOCK + 1];  /* observed, probe, self: block medians */
+
+/* One message from this rank to itself through UCX (the self loop), in
+ * ns; 0 when the self endpoint could not be made. */
+static double self_once(ucp_worker_h w)
+{
+    ucs_status_ptr_t r;
+    double t0 = bench_now();
+
+    if (ucx_self == NULL)
+        return 0;
+    r = raw_post(ucx_self, 0);
+    raw_await(w, 0);
+    raw_complete(w, r);
+    return 1e9 * (bench_now() - t0);
+}
+
 static void latency_pass(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, long n, double *obs,
                          double *raw)
 {
     static double t[3][MAX_SAMPLES];
-    long nt[3] = {0, 0, 0}, blocks = (n + LAT_BLOCK - 1) / LAT_BLOCK;
+    double bs[LAT_BLOCK];
+    long nt[3] = {0, 0, 0}, blocks = (n + LAT_BLOCK - 1) / LAT_BLOCK, nb = 0;
     double ghz, ovh;
 
     OK(weft_prof_timer(&ghz, &ovh));
@@ -584,6 +726,15 @@ static void latency_pass(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, long n, do
                  * ranks: an untimed round trip puts them back in step, or
                  * the next block times the wait */
                 t[2][nt[2]++] = weft__prof_empty_ticks() / ghz;
+                pingpong_once(ep);
+                continue;
+            }
+            if (kind == L_SELF) {
+                /* each rank its own messages; then back in step */
+                for (long i = 0; i < LAT_BLOCK; i++)
+                    bs[i] = self_once(w);
+                if (b < (long)(sizeof(blk[2]) / sizeof(blk[2][0])))
+                    blk[2][b] = ablate_median(bs, LAT_BLOCK);
                 pingpong_once(ep);
                 continue;
             }
@@ -602,10 +753,25 @@ static void latency_pass(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, long n, do
                     if (kind == L_OBSERVED && nt[0] < MAX_SAMPLES)
                         t[0][nt[0]++] = v;
                 }
+                bs[i] = v;
             }
+            if ((kind == L_OBSERVED || kind == L_RAW) &&
+                b < (long)(sizeof(blk[0]) / sizeof(blk[0][0])))
+                blk[kind == L_RAW][b] = ablate_median(bs, LAT_BLOCK);
             if (weft__prof_select(0) != 0)
                 die("weft__prof_select", WEFT_ERR_UNSUPPORTED);
         }
+    nb = blocks < (long)(sizeof(blk[0]) / sizeof(blk[0][0])) ? blocks
+                                                           : (long)(sizeof(blk[0]) / sizeof(blk[0][0]));
+    ablate_paired(blk[0], blk[1], NULL, nb, &lat_diff[DL_HLP]);
+    ablate_paired(blk[1], blk[2], NULL, nb, &lat_diff[DL_TRANSFER]);
+    {
+        static const double zero[sizeof(blk[0]) / sizeof(blk[0][0])];
+
+        ablate_paired(blk[2], zero, NULL, nb, &lat_diff[DL_LLP]);
+    }
+    if (ucx_self == NULL)
+        lat_diff[DL_LLP].res = INFINITY;  /* no self loop: the probe is all transfer */
     memcpy(samples, t[0], sizeof(double) * (size_t)nt[0]);
     *obs = rank == 0 ? median_of(nt[0]) : 0;
     memcpy(samples, t[1], sizeof(double) * (size_t)nt[1]);
@@ -640,6 +806,10 @@ static void latency_round(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer,
     bench_series_push(&r->raw_post, probe_per_sample(&probe_post));
     bench_series_push(&r->raw_prog, probe_per_sample(&probe_prog));
     bench_series_push(&r->timer, lat_timer_ns);
+    for (int d = 0; d < DL_N; d++) {
+        bench_series_push(&lat_dr.ns[d], lat_diff[d].ns);
+        bench_series_push(&lat_dr.res[d], lat_diff[d].res);
+    }
 }
 
 /* The probe's latency in round r not explained by its own calls. */
@@ -790,6 +960,31 @@ static void latency_json(FILE *f, const struct latency *la)
     fprintf(f, "}");
 }
 
+/* One method's section of "differential": round r's components and
+ * half-widths, and each round's sum. */
+static void differential_json(FILE *f, const char *kind, const struct diff_rounds *dr,
+                              const char *const *names, int n, int r, const char *sep)
+{
+    struct bench_series sum = {.n = 0};
+
+    fprintf(f, "    \"%s\": {\"round\": %d, \"components_ns\": {", kind, r);
+    for (int d = 0; d < n; d++)
+        put_series(f, names[d], &dr->ns[d], r, d + 1 < n ? ", " : "}, \"halfwidth_ns\": {");
+    for (int d = 0; d < n; d++)
+        put_series(f, names[d], &dr->res[d], r, d + 1 < n ? ", " : "}, ");
+    for (int k = 0; k < dr->ns[0].n; k++) {
+        double x = 0;
+
+        for (int d = 0; d < n; d++)
+            x += dr->ns[d].v[k];
+        bench_series_push(&sum, x);
+    }
+    bench_put_rounds(f, "model_rounds_ns", &sum);
+    fprintf(f, "}%s", sep);
+}
+
+static struct selfcheck check;
+
 static void write_json(FILE *f, const struct bench_breakdown_opts *o, const char *transport,
                        const struct bench_injection *in, const struct latency *la,
                        const weft_prof_stat_t *points)
@@ -800,8 +995,45 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const char
     bench_breakdown_head(f, nranks, transport, o, "median round", ghz, ovh);
     injection_json(f, o, in);
     latency_json(f, la);
+    fprintf(f, ",\n  \"differential\": {\n");
+    differential_json(f, "injection", &inj_dr, di_name, DI_N, median_round(&in->fig[I_OBSERVED]),
+                      ",\n");
+    differential_json(f, "latency", &lat_dr, dl_name, DL_N, median_round(&la->observed), "\n  },\n  ");
+    selfcheck_json(f, &check, "");
     bench_points_json(f, point_names, points, NPOINTS);
     fprintf(f, "\n}\n");
+}
+
+/* The self loop's endpoint: to this rank's own worker (ucx_self stays
+ * NULL, and the latency's LLP and transfer unsplit, if UCX refuses). */
+static void open_self(ucp_worker_h w)
+{
+    ucp_address_t *addr;
+    size_t len;
+    ucp_ep_params_t p = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS};
+
+    if (ucp_worker_get_address(w, &addr, &len) != UCS_OK)
+        return;
+    p.address = addr;
+    if (ucp_ep_create(w, &p, &ucx_self) != UCS_OK)
+        ucx_self = NULL;
+    ucp_worker_release_address(w, addr);
+}
+
+static void close_self(ucp_worker_h w)
+{
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    ucs_status_ptr_t r;
+
+    if (ucx_self == NULL)
+        return;
+    r = ucp_ep_close_nbx(ucx_self, &p);
+    if (r != NULL && !UCS_PTR_IS_ERR(r)) {
+        while (ucp_request_check_status(r) == UCS_INPROGRESS)
+            ucp_worker_progress(w);
+        ucp_request_free(r);
+    }
+    ucx_self = NULL;
 }
 
 static void usage(void)
@@ -844,12 +1076,21 @@ int main(int argc, char **argv)
     hp.flags = UCP_AM_FLAG_WHOLE_MSG;
     if (ucp_worker_set_am_recv_handler(w, &hp) != UCS_OK)
         die("ucp_worker_set_am_recv_handler", WEFT_ERR_TRANSPORT);
+    ucx_worker = w;
+    ucx_peer = peer;
+    ucx_rkey = rkey;
+    ucx_raddr = raddr;
+    open_self(w);
     OK(weft_barrier(ctx));
     bench_transport_of(ep, 1 - rank, seg, transport, sizeof(transport));
 
     /* calibrate the timer before the passes that time calls themselves */
     OK(weft_prof_select("all"));
     OK(weft_prof_select("0"));
+    /* the self-check on a workload of known cost, rank 1 waiting */
+    if (rank == 0)
+        selfcheck_run(128, 1024, &check);
+    OK(weft_barrier(ctx));
     /* warm-up: connections, keys, caches */
     {
         double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, calm, cycles;
@@ -874,6 +1115,7 @@ int main(int argc, char **argv)
         bench_json_close(f);
     }
     OK(weft_barrier(ctx));
+    close_self(w);
     bench_calm_close(&sched);
     bench_finish("weft_bench_breakdown", ctx, seg);
     return 0;

@@ -34,9 +34,13 @@
  * and blocks of its own, and each round's timed figures subtract that
  * round's calibration in place of the library's.
  */
+#include "ablate.h"
 #include "common.h"
 #include "prof/prof.h"
+#include "selfcheck.h"
+#include "store.h"
 #include <weft.h>
+#include <weft_ucx.h>
 
 #include <mpi.h>
 #include <stdio.h>
@@ -114,14 +118,43 @@ static double total_of(const char *point, double *count)
  * timing of one put (the timer check of docs/breakdown.md). */
 enum {
     I_OBSERVED, I_MISC, I_HLP_POST, I_COPY, I_LLP_PROG, I_PROG_CALL, I_POST_CALL, I_TIMER,
-    I_NOP_CALL, I_TWICE, I_KINDS
+    I_NOP_CALL, I_TWICE, I_STORE, I_UCX_PROG, I_WEFT_PROG, I_KINDS
 };
 _Static_assert(I_KINDS <= BENCH_MAX_KINDS, "struct bench_injection holds every kind");
 
 static const char *const inj_name[I_KINDS] = {
     "observed", "misc", "HLP_post", "direct_copy", "LLP_prog", "weft_progress", "weft_put_nbi",
-    "timer", "bench_nop_post", "weft_put_nbi_twice",
+    "timer", "bench_nop_post", "weft_put_nbi_twice", "store", "ucx_progress", "weft_progress_only",
 };
+
+/* The differential method's loops (docs/breakdown.md, "Differential
+ * measurement"), none timed inside: I_STORE is the Misc loop with the
+ * empty post replaced by a function of the same arguments that stores the
+ * 8 bytes through the peer's mapping (weft_ptr), I_UCX_PROG with
+ * ucp_worker_progress in place of the empty progress call, I_WEFT_PROG
+ * with weft_progress.  The components, each a combination of one cycle's
+ * loops (ablate_combo), add up to I_OBSERVED:
+ *   misc        = I_MISC
+ *   direct_copy = I_STORE - I_MISC
+ *   LLP_prog    = I_UCX_PROG - I_MISC
+ *   HLP_prog    = I_WEFT_PROG - I_UCX_PROG
+ *   HLP_post    = I_OBSERVED - I_WEFT_PROG - I_STORE + I_MISC */
+enum { DI_HLP_POST, DI_COPY, DI_LLP_PROG, DI_HLP_PROG, DI_MISC, DI_N };
+static const char *const di_name[DI_N] = {"HLP_post", "direct_copy", "LLP_prog", "HLP_prog", "misc"};
+static const struct { int kind[4]; double w[4]; } di_combo[DI_N] = {
+    [DI_HLP_POST] = {{I_OBSERVED, I_WEFT_PROG, I_STORE, I_MISC}, {1, -1, -1, 1}},
+    [DI_COPY] = {{I_STORE, I_MISC, I_MISC, I_MISC}, {1, -1, 0, 0}},
+    [DI_LLP_PROG] = {{I_UCX_PROG, I_MISC, I_MISC, I_MISC}, {1, -1, 0, 0}},
+    [DI_HLP_PROG] = {{I_WEFT_PROG, I_UCX_PROG, I_UCX_PROG, I_UCX_PROG}, {1, -1, 0, 0}},
+    [DI_MISC] = {{I_MISC, I_MISC, I_MISC, I_MISC}, {1, 0, 0, 0}},
+};
+static struct ablate_est inj_diff[DI_N];
+static ucp_worker_h ucx_worker;
+/* each differential component and its half-width, round by round */
+struct diff_rounds {
+    struct bench_series ns[DI_N], res[DI_N];
+};
+static struct diff_rounds inj_dr, lat_dr;
 
 /* I_LLP_PROG's region also times the progress calls that found nothing
  * (LLP_poll): on the direct path every call finds nothing. */
@@ -169,7 +202,11 @@ static double inject_chunk(long m, long q, int kind, long *next, double *chunk_n
     t0 = bench_now();
     for (long b = 0; b < m / q; b++) {
         for (long i = 0; i < q; i++, k++) {
-            if (kind == I_MISC || kind == I_NOP_CALL) {
+            if (kind == I_STORE) {
+                bench_store_post(NULL, 1, NULL, (size_t)(k & 63) * 8, &src, 8);
+                continue;
+            }
+            if (kind == I_MISC || kind == I_NOP_CALL || kind == I_UCX_PROG || kind == I_WEFT_PROG) {
                 if (kind == I_NOP_CALL)
                     c = weft__prof_start();
                 bench_nop_post(NULL, 1, NULL, (size_t)(k & 63) * 8, &src, 8);
@@ -185,8 +222,12 @@ static double inject_chunk(long m, long q, int kind, long *next, double *chunk_n
             if (kind == I_POST_CALL)
                 ticks += weft__prof_stop() - c, calls++;
         }
-        if (kind == I_MISC || kind == I_NOP_CALL) {
+        if (kind == I_MISC || kind == I_NOP_CALL || kind == I_STORE) {
             bench_nop_progress(NULL, NULL);
+            continue;
+        }
+        if (kind == I_UCX_PROG) {
+            ucp_worker_progress(ucx_worker);
             continue;
         }
         if (kind == I_PROG_CALL)
@@ -199,7 +240,7 @@ static double inject_chunk(long m, long q, int kind, long *next, double *chunk_n
     select_points(0);
     *next = k;
     *chunk_ns = t0;
-    if (kind == I_OBSERVED || kind == I_MISC || kind == I_TWICE)
+    if (kind == I_OBSERVED || kind == I_MISC || kind == I_TWICE || kind >= I_STORE)
         return t0;
     if (kind == I_POST_CALL || kind == I_PROG_CALL || kind == I_NOP_CALL) {
         *regions = (double)calls / (double)m;
@@ -254,6 +295,28 @@ static void inject(long n, long q, double *fig, double *chunk_ns, double *region
         *kept = (double)bench_keep_speed(val[I_OBSERVED], calm[I_OBSERVED], chunks,
                                          BENCH_SPEED_BAND, keep) / (double)chunks;
         *calm_share = (double)ncalm / (double)(chunks * I_KINDS);
+        {
+            static char use[MAX_CHUNKS];
+            static const int loops[] = {I_OBSERVED, I_MISC, I_STORE, I_UCX_PROG, I_WEFT_PROG};
+            long nuse = 0;
+
+            /* the cycles kept whose loops were all calm (or, with too few
+             * of those, the cycles kept) */
+            for (long i = 0; i < chunks; i++) {
+                use[i] = keep[i];
+                for (size_t l = 0; l < sizeof(loops) / sizeof(loops[0]); l++)
+                    use[i] &= calm[loops[l]][i];
+                nuse += use[i];
+            }
+            for (int d = 0; d < DI_N; d++) {
+                const double *v[4];
+
+                for (int i = 0; i < 4; i++)
+                    v[i] = val[di_combo[d].kind[i]];
+                ablate_combo(v, di_combo[d].w, 4, nuse >= ABLATE_MIN_PAIRS ? use : keep, chunks,
+                             &inj_diff[d]);
+            }
+        }
         for (int kind = 0; kind < I_KINDS; kind++) {
             fig[kind] = bench_median_calm(val[kind], keep, calm[kind], chunks);
             chunk_ns[kind] = bench_median_calm(tim[kind], keep, calm[kind], chunks);
@@ -403,6 +466,17 @@ static void probe_round_trip(int timed)
  * (one clock pair per block, so the clock's cost is spread over 32
  * messages), lat_timer_ns this rank's calibration (the median of its
  * L_TIMER blocks). */
+/* The latency's components by the differential method (rank 0's blocks):
+ *   HLP    = weft's ping-pong - the probe's: weft's code on both sides
+ *            and its wait loop beyond the probe's bare spin
+ *   memory = the probe: the stores, the add, the line between the cores,
+ *            the loads (direct_copy, signal_add, transfer, signal_poll,
+ *            payload_read of the trace points)
+ * They add up to the observed latency. */
+enum { DL_HLP, DL_MEMORY, DL_N };
+static const char *const dl_name[DL_N] = {"HLP", "memory"};
+static struct ablate_est lat_diff[DL_N];
+
 static void latency_pass(long n, double *obs, double *probe)
 {
     static double t[3][MAX_CHUNKS];
@@ -439,6 +513,15 @@ static void latency_pass(long n, double *obs, double *probe)
             if (kind == L_PROBE && nt[1] < MAX_CHUNKS)
                 t[1][nt[1]++] = t0;
         }
+    /* the differential: block b of weft's ping-pong less block b of the
+     * probe's, side by side (before the medians sort them) */
+    {
+        static const double zero[MAX_CHUNKS];
+        long nb = nt[0] < nt[1] ? nt[0] : nt[1];
+
+        ablate_paired(t[0], t[1], NULL, nb, &lat_diff[DL_HLP]);
+        ablate_paired(t[1], zero, NULL, nb, &lat_diff[DL_MEMORY]);
+    }
     *obs = rank == 0 && nt[0] ? bench_median(t[0], (int)nt[0]) : 0;
     *probe = rank == 0 && nt[1] ? bench_median(t[1], (int)nt[1]) : 0;
     lat_timer_ns = bench_median(t[2], (int)nt[2]);
@@ -487,6 +570,10 @@ static void latency_round(const struct bench_breakdown_opts *o, struct latency *
     bench_series_push(&r->observed, obs);
     bench_series_push(&r->probe, probe);
     bench_series_push(&r->timer, lat_timer_ns);
+    for (int d = 0; d < DL_N; d++) {
+        bench_series_push(&lat_dr.ns[d], lat_diff[d].ns);
+        bench_series_push(&lat_dr.res[d], lat_diff[d].res);
+    }
     for (int i = 0; i < F_N; i++)
         bench_series_push(&r->fig[i], fig[i]);
 }
@@ -500,6 +587,10 @@ static void injection_round(const struct bench_breakdown_opts *o, struct bench_i
     OK(weft_prof_reset());
     inject(o->iters, o->batch, fig, chunk_ns, regions, &kept, &calm, &cycles);
     bench_injection_push(r, I_KINDS, fig, chunk_ns, regions, kept, calm, cycles);
+    for (int d = 0; d < DI_N; d++) {
+        bench_series_push(&inj_dr.ns[d], inj_diff[d].ns);
+        bench_series_push(&inj_dr.res[d], inj_diff[d].res);
+    }
 }
 
 /* Every kind's figures, round by round, with the round's calibration
@@ -548,6 +639,32 @@ static void model_rounds(const struct bench_breakdown_opts *o, const struct benc
                                    raw_ops);
     }
 }
+
+/* One method's section of "differential": each component's and
+ * half-width's median over rounds, as every figure of this program, and
+ * each round's sum. */
+static void differential_json(FILE *f, const char *kind, const struct diff_rounds *dr,
+                              const char *const *names, int n, const char *sep)
+{
+    struct bench_series sum = {.n = 0};
+
+    fprintf(f, "    \"%s\": {\"components_ns\": {", kind);
+    for (int d = 0; d < n; d++)
+        bench_put_value(f, names[d], mid(&dr->ns[d]), d + 1 < n ? ", " : "}, \"halfwidth_ns\": {");
+    for (int d = 0; d < n; d++)
+        bench_put_value(f, names[d], mid(&dr->res[d]), d + 1 < n ? ", " : "}, ");
+    for (int k = 0; k < dr->ns[0].n; k++) {
+        double x = 0;
+
+        for (int d = 0; d < n; d++)
+            x += dr->ns[d].v[k];
+        bench_series_push(&sum, x);
+    }
+    bench_put_rounds(f, "model_rounds_ns", &sum);
+    fprintf(f, "}%s", sep);
+}
+
+static struct selfcheck check;
 
 static void write_json(FILE *f, const struct bench_breakdown_opts *o, const struct bench_injection *in,
                        const struct latency *la, const weft_prof_stat_t *points)
@@ -640,7 +757,10 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const stru
     bench_put_value(f, "signal_add_ns", mid(&lfig[F_SIG_ADD]), ", ");
     bench_put_value(f, "transfer_ns", transfer, ", ");
     bench_put_rounds(f, "raw_observed_rounds_ns", &la->probe);
-    fprintf(f, "}}");
+    fprintf(f, "}},\n  \"differential\": {\n");
+    differential_json(f, "injection", &inj_dr, di_name, DI_N, ",\n");
+    differential_json(f, "latency", &lat_dr, dl_name, DL_N, "\n  },\n  ");
+    selfcheck_json(f, &check, "");
     bench_points_json(f, point_names, points, NPOINTS);
     fprintf(f, "\n}\n");
 }
@@ -709,6 +829,12 @@ int main(int argc, char **argv)
     OK(weft_prof_select("all"));
     OK(weft_prof_select("0"));
     OK(weft_prof_timer(&timer_ghz, &timer_ovh));
+    OK(weft_ucx_worker(ep, &ucx_worker));
+    bench_store_target(peer);
+    /* the self-check on a workload of known cost, rank 1 waiting */
+    if (rank == 0)
+        selfcheck_run(128, 1024, &check);
+    OK(weft_barrier(ctx));
     {
         double fig[I_KINDS], chunk_ns[I_KINDS], regions[I_KINDS], kept, calm, cycles, obs, probe;
 

@@ -60,3 +60,12 @@ uint64_t bench_chain_spin(uint64_t x)
     }
     return x;
 }
+
+uint64_t bench_chain_steps(uint64_t x, int steps)
+{
+    for (int i = 0; i < steps; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        __asm__ volatile("" : "+r"(x));
+    }
+    return x;
+}

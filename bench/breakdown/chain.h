@@ -20,4 +20,8 @@ int bench_chain_put(struct bench_chain *c, const void *src, uint64_t off);
 /* The control: x after 24 dependent multiply-adds (LCG steps). */
 uint64_t bench_chain_spin(uint64_t x);
 
+/* x after `steps` dependent multiply-adds (0: the call alone): the
+ * self-check's workloads of known cost (selfcheck.c). */
+uint64_t bench_chain_steps(uint64_t x, int steps);
+
 #endif
