@@ -34,7 +34,7 @@ from rich.text import Text
 from weft import WeftError
 from weft.bench import breakdown as breakdown_run
 from weft.core import report, results, runner
-from weft.models import whatif
+from weft.models import breakdown_methods, whatif
 from weft.models.breakdown_measured import from_measurement
 from weft.models.breakdown_model import CATEGORIES, KINDS, PATHS, PRESETS, Breakdown, Component, Model, preset, preset_data
 
@@ -79,7 +79,12 @@ def validation_table(breakdown: Breakdown) -> RenderableType:
     )
 
 
-def _component_rows(component: Component, total: float, depth: int, scale: float) -> Iterator[list[Any]]:
+def _component_rows(component: Component, total: float, depth: int, scale: float,
+                    resolution: float | None = None, step: float = 0.01) -> Iterator[list[Any]]:
+    """A component's row and its parts'.  With a resolution (a measured
+    model's, in ns per message), a figure below it reads "below resolution"
+    and shares are rounded to `step` percent; without (the preset), every
+    figure as it is."""
     scale *= component.count
     if component.count == 1:
         count = ""
@@ -88,16 +93,31 @@ def _component_rows(component: Component, total: float, depth: int, scale: float
     else:
         count = f"×{component.count:.4g}"
     style = "bold" if depth == 0 else "dim" if depth > 1 else ""
-    yield [Text("  " * depth + component.title, style=style), fmt_ns(component.ns), count,
-           fmt_ns(component.ns * scale), f"{100 * component.ns * scale / total:.2f}%"]
+    if resolution is None:
+        yield [Text("  " * depth + component.title, style=style), fmt_ns(component.ns), count,
+               fmt_ns(component.ns * scale), f"{100 * component.ns * scale / total:.2f}%"]
+    elif component.ns * scale < resolution:
+        below = f"below resolution (< {resolution:.2f} ns)"
+        yield [Text("  " * depth + component.title, style=style), below, count, below, ""]
+    else:
+        yield [Text("  " * depth + component.title, style=style), fmt_ns(component.ns), count,
+               fmt_ns(component.ns * scale), breakdown_methods.format_share(100 * component.ns * scale / total, step)]
     for part in component.parts:
-        yield from _component_rows(part, total, depth + 1, scale)
+        yield from _component_rows(part, total, depth + 1, scale, resolution, step)
 
 
 def component_table(model: Model, source: str) -> RenderableType:
     """A Table-1-like breakdown: each component and part, its time per
-    occurrence and per message, and its share of the total."""
-    rows = [row for component in model.components for row in _component_rows(component, model.total, 0, 1.0)]
+    occurrence and per message, and its share of the total (of a measured
+    model, only those its resolution allows)."""
+    if model.resolution:
+        step = breakdown_methods.share_step(min(model.resolution.values()), model.total)
+        rows = [row for component in model.components
+                for row in _component_rows(component, model.total, 0, 1.0,
+                                           model.resolution.get(component.name, max(model.resolution.values())),
+                                           step)]
+    else:
+        rows = [row for component in model.components for row in _component_rows(component, model.total, 0, 1.0)]
     rows.append([Text("total", style="bold"), "", "", Text(fmt_ns(model.total), style="bold"), "100.00%"])
     return report.table(
         f"{model.title} — {source}",
@@ -136,10 +156,36 @@ def points_table(breakdown: Breakdown) -> RenderableType:
                          Column("min", justify="right"), Column("median", justify="right")], rows)
 
 
+def methods_table(breakdown: Breakdown, comparison: breakdown_methods.Comparison) -> RenderableType:
+    """Both methods side by side for one quantity: each component, each
+    method's figure (or "below resolution"), their disagreement, and each
+    method's sum against the observation."""
+    rows = []
+    for row in comparison.rows:
+        verdict = ("disagree" if row.decided else
+                   "agree within resolution" if row.points.resolved or row.differential.resolved else "neither resolves")
+        rows.append([row.name, " + ".join(row.covers), row.points.text(), row.differential.text(),
+                     f"{row.disagreement:+.2f}", verdict])
+    points, differential = (comparison.totals[method] for method in breakdown_methods.METHODS)
+    rows.append([Text("sum", style="bold"), "", fmt_ns(points), fmt_ns(differential),
+                 f"{differential - points:+.2f}", ""])
+    rows.append([Text("error vs observed", style="bold"), "", fmt_error(comparison.error("trace points")),
+                 fmt_error(comparison.error("differential")), "", ""])
+    return report.table(
+        f"{label(breakdown)}: {comparison.kind} by both methods, ns per message (observed "
+        f"{fmt_ns(comparison.observed)})",
+        ["component", "trace points it covers", Column("trace points", justify="right"),
+         Column("differential", justify="right"), Column("differential − points", justify="right"), "verdict"],
+        rows,
+        caption=f"the model takes the {comparison.chosen} method: {comparison.reason}",
+    )
+
+
 def breakdown_report(breakdown: Breakdown) -> Group:
     parts: list[RenderableType] = [Text(label(breakdown), style="bold")]
     parts.extend(Text(note, style="dim") for note in breakdown.notes)
     parts.append(validation_table(breakdown))
+    parts.extend(methods_table(breakdown, comparison) for comparison in breakdown.comparisons)
     for models in breakdown.scenarios.values():
         parts.extend(component_table(model, breakdown.source) for model in models.values())
     parts.append(split_table(breakdown))

@@ -52,6 +52,7 @@ from typing import Any
 from weft import WeftError
 from weft.models.breakdown_document import (point_stats, read_number, read_section, round_error_notes, speed_notes,
                                             timer_notes)
+from weft.models.breakdown_methods import choose_models, non_negative
 from weft.models.breakdown_model import Breakdown, Model, leaf
 
 PATH = "direct"
@@ -112,6 +113,9 @@ def from_measurement(document: Any) -> Breakdown:
     inj, inj_observed = read_section(document, "injection", INJECTION_FIELDS, jitter)
     batch = read_number(document["injection"].get("batch"), "injection.batch", positive=True)
     lat, lat_observed = read_section(document, "latency", LATENCY_FIELDS, jitter)
+    # a component below 0 (within the timer's jitter) is below resolution:
+    # the model adds 0, never a negative time
+    inj, lat = non_negative(inj), non_negative(lat)
     probe = document["latency"].get("probe")
     if not isinstance(probe, Mapping):
         raise WeftError("breakdown latency has no 'probe' object")
@@ -139,8 +143,10 @@ def from_measurement(document: Any) -> Breakdown:
         *speed_notes(document),
         *round_error_notes(document),
     )
-    return Breakdown(name=f"weft-{PATH}", source="measured",
-                     scenarios={"weft": {"injection": injection(inj, batch, inj_observed),
-                                         "latency": latency(lat, lat_observed)}},
-                     overall="weft", notes=notes, metadata=dict(metadata), points=stats,
-                     highlights=("direct_copy", "signal_add", "transfer", "signal_poll"))
+    models, comparisons, method_notes = choose_models(
+        document, {"injection": injection(inj, batch, inj_observed), "latency": latency(lat, lat_observed)},
+        {"injection": inj, "latency": lat}, "network")
+    return Breakdown(name=f"weft-{PATH}", source="measured", scenarios={"weft": models},
+                     overall="weft", notes=(*notes, *method_notes), metadata=dict(metadata), points=stats,
+                     highlights=("direct_copy", "signal_add", "transfer", "signal_poll"),
+                     comparisons=comparisons, selfcheck=dict(document.get("selfcheck") or {}))

@@ -30,6 +30,7 @@ from weft import WeftError
 from weft.models import breakdown_direct
 from weft.models.breakdown_document import (point_stats, read_number, read_parted, read_section,
                                             round_error_notes, speed_notes, timer_notes)
+from weft.models.breakdown_methods import choose_models, non_negative
 from weft.models.breakdown_model import PATHS, Breakdown, composite, injection_model, latency_model, leaf
 
 INJECTION_FIELDS = ("HLP_post", "LLP_post", "LLP_prog", "HLP_tx_prog", "busy_post", "misc")
@@ -58,9 +59,12 @@ def from_measurement(document: Any) -> Breakdown:
         raise WeftError(f"unknown path {path!r}: expected one of {', '.join(PATHS)}")
     timer = document.get("timer") if isinstance(document.get("timer"), Mapping) else {}
     jitter = read_number(timer.get("overhead_ns", 0.0), "timer.overhead_ns")
-    inj, inj_observed = read_section(document, "injection", INJECTION_FIELDS, jitter)
+    measured_inj, inj_observed = read_section(document, "injection", INJECTION_FIELDS, jitter)
     batch = read_number(document["injection"].get("batch"), "injection.batch", positive=True)
-    lat, lat_observed = read_section(document, "latency", LATENCY_FIELDS, jitter)
+    measured_lat, lat_observed = read_section(document, "latency", LATENCY_FIELDS, jitter)
+    # a component below 0 (within the timer's jitter) is below resolution:
+    # the model adds 0, never a negative time
+    inj, lat = non_negative(measured_inj), non_negative(measured_lat)
     metadata = document.get("metadata") if isinstance(document.get("metadata"), Mapping) else {}
     injection = injection_model(
         hlp_post=read_parted(document, "injection", "HLP_post", inj["HLP_post"], "HLP", jitter),
@@ -96,5 +100,9 @@ def from_measurement(document: Any) -> Breakdown:
     notes.extend(timer_notes(document))
     notes.extend(speed_notes(document))
     notes.extend(round_error_notes(document))
-    return Breakdown(name=f"weft-{path}", source="measured", scenarios={"weft": {"injection": injection, "latency": latency}},
-                     overall="weft", notes=tuple(notes), metadata=dict(metadata), points=stats)
+    models, comparisons, method_notes = choose_models(document, {"injection": injection, "latency": latency},
+                                                      {"injection": inj, "latency": lat}, PATH_TRANSFER_LEVEL[path])
+    notes.extend(method_notes)
+    return Breakdown(name=f"weft-{path}", source="measured", scenarios={"weft": models},
+                     overall="weft", notes=tuple(notes), metadata=dict(metadata), points=stats,
+                     comparisons=comparisons, selfcheck=dict(document.get("selfcheck") or {}))

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -123,6 +123,10 @@ class Model:
     components: tuple[Component, ...]
     observed_ns: float | None = None
     observed_note: str = ""
+    # A measured model's resolution per top-level component, in ns: a
+    # component below it is printed as such (breakdown_methods); empty for
+    # the preset.
+    resolution: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def total(self) -> float:
@@ -251,6 +255,10 @@ class Breakdown:
     highlights: tuple[str, ...] = ()
     # A measurement's trace points: name -> {count, total_ns, min_ns, median_ns}.
     points: dict[str, dict[str, float]] = field(default_factory=dict)
+    # A measurement's comparison of its two methods, one per quantity
+    # (weft.models.breakdown_methods.Comparison), and its self-check.
+    comparisons: tuple[Any, ...] = ()
+    selfcheck: dict[str, Any] = field(default_factory=dict)
 
     def model(self, kind: str, scenario: str | None = None) -> Model:
         if kind not in KINDS:
