@@ -999,7 +999,13 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const char
     differential_json(f, "injection", &inj_dr, di_name, DI_N, median_round(&in->fig[I_OBSERVED]),
                       ",\n");
     differential_json(f, "latency", &lat_dr, dl_name, DL_N, median_round(&la->observed), "\n  },\n  ");
-    selfcheck_json(f, &check, "");
+    selfcheck_json(f, &check, ",\n  ");
+    {
+        const char *clock, *source;
+
+        weft__prof_clock_info(&clock, &source);
+        fprintf(f, "\"clock\": {\"timer\": \"%s\", \"freq_source\": \"%s\"}", clock, source);
+    }
     bench_points_json(f, point_names, points, NPOINTS);
     fprintf(f, "\n}\n");
 }

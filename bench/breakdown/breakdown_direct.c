@@ -760,7 +760,13 @@ static void write_json(FILE *f, const struct bench_breakdown_opts *o, const stru
     fprintf(f, "}},\n  \"differential\": {\n");
     differential_json(f, "injection", &inj_dr, di_name, DI_N, ",\n");
     differential_json(f, "latency", &lat_dr, dl_name, DL_N, "\n  },\n  ");
-    selfcheck_json(f, &check, "");
+    selfcheck_json(f, &check, ",\n  ");
+    {
+        const char *clock, *source;
+
+        weft__prof_clock_info(&clock, &source);
+        fprintf(f, "\"clock\": {\"timer\": \"%s\", \"freq_source\": \"%s\"}", clock, source);
+    }
     bench_points_json(f, point_names, points, NPOINTS);
     fprintf(f, "\n}\n");
 }

@@ -26,6 +26,21 @@ const char *const weft__prof_names[WEFT__PROF_NPOINTS] = {
 
 uint32_t weft__prof_mask;
 
+/* Until the first selection picks the CPU's timer, the likeliest one. */
+#if defined(__x86_64__)
+int weft__prof_clock = WEFT__PROF_TSC_LFENCE;
+#elif defined(__aarch64__)
+int weft__prof_clock = WEFT__PROF_CNTVCT;
+#else
+int weft__prof_clock = WEFT__PROF_CLOCK_GETTIME;
+#endif
+static int freq_source;
+
+const char *const weft__prof_clock_names[4] = {"clock_gettime", "tsc-lfence", "tsc-mfence",
+                                               "cntvct"};
+const char *const weft__prof_freq_names[6] = {"none", "sysfs", "cpuid-0x15", "hypervisor",
+                                              "cntfrq", "measured"};
+
 #if WEFT__PROF_TRACE
 /* The watched words (weft__prof_watch), under watch_lock. */
 static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -155,16 +170,111 @@ int weft__prof_parse(const char *s, uint32_t *mask)
     return 0;
 }
 
-static int invariant_tsc(void)
+int weft__prof_pick_clock(const char *vendor, int invariant_tsc, int lfence_serialising,
+                          uint64_t cntfrq_hz)
 {
-#if defined(__x86_64__)
-    unsigned a, b, c, d;
+    if (vendor != NULL) {
+        if (!invariant_tsc)
+            return WEFT__PROF_CLOCK_GETTIME;  /* a TSC that changes rate is no clock */
+        /* Intel's LFENCE waits for every earlier instruction to complete
+         * and holds later ones back; AMD's does where CPUID 0x80000021
+         * says so (the kernel may also make it so, but a guest cannot
+         * tell): elsewhere MFENCE orders RDTSC, as AMD documents */
+        if (strncmp(vendor, "GenuineIntel", 12) == 0)
+            return WEFT__PROF_TSC_LFENCE;
+        if ((strncmp(vendor, "AuthenticAMD", 12) == 0 || strncmp(vendor, "HygonGenuine", 12) == 0) &&
+            lfence_serialising)
+            return WEFT__PROF_TSC_LFENCE;
+        return WEFT__PROF_TSC_MFENCE;
+    }
+    return cntfrq_hz > 0 ? WEFT__PROF_CNTVCT : WEFT__PROF_CLOCK_GETTIME;
+}
 
-    /* CPUID 0x80000007, EDX bit 8: the TSC runs at a constant rate in
-     * every power state */
-    return __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8));
+double weft__prof_pick_freq(int clock, const struct weft__prof_freq_in *in, int *source)
+{
+    double known = 0;
+    int from = WEFT__PROF_FREQ_NONE;
+
+    if (clock == WEFT__PROF_CLOCK_GETTIME) {
+        *source = WEFT__PROF_FREQ_NONE;
+        return 1.0;
+    }
+    if (clock == WEFT__PROF_CNTVCT) {
+        if (in->cntfrq_hz > 0)
+            known = in->cntfrq_hz / 1e9, from = WEFT__PROF_FREQ_CNTFRQ;
+    } else if (in->sysfs_khz > 0) {
+        known = in->sysfs_khz / 1e6, from = WEFT__PROF_FREQ_SYSFS;
+    } else if (in->cpuid15_eax > 0 && in->cpuid15_ebx > 0 && in->cpuid15_ecx > 0) {
+        /* the TSC is the crystal's frequency (ECX, Hz) times EBX / EAX */
+        known = (double)in->cpuid15_ecx * in->cpuid15_ebx / in->cpuid15_eax / 1e9;
+        from = WEFT__PROF_FREQ_CPUID_15;
+    } else if (in->hypervisor_khz > 0) {
+        known = in->hypervisor_khz / 1e6, from = WEFT__PROF_FREQ_HYPERVISOR;
+    }
+    if (known > 0 && (!(in->measured_ghz > 0) || fabs(known - in->measured_ghz) <= 0.1 * in->measured_ghz)) {
+        *source = from;
+        return known;
+    }
+    *source = in->measured_ghz > 0 ? WEFT__PROF_FREQ_MEASURED : WEFT__PROF_FREQ_NONE;
+    return in->measured_ghz > 0 ? in->measured_ghz : 0;
+}
+
+void weft__prof_clock_info(const char **clock, const char **source)
+{
+    *clock = weft__prof_clock_names[weft__prof_clock];
+    *source = weft__prof_freq_names[freq_source];
+}
+
+/* This CPU's facts for weft__prof_pick_clock and weft__prof_pick_freq. */
+static int read_clock_facts(struct weft__prof_freq_in *in)
+{
+    memset(in, 0, sizeof(*in));
+#if defined(__x86_64__)
+    {
+        unsigned a, b, c, d, max = __get_cpuid_max(0, NULL), ext = __get_cpuid_max(0x80000000, NULL);
+        char vendor[13] = {0};
+        int inv = 0, lfence = 0;
+        FILE *f = fopen("/sys/devices/system/cpu/cpu0/tsc_freq_khz", "r");
+
+        __cpuid(0, a, b, c, d);
+        memcpy(vendor, &b, 4);
+        memcpy(vendor + 4, &d, 4);
+        memcpy(vendor + 8, &c, 4);
+        if (ext >= 0x80000007) {
+            __cpuid(0x80000007, a, b, c, d);
+            inv = (d >> 8) & 1;
+        }
+        if (ext >= 0x80000021) {
+            __cpuid(0x80000021, a, b, c, d);
+            lfence = (a >> 2) & 1;
+        }
+        if (max >= 0x15) {
+            __cpuid(0x15, a, b, c, d);
+            in->cpuid15_eax = a, in->cpuid15_ebx = b, in->cpuid15_ecx = c;
+        }
+        /* hypervisors (KVM, VMware) give the guest's TSC kHz in leaf 0x40000010 */
+        __cpuid(0x40000000, a, b, c, d);
+        if (a >= 0x40000010 && a < 0x40010000) {
+            __cpuid(0x40000010, a, b, c, d);
+            in->hypervisor_khz = a;
+        }
+        if (f != NULL) {
+            if (fscanf(f, "%lf", &in->sysfs_khz) != 1)
+                in->sysfs_khz = 0;
+            fclose(f);
+        }
+        return weft__prof_pick_clock(vendor, inv, lfence, 0);
+    }
+#elif defined(__aarch64__)
+    {
+        uint64_t frq;
+
+        __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(frq));
+        in->cntfrq_hz = (double)frq;
+        return weft__prof_pick_clock(NULL, 0, 0, frq);
+    }
 #else
-    return 1;
+    return weft__prof_pick_clock(NULL, 0, 0, 0);
 #endif
 }
 
@@ -178,7 +288,7 @@ static double mono_ns(void)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
     return 1e9 * (double)ts.tv_sec + (double)ts.tv_nsec;
 }
 
@@ -203,16 +313,21 @@ double weft__prof_empty_ticks(void)
 static void calibrate(void)
 {
     struct timespec pause = {.tv_sec = 0, .tv_nsec = CAL_CLOCK_NS};
+    struct weft__prof_freq_in in;
     double t0, t1, best = INFINITY;
     uint64_t c0, c1;
 
-    /* the TSC against the clock, each read bracketed by the other's */
+    weft__prof_clock = read_clock_facts(&in);
+    /* the counter against the clock, each read bracketed by the other's:
+     * the check of the frequency the kernel or the CPU states, and the
+     * frequency where neither does */
     c0 = weft__prof_start();
     t0 = mono_ns();
     nanosleep(&pause, NULL);
     t1 = mono_ns();
     c1 = weft__prof_stop();
-    tsc_ghz = (double)(c1 - c0) / (t1 - t0);
+    in.measured_ghz = (double)(c1 - c0) / (t1 - t0);
+    tsc_ghz = weft__prof_pick_freq(weft__prof_clock, &in, &freq_source);
 
     /* an empty region's cost: minimum over loops (a loop that ran while
      * the machine was busy is discarded) */
@@ -227,11 +342,8 @@ static void calibrate(void)
 
 int weft__prof_select(uint32_t mask)
 {
-    if (mask != 0 && tsc_ghz == 0) {
-        if (!invariant_tsc())
-            return -1;
+    if (mask != 0 && tsc_ghz == 0)
         calibrate();
-    }
     __atomic_store_n(&weft__prof_mask, mask, __ATOMIC_RELAXED);
 #if WEFT__PROF_TRACE
     pthread_mutex_lock(&watch_lock);
@@ -370,7 +482,9 @@ int weft__prof_write(FILE *f, int rank)
     weft__prof_timer(&ghz, &ovh);
     fprintf(f, "{\n  \"rank\": %d,\n  \"timer\": {", rank);
     put_number(f, "tsc_ghz", "%.6f", ghz, ", ");
-    put_number(f, "overhead_ns", "%.3f", ovh, "},\n  \"points\": {");
+    put_number(f, "overhead_ns", "%.3f", ovh, ", ");
+    fprintf(f, "\"clock\": \"%s\", \"freq_source\": \"%s\"},\n  \"points\": {",
+            weft__prof_clock_names[weft__prof_clock], weft__prof_freq_names[freq_source]);
     for (int i = 0; i < WEFT__PROF_NPOINTS; i++) {
         struct weft__prof_stat s;
 

@@ -54,12 +54,43 @@ extern const char *const weft__prof_names[WEFT__PROF_NPOINTS];
  * that the library reads it without going through the GOT. */
 extern uint32_t weft__prof_mask __attribute__((visibility("hidden")));
 
+/* The timer.  Which counter and which fences read it is chosen once, at
+ * the first selection, from the CPU (weft__prof_clock, below): on x86-64
+ * the TSC, started with "lfence; rdtsc" where LFENCE holds later
+ * instructions back (Intel; AMD when CPUID says LFENCE is serialising) and
+ * "mfence; lfence; rdtsc" elsewhere (AMD's documented order for RDTSC),
+ * stopped with "rdtscp" and the same fence; on aarch64 the virtual counter
+ * CNTVCT_EL0 between ISBs; without an invariant TSC, and on other CPUs,
+ * clock_gettime(CLOCK_MONOTONIC_RAW) in ns (a "TSC" of 1 GHz). */
+enum {
+    WEFT__PROF_CLOCK_GETTIME,  /* clock_gettime, ns */
+    WEFT__PROF_TSC_LFENCE,     /* lfence; rdtsc ... rdtscp; lfence */
+    WEFT__PROF_TSC_MFENCE,     /* mfence; lfence; rdtsc ... rdtscp; mfence */
+    WEFT__PROF_CNTVCT,         /* isb; mrs cntvct_el0 ... isb; mrs cntvct_el0; isb */
+};
+extern int weft__prof_clock;
+extern const char *const weft__prof_clock_names[4];
+
+#include <time.h>
+static inline uint64_t weft__prof_clock_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 #if defined(__x86_64__)
 static inline uint64_t weft__prof_start(void)
 {
     uint32_t lo, hi;
 
-    __asm__ __volatile__("lfence\n\trdtsc" : "=a"(lo), "=d"(hi)::"memory");
+    if (__builtin_expect(weft__prof_clock == WEFT__PROF_TSC_LFENCE, 1))
+        __asm__ __volatile__("lfence\n\trdtsc" : "=a"(lo), "=d"(hi)::"memory");
+    else if (weft__prof_clock == WEFT__PROF_TSC_MFENCE)
+        __asm__ __volatile__("mfence\n\tlfence\n\trdtsc" : "=a"(lo), "=d"(hi)::"memory");
+    else
+        return weft__prof_clock_ns();
     return ((uint64_t)hi << 32) | lo;
 }
 
@@ -67,21 +98,78 @@ static inline uint64_t weft__prof_stop(void)
 {
     uint32_t lo, hi, aux;
 
-    __asm__ __volatile__("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+    if (__builtin_expect(weft__prof_clock == WEFT__PROF_TSC_LFENCE, 1))
+        __asm__ __volatile__("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+    else if (weft__prof_clock == WEFT__PROF_TSC_MFENCE)
+        __asm__ __volatile__("rdtscp\n\tmfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+    else
+        return weft__prof_clock_ns();
     return ((uint64_t)hi << 32) | lo;
 }
-#else
-/* Elsewhere the timer is CLOCK_MONOTONIC in ns (a "TSC" of 1 GHz). */
-#include <time.h>
+#elif defined(__aarch64__)
 static inline uint64_t weft__prof_start(void)
 {
-    struct timespec ts;
+    uint64_t v;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (__builtin_expect(weft__prof_clock != WEFT__PROF_CNTVCT, 0))
+        return weft__prof_clock_ns();
+    /* the ISB: the read waits for the instructions before it */
+    __asm__ __volatile__("isb\n\tmrs %0, cntvct_el0" : "=r"(v)::"memory");
+    return v;
 }
-#define weft__prof_stop weft__prof_start
+
+static inline uint64_t weft__prof_stop(void)
+{
+    uint64_t v;
+
+    if (__builtin_expect(weft__prof_clock != WEFT__PROF_CNTVCT, 0))
+        return weft__prof_clock_ns();
+    __asm__ __volatile__("isb\n\tmrs %0, cntvct_el0\n\tisb" : "=r"(v)::"memory");
+    return v;
+}
+#else
+#define weft__prof_start weft__prof_clock_ns
+#define weft__prof_stop weft__prof_clock_ns
 #endif
+
+/* The choice of the timer, apart from the instructions so that it can be
+ * tested on any CPU with made-up CPUID results.  vendor: CPUID 0's 12
+ * characters (NULL: not x86); invariant_tsc: CPUID 0x80000007 EDX bit 8;
+ * lfence_serialising: CPUID 0x80000021 EAX bit 2 (AMD).  aarch64: the
+ * counter's frequency CNTFRQ_EL0 in Hz (0: not aarch64, or unknown). */
+int weft__prof_pick_clock(const char *vendor, int invariant_tsc, int lfence_serialising,
+                          uint64_t cntfrq_hz);
+
+/* Where the counter's frequency came from (weft__prof_freq_source). */
+enum {
+    WEFT__PROF_FREQ_NONE,      /* clock_gettime: 1 GHz by definition */
+    WEFT__PROF_FREQ_SYSFS,     /* /sys/devices/system/cpu/cpu0/tsc_freq_khz */
+    WEFT__PROF_FREQ_CPUID_15,  /* CPUID 0x15: crystal x numerator / denominator */
+    WEFT__PROF_FREQ_HYPERVISOR,/* CPUID 0x40000010 EAX: the hypervisor's TSC kHz */
+    WEFT__PROF_FREQ_CNTFRQ,    /* CNTFRQ_EL0 */
+    WEFT__PROF_FREQ_MEASURED,  /* against CLOCK_MONOTONIC_RAW */
+};
+extern const char *const weft__prof_freq_names[6];
+
+/* What the frequency could be read from, 0 where it could not. */
+struct weft__prof_freq_in {
+    double sysfs_khz;
+    uint32_t cpuid15_eax, cpuid15_ebx, cpuid15_ecx;
+    double hypervisor_khz;
+    double cntfrq_hz;
+    double measured_ghz;  /* against the clock: the check of the others */
+};
+
+/* The counter's frequency in GHz for `clock` from in, and in *source where
+ * it came from: the first that is known of the kernel's, CPUID 0x15's,
+ * the hypervisor's (the TSC) or CNTFRQ_EL0 (aarch64), unless it is more
+ * than 10 % from the measured one (a wrong table, a migrated guest), then
+ * the measured one.  Pure. */
+double weft__prof_pick_freq(int clock, const struct weft__prof_freq_in *in, int *source);
+
+/* The names of the timer picked and of its frequency's source (after the
+ * first selection; before it, the default timer's and "none"). */
+void weft__prof_clock_info(const char **clock, const char **freq_source);
 
 /* Watched words: a layer whose fast path already tests a word of its own
  * (an endpoint's) has bit WEFT__PROF_DIVERT of that word kept equal to
@@ -149,8 +237,8 @@ struct weft__prof_stat {
  * *mask, or 1 + the offset in s of the first unknown name.  Pure. */
 int weft__prof_parse(const char *s, uint32_t *mask);
 
-/* Select points; the first non-empty selection calibrates the timer.
- * -1 if this CPU has no invariant TSC (nothing selected). */
+/* Select points; the first non-empty selection picks and calibrates the timer.
+ * 0 (a CPU without an invariant TSC times with clock_gettime). */
 int weft__prof_select(uint32_t mask);
 
 /* Forget every sample (no thread may be inside weft meanwhile). */

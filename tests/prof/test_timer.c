@@ -183,7 +183,9 @@ int main(void)
      * the round closest to agreement stands for the timer (the others were
      * disturbed by other jobs). */
     double best_gap = INFINITY;
-    for (int round = 0; round < 40; round++) {
+    /* up to 3 tries of 40 rounds: on a machine shared with other jobs a
+     * whole try (0.2 s) can run disturbed */
+    for (int round = 0; round < 120 && !(round >= 40 && best_gap < 0.5 * ovh); round++) {
         uint64_t c = weft__prof_start();
         sink = spin((uint64_t)round, LONG_ITERS);
         long_ns = (double)(weft__prof_stop() - c) / ghz;

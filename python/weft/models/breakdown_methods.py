@@ -271,6 +271,10 @@ def choose_models(document: Mapping[str, Any], models: Mapping[str, Model], valu
     note = selfcheck_note(document)
     if note is not None:
         notes.insert(0, note)
+    clock = document.get("clock")
+    if isinstance(clock, Mapping):
+        notes.insert(0, f"timer picked for this CPU: {clock.get('timer', '?')}, its frequency "
+                        f"{clock.get('freq_source', '?')}")
     return chosen, tuple(comparisons), tuple(notes)
 
 
