@@ -118,3 +118,16 @@ def test_calm_chunks_that_could_not_be_told_are_said() -> None:
 def test_bad_shares_of_calm_chunks_are_refused(calm: Any, message: str) -> None:
     with pytest.raises(WeftError, match=message):
         breakdown_measured.from_measurement(with_rounds(injection={"chunks_calm_rounds": calm}))
+
+
+def test_the_differential_rounds_have_a_note_of_their_own() -> None:
+    document = with_rounds(injection={"observed_rounds_ns": [20.0, 40.0, 10.0],
+                                      "model_rounds_ns": [18.0, 42.0, 10.0]})
+    document["differential"] = {"injection": {"model_rounds_ns": [20.0, 38.0, 11.0]}}
+    assert breakdown_document.round_errors(document, "injection", "differential") == pytest.approx([0.0, -5.0, 10.0])
+    notes = breakdown_document.round_error_notes(document)
+    assert notes[1] == ("injection, each round's differential sum against its own observation: median error "
+                        "+0.00% (rounds -5.0% to +10.0%)")
+    document["differential"]["injection"]["model_rounds_ns"] = [1.0]
+    with pytest.raises(WeftError, match="differential.injection.model_rounds_ns and injection.observed_rounds_ns"):
+        breakdown_document.round_errors(document, "injection", "differential")

@@ -116,31 +116,45 @@ def point_stats(document: Mapping[str, Any], jitter: float, floored: tuple[str, 
     return stats
 
 
-def round_errors(document: Mapping[str, Any], kind: str) -> list[float]:
+def round_errors(document: Mapping[str, Any], kind: str, method: str = "trace points") -> list[float]:
     """(model − observed) / observed in percent of each round, each round's
     model from its own figures (`model_rounds_ns`, which the benchmarks
-    write beside `observed_rounds_ns`); [] when the document has none."""
+    write beside `observed_rounds_ns`; the differential method's in
+    `differential.<kind>.model_rounds_ns`); [] when the document has none."""
     section = document.get(kind)
-    if not isinstance(section, Mapping) or "model_rounds_ns" not in section:
+    if not isinstance(section, Mapping):
         return []
-    model, observed = section.get("model_rounds_ns"), section.get("observed_rounds_ns")
+    where = kind
+    if method == "differential":
+        differential = document.get("differential")
+        holder = differential.get(kind) if isinstance(differential, Mapping) else None
+        where = f"differential.{kind}"
+    else:
+        holder = section
+    if not isinstance(holder, Mapping) or "model_rounds_ns" not in holder:
+        return []
+    if method == "differential" and "observed_rounds_ns" not in section:
+        return []  # nothing to pair them with
+    model, observed = holder.get("model_rounds_ns"), section.get("observed_rounds_ns")
     if not isinstance(model, list) or not isinstance(observed, list) or len(model) != len(observed):
-        raise WeftError(f"{kind}.model_rounds_ns and {kind}.observed_rounds_ns must be lists of one value per round")
-    return [100.0 * (read_number(m, f"{kind}.model_rounds_ns", signed=True)
+        raise WeftError(f"{where}.model_rounds_ns and {kind}.observed_rounds_ns must be lists of one value per round")
+    return [100.0 * (read_number(m, f"{where}.model_rounds_ns", signed=True)
                      - read_number(o, f"{kind}.observed_rounds_ns", positive=True)) / o
             for m, o in zip(model, observed)]
 
 
 def round_error_notes(document: Mapping[str, Any]) -> tuple[str, ...]:
-    """A note per quantity: the median and the range of its per-round errors."""
+    """A note per quantity and method: the median and the range of its
+    per-round errors."""
     notes = []
     for kind in KINDS:
-        errors = sorted(round_errors(document, kind))
-        if errors:
-            half = len(errors) // 2
-            middle = errors[half] if len(errors) % 2 else 0.5 * (errors[half - 1] + errors[half])
-            notes.append(f"{kind}, each round's model against its own observation: median error "
-                         f"{middle:+.2f}% (rounds {errors[0]:+.1f}% to {errors[-1]:+.1f}%)")
+        for method, what in (("trace points", "model"), ("differential", "differential sum")):
+            errors = sorted(round_errors(document, kind, method))
+            if errors:
+                half = len(errors) // 2
+                middle = errors[half] if len(errors) % 2 else 0.5 * (errors[half - 1] + errors[half])
+                notes.append(f"{kind}, each round's {what} against its own observation: median error "
+                             f"{middle:+.2f}% (rounds {errors[0]:+.1f}% to {errors[-1]:+.1f}%)")
     return tuple(notes)
 
 
