@@ -517,7 +517,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Measure weft's breakdown over a path (or read a saved one, or the paper's preset), print "
         "the model against the observation with its error, Table-1-like percentage tables and the "
         "CPU / I/O / network split, and draw stacked bars (Figs. 8, 10, 12, 13) and the split (Fig. 15) as "
-        "PNG next to the JSON (the preset's in the results directory).",
+        "PNG next to the JSON (the preset's in the results directory).  A measurement checks itself first on a "
+        "workload of known cost and states its resolution, measures each component by the trace points and by "
+        "differential loops (with and without the component), shows both side by side and models with the one "
+        "that closes the sum best; a figure below the resolution is printed as such.",
     )
     breakdown.add_argument("--path", choices=PATHS, help="measure over this path (or check --from's path)")
     source = breakdown.add_mutually_exclusive_group()
