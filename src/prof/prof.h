@@ -4,8 +4,8 @@
  *
  * A trace point is a region of code between WEFT_PROF_BEGIN and
  * WEFT_PROF_END.  When the point is selected (WEFT_PROFILE, or
- * weft_prof_select), the region is timed with the invariant TSC, read with
- * the serialising pattern lfence; rdtsc ... rdtscp; lfence, and the sample
+ * weft_prof_select), the region is timed with the CPU's counter, read with
+ * a serialising pattern picked for the CPU (the timer, below), and the sample
  * goes to the calling thread's table: count, total, minimum and a
  * reservoir from which the median is taken.  When it is not selected, a
  * region costs one load and one well-predicted branch at its start and a
