@@ -344,9 +344,12 @@ static const struct { int kind[4]; double w[4]; } di_combo[DI_N] = {
 };
 /* The differential components of the last full injection pass. */
 static struct ablate_est inj_diff[DI_N];
-/* ... and over rounds: each component and its half-width */
+/* ... and over rounds: each component and its half-width (of the
+ * injection, DI_N of them, or of the latency, DL_N) */
+#define DIFF_MAX 5
+_Static_assert(DI_N <= DIFF_MAX, "struct diff_rounds holds the injection's components");
 struct diff_rounds {
-    struct bench_series ns[DI_N > 3 ? DI_N : 3], res[DI_N > 3 ? DI_N : 3];
+    struct bench_series ns[DIFF_MAX], res[DIFF_MAX];
 };
 static struct diff_rounds inj_dr, lat_dr;
 
@@ -676,9 +679,6 @@ static const uint32_t lat_mask[L_KINDS] = {
     [L_LLP_PROG] = 1u << WEFT__PROF_LLP_PROG,
 };
 
-/* n round trips of each kind, interleaved by blocks; obs and raw get rank
- * 0's median one-way times of weft and of the probe, lat_timer_ns this
- * rank's timer overhead (the median of its L_TIMER blocks). */
 /* The latency's components by the differential method, from the medians
  * of blocks of round trips side by side (block b of every kind; rank 0's):
  *   HLP      = weft's ping-pong - the probe's    weft's code on both sides
@@ -688,6 +688,7 @@ static const uint32_t lat_mask[L_KINDS] = {
  * worker (UCX's self transport: a post and a progress call that delivers
  * it, no path between processes).  They add up to the observed latency. */
 enum { DL_HLP, DL_LLP, DL_TRANSFER, DL_N };
+_Static_assert(DL_N <= DIFF_MAX, "struct diff_rounds holds the latency's components");
 static const char *const dl_name[DL_N] = {"HLP", "LLP", "transfer"};
 static struct ablate_est lat_diff[DL_N];
 static double blk[3][MAX_SAMPLES / LAT_BLOCK + 1];  /* observed, probe, self: block medians */
@@ -707,6 +708,10 @@ static double self_once(ucp_worker_h w)
     return 1e9 * (bench_now() - t0);
 }
 
+/* n round trips of each kind, interleaved by blocks; obs and raw get rank
+ * 0's median one-way times of weft and of the probe, lat_timer_ns this
+ * rank's timer overhead (the median of its L_TIMER blocks), lat_diff the
+ * differential components. */
 static void latency_pass(weft_ep_t ep, ucp_worker_h w, ucp_ep_h peer, long n, double *obs,
                          double *raw)
 {
