@@ -135,8 +135,17 @@ def split_table(breakdown: Breakdown) -> RenderableType:
         for kind, model in models.items():
             levels = model.by_level()
             categories = model.by_category()
-            cells = [f"{name} {100 * ns / model.total:.1f}%" for name, ns in levels.items()]
-            rows.append([scenario, kind, *(f"{fmt_ns(categories[c])} ({100 * categories[c] / model.total:.1f}%)"
+            if model.resolution:
+                # a measured model: no share finer than its resolution
+                step = breakdown_methods.share_step(min(model.resolution.values()), model.total)
+
+                def share(ns: float) -> str:
+                    return breakdown_methods.format_share(100 * ns / model.total, step)
+            else:
+                def share(ns: float) -> str:
+                    return f"{100 * ns / model.total:.1f}%"
+            cells = [f"{name} {share(ns)}" for name, ns in levels.items()]
+            rows.append([scenario, kind, *(f"{fmt_ns(categories[c])} ({share(categories[c])})"
                                            for c in CATEGORIES), ", ".join(cells)])
     return report.table(
         f"{label(breakdown)}: CPU / I/O / network split (Fig. 15), ns per message",
