@@ -46,6 +46,10 @@
  * UCX's loops that always runs before the rounds (connections, keys,
  * caches).
  *
+ * On the direct path the rounds also time the library calls behind weft's
+ * inline forms ("weft-lib") and plain loads and stores through weft_ptr
+ * ("load", "store"); over UCX, raw UCX.
+ *
  * --busy-target measures the other case of the one-sided model: the
  * target computes without calling weft while rank 0 gets from it (run it
  * with WEFT_PROGRESS_THREAD=0 and =1 to see what the progress thread buys).
@@ -177,6 +181,82 @@ static void weft_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const struc
         t0 = bench_now();
         weft_put_windows(ep, seg, o->iters, o->window);
         record("weft", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
+    }
+    OK(weft_barrier(ctx));
+}
+
+/* ---- the direct path against plain loads and stores ---------------- */
+
+/* On the direct path weft's calls above are the inline forms of
+ * weft_inline.h.  Beside them: the same loops calling the exported library
+ * functions ("weft-lib"), and plain 8-byte stores and loads through the
+ * pointer weft_ptr gives ("store", "load"), what a program would write
+ * with an MPI shared-memory window or shmem_ptr.  The accesses are
+ * volatile so that the compiler makes every one of them, in order, as it
+ * must for weft's; a window of stores ends with a release fence, which is
+ * what weft_flush costs on the direct path. */
+static void lib_gets(weft_ep_t ep, weft_seg_t seg, long n)
+{
+    uint64_t dst;
+
+    for (long i = 0; i < n; i++)
+        OK((weft_get)(ep, &dst, 1, seg, 0, 8));
+}
+
+static void lib_put_windows(weft_ep_t ep, weft_seg_t seg, long n, long window)
+{
+    uint64_t src = 42;
+
+    for (long i = 0; i < n; i += window) {
+        for (long w = 0; w < window; w++)
+            OK((weft_put_nbi)(ep, 1, seg, (size_t)(w & 63) * 8, &src, 8));
+        OK(weft_flush(ep));
+    }
+}
+
+static void plain_loads(volatile uint64_t *p, long n)
+{
+    uint64_t dst;
+
+    for (long i = 0; i < n; i++) {
+        dst = p[0];
+        __asm__ volatile("" : : "r"(dst));
+    }
+}
+
+static void plain_store_windows(volatile uint64_t *p, long n, long window)
+{
+    uint64_t src = 42;
+
+    for (long i = 0; i < n; i += window) {
+        for (long w = 0; w < window; w++)
+            p[w & 63] = src;
+        atomic_thread_fence(memory_order_release);
+    }
+}
+
+static void direct_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, volatile uint64_t *p,
+                         const struct opts *o)
+{
+    double t0;
+
+    if (rank == 0) {
+        lib_gets(ep, seg, o->warmup);
+        t0 = bench_now();
+        lib_gets(ep, seg, o->iters);
+        record("weft-lib", "get_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        plain_loads(p, o->warmup);
+        t0 = bench_now();
+        plain_loads(p, o->iters);
+        record("load", "get_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        lib_put_windows(ep, seg, o->warmup, o->window);
+        t0 = bench_now();
+        lib_put_windows(ep, seg, o->iters, o->window);
+        record("weft-lib", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
+        plain_store_windows(p, o->warmup, o->window);
+        t0 = bench_now();
+        plain_store_windows(p, o->iters, o->window);
+        record("store", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
     }
     OK(weft_barrier(ctx));
 }
@@ -724,12 +804,17 @@ int main(int argc, char **argv)
         nsamples = 0;
         for (long r = 0; r < o.rounds; r++) {
             /* alternate the order so neither side always runs first */
-            if (r % 2 == 0 || direct) {
+            if (r % 2 == 0) {
                 weft_round(ctx, ep, seg, &o);
-                if (!direct)
+                if (direct)
+                    direct_round(ctx, ep, seg, mapped, &o);
+                else
                     ucx_round(ctx, ep, seg, &o);
             } else {
-                ucx_round(ctx, ep, seg, &o);
+                if (direct)
+                    direct_round(ctx, ep, seg, mapped, &o);
+                else
+                    ucx_round(ctx, ep, seg, &o);
                 weft_round(ctx, ep, seg, &o);
             }
             mpi_rma_round(win, &o);
