@@ -52,7 +52,9 @@
  *
  * --busy-target measures the other case of the one-sided model: the
  * target computes without calling weft while rank 0 gets from it (run it
- * with WEFT_PROGRESS_THREAD=0 and =1 to see what the progress thread buys).
+ * with WEFT_PROGRESS_THREAD=0 and =1 to see what the progress thread buys),
+ * beside gets from the same target idle in weft_barrier, and how much
+ * slower the target computes while it is got from.
  */
 #include "common.h"
 #include <weft.h>
@@ -627,21 +629,59 @@ static void sweep_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, MPI_Win wi
 
 /* ---- busy target ---------------------------------------------------- */
 
+/* Chunks of computation: about a microsecond each of dependent
+ * floating-point adds, no memory traffic, no weft call. */
+static double compute_chunks(long *chunks, const _Atomic uint64_t *flag, double most)
+{
+    volatile double sink = 0;
+    double t0 = bench_now(), t;
+    long n = 0;
+
+    do {
+        for (int k = 0; k < 1000; k++)
+            sink += k * 0.5;
+        n++;
+        t = bench_now();
+    } while ((flag == NULL || atomic_load_explicit(flag, memory_order_acquire) == 0) && t - t0 < most);
+    *chunks = n;
+    return t - t0;
+}
+
+/* Gets of 8 bytes from rank 1, three ways: while rank 1 calls
+ * weft_progress (it serves them: the idle target), while it computes
+ * without calling weft (served by the progress thread, or by nobody until
+ * the computation ends), and how much slower rank 1 computes while it is
+ * being got from than in a quiet stretch of the same length (rank 0 spins
+ * in a barrier meanwhile, as it spins in its gets). */
 static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *local,
                         const struct opts *o, int progress_thread)
 {
     _Atomic uint64_t *flag = (_Atomic uint64_t *)((char *)local + 64);
     const char *impl = progress_thread ? "weft+progress-thread" : "weft";
     uint64_t dst, one = 1;
-    volatile double sink = 0;
-    double t0, t, worst = 0;
+    long n = o->iters < 2000 ? o->iters : 2000, quiet_chunks = 0, busy_chunks = 0;
+    double t0, t, worst = 0, quiet_secs = 0, busy_secs = 0;
 
-    /* the warm-up before rank 1 computes: its barrier serves the gets */
-    if (rank == 0)
+    /* the idle target: it calls weft_progress until rank 0 is done */
+    if (rank == 0) {
         weft_gets(ep, seg, o->warmup);
+        t0 = bench_now();
+        weft_gets(ep, seg, n);
+        record(impl, "get_lat_idle", 8, "us", 1e6 * (bench_now() - t0) / (double)n);
+        OK(weft_put_nbi(ep, 1, seg, 64, &one, 8));
+        OK(weft_flush(ep));
+    } else if (rank == 1) {
+        while (atomic_load_explicit(flag, memory_order_acquire) == 0)
+            OK(weft_progress(ep, NULL));
+    }
+    OK(weft_barrier(ctx));
+    atomic_store(flag, 0);
+    OK(weft_barrier(ctx));
+    /* a quiet stretch: rank 1 computes for 0.2 s, nobody gets from it */
+    if (rank == 1)
+        quiet_secs = compute_chunks(&quiet_chunks, NULL, 0.2);
     OK(weft_barrier(ctx));
     if (rank == 0) {
-        long n = o->iters < 2000 ? o->iters : 2000;
         t0 = bench_now();
         for (long i = 0; i < n; i++) {
             t = bench_now();
@@ -657,12 +697,21 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
         /* compute without calling weft until rank 0 is done, or for at
          * most a second: without a progress thread, rank 0's gets wait
          * for that second to end */
-        t0 = bench_now();
-        while (atomic_load_explicit(flag, memory_order_acquire) == 0 && bench_now() - t0 < 1.0)
-            for (int k = 0; k < 1000; k++)
-                sink += k * 0.5;
+        busy_secs = compute_chunks(&busy_chunks, flag, 1.0);
     }
     OK(weft_barrier(ctx));
+    if (rank == 1) {
+        /* the computation's rate while got from against the quiet one */
+        double slowdown = 100.0 * (1.0 - ((double)busy_chunks / busy_secs) /
+                                             ((double)quiet_chunks / quiet_secs));
+
+        MPI_Send(&slowdown, 1, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        double slowdown;
+
+        MPI_Recv(&slowdown, 1, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        record(impl, "compute_slowdown", 8, "%", slowdown);
+    }
     atomic_store(flag, 0);
     OK(weft_barrier(ctx));
 }
