@@ -46,9 +46,15 @@
  * UCX's loops that always runs before the rounds (connections, keys,
  * caches).
  *
+ * On the direct path the rounds also time the library calls behind weft's
+ * inline forms ("weft-lib") and plain loads and stores through weft_ptr
+ * ("load", "store"); over UCX, raw UCX.
+ *
  * --busy-target measures the other case of the one-sided model: the
  * target computes without calling weft while rank 0 gets from it (run it
- * with WEFT_PROGRESS_THREAD=0 and =1 to see what the progress thread buys).
+ * with WEFT_PROGRESS_THREAD=0 and =1 to see what the progress thread buys),
+ * beside gets from the same target idle in weft_barrier, and how much
+ * slower the target computes while it is got from.
  */
 #include "common.h"
 #include <weft.h>
@@ -177,6 +183,82 @@ static void weft_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const struc
         t0 = bench_now();
         weft_put_windows(ep, seg, o->iters, o->window);
         record("weft", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
+    }
+    OK(weft_barrier(ctx));
+}
+
+/* ---- the direct path against plain loads and stores ---------------- */
+
+/* On the direct path weft's calls above are the inline forms of
+ * weft_inline.h.  Beside them: the same loops calling the exported library
+ * functions ("weft-lib"), and plain 8-byte stores and loads through the
+ * pointer weft_ptr gives ("store", "load"), what a program would write
+ * with an MPI shared-memory window or shmem_ptr.  The accesses are
+ * volatile so that the compiler makes every one of them, in order, as it
+ * must for weft's; a window of stores ends with a release fence, which is
+ * what weft_flush costs on the direct path. */
+static void lib_gets(weft_ep_t ep, weft_seg_t seg, long n)
+{
+    uint64_t dst;
+
+    for (long i = 0; i < n; i++)
+        OK((weft_get)(ep, &dst, 1, seg, 0, 8));
+}
+
+static void lib_put_windows(weft_ep_t ep, weft_seg_t seg, long n, long window)
+{
+    uint64_t src = 42;
+
+    for (long i = 0; i < n; i += window) {
+        for (long w = 0; w < window; w++)
+            OK((weft_put_nbi)(ep, 1, seg, (size_t)(w & 63) * 8, &src, 8));
+        OK(weft_flush(ep));
+    }
+}
+
+static void plain_loads(volatile uint64_t *p, long n)
+{
+    uint64_t dst;
+
+    for (long i = 0; i < n; i++) {
+        dst = p[0];
+        __asm__ volatile("" : : "r"(dst));
+    }
+}
+
+static void plain_store_windows(volatile uint64_t *p, long n, long window)
+{
+    uint64_t src = 42;
+
+    for (long i = 0; i < n; i += window) {
+        for (long w = 0; w < window; w++)
+            p[w & 63] = src;
+        atomic_thread_fence(memory_order_release);
+    }
+}
+
+static void direct_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, volatile uint64_t *p,
+                         const struct opts *o)
+{
+    double t0;
+
+    if (rank == 0) {
+        lib_gets(ep, seg, o->warmup);
+        t0 = bench_now();
+        lib_gets(ep, seg, o->iters);
+        record("weft-lib", "get_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        plain_loads(p, o->warmup);
+        t0 = bench_now();
+        plain_loads(p, o->iters);
+        record("load", "get_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        lib_put_windows(ep, seg, o->warmup, o->window);
+        t0 = bench_now();
+        lib_put_windows(ep, seg, o->iters, o->window);
+        record("weft-lib", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
+        plain_store_windows(p, o->warmup, o->window);
+        t0 = bench_now();
+        plain_store_windows(p, o->iters, o->window);
+        record("store", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
     }
     OK(weft_barrier(ctx));
 }
@@ -547,21 +629,59 @@ static void sweep_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, MPI_Win wi
 
 /* ---- busy target ---------------------------------------------------- */
 
+/* Chunks of computation: about a microsecond each of dependent
+ * floating-point adds, no memory traffic, no weft call. */
+static double compute_chunks(long *chunks, const _Atomic uint64_t *flag, double most)
+{
+    volatile double sink = 0;
+    double t0 = bench_now(), t;
+    long n = 0;
+
+    do {
+        for (int k = 0; k < 1000; k++)
+            sink += k * 0.5;
+        n++;
+        t = bench_now();
+    } while ((flag == NULL || atomic_load_explicit(flag, memory_order_acquire) == 0) && t - t0 < most);
+    *chunks = n;
+    return t - t0;
+}
+
+/* Gets of 8 bytes from rank 1, three ways: while rank 1 calls
+ * weft_progress (it serves them: the idle target), while it computes
+ * without calling weft (served by the progress thread, or by nobody until
+ * the computation ends), and how much slower rank 1 computes while it is
+ * being got from than in a quiet stretch of the same length (rank 0 spins
+ * in a barrier meanwhile, as it spins in its gets). */
 static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *local,
                         const struct opts *o, int progress_thread)
 {
     _Atomic uint64_t *flag = (_Atomic uint64_t *)((char *)local + 64);
     const char *impl = progress_thread ? "weft+progress-thread" : "weft";
     uint64_t dst, one = 1;
-    volatile double sink = 0;
-    double t0, t, worst = 0;
+    long n = o->iters < 2000 ? o->iters : 2000, quiet_chunks = 0, busy_chunks = 0;
+    double t0, t, worst = 0, quiet_secs = 0, busy_secs = 0;
 
-    /* the warm-up before rank 1 computes: its barrier serves the gets */
-    if (rank == 0)
+    /* the idle target: it calls weft_progress until rank 0 is done */
+    if (rank == 0) {
         weft_gets(ep, seg, o->warmup);
+        t0 = bench_now();
+        weft_gets(ep, seg, n);
+        record(impl, "get_lat_idle", 8, "us", 1e6 * (bench_now() - t0) / (double)n);
+        OK(weft_put_nbi(ep, 1, seg, 64, &one, 8));
+        OK(weft_flush(ep));
+    } else if (rank == 1) {
+        while (atomic_load_explicit(flag, memory_order_acquire) == 0)
+            OK(weft_progress(ep, NULL));
+    }
+    OK(weft_barrier(ctx));
+    atomic_store(flag, 0);
+    OK(weft_barrier(ctx));
+    /* a quiet stretch: rank 1 computes for 0.2 s, nobody gets from it */
+    if (rank == 1)
+        quiet_secs = compute_chunks(&quiet_chunks, NULL, 0.2);
     OK(weft_barrier(ctx));
     if (rank == 0) {
-        long n = o->iters < 2000 ? o->iters : 2000;
         t0 = bench_now();
         for (long i = 0; i < n; i++) {
             t = bench_now();
@@ -577,12 +697,21 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
         /* compute without calling weft until rank 0 is done, or for at
          * most a second: without a progress thread, rank 0's gets wait
          * for that second to end */
-        t0 = bench_now();
-        while (atomic_load_explicit(flag, memory_order_acquire) == 0 && bench_now() - t0 < 1.0)
-            for (int k = 0; k < 1000; k++)
-                sink += k * 0.5;
+        busy_secs = compute_chunks(&busy_chunks, flag, 1.0);
     }
     OK(weft_barrier(ctx));
+    if (rank == 1) {
+        /* the computation's rate while got from against the quiet one */
+        double slowdown = 100.0 * (1.0 - ((double)busy_chunks / busy_secs) /
+                                             ((double)quiet_chunks / quiet_secs));
+
+        MPI_Send(&slowdown, 1, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        double slowdown;
+
+        MPI_Recv(&slowdown, 1, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        record(impl, "compute_slowdown", 8, "%", slowdown);
+    }
     atomic_store(flag, 0);
     OK(weft_barrier(ctx));
 }
@@ -724,12 +853,17 @@ int main(int argc, char **argv)
         nsamples = 0;
         for (long r = 0; r < o.rounds; r++) {
             /* alternate the order so neither side always runs first */
-            if (r % 2 == 0 || direct) {
+            if (r % 2 == 0) {
                 weft_round(ctx, ep, seg, &o);
-                if (!direct)
+                if (direct)
+                    direct_round(ctx, ep, seg, mapped, &o);
+                else
                     ucx_round(ctx, ep, seg, &o);
             } else {
-                ucx_round(ctx, ep, seg, &o);
+                if (direct)
+                    direct_round(ctx, ep, seg, mapped, &o);
+                else
+                    ucx_round(ctx, ep, seg, &o);
                 weft_round(ctx, ep, seg, &o);
             }
             mpi_rma_round(win, &o);

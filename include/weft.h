@@ -870,4 +870,8 @@ weft_status_t weft_prof_write(const char *path, int rank);
 }
 #endif
 
+/* The inline direct path of small puts, gets and atomics (unless
+ * WEFT_NO_INLINE is defined): the calls above keep their names. */
+#include <weft_inline.h>
+
 #endif /* WEFT_H */

@@ -29,7 +29,7 @@ from weft.core import runner
 COMMANDS: tuple[str, ...] = ("info", "topo", "model", "resources", "project", "report")
 # Benchmarks of `weft bench`: each name is a module weft.bench.<name> exposing register(bench_subparsers).
 BENCHMARKS: tuple[str, ...] = ("rma", "ft", "latbw", "endpoints", "dgemm", "stencil", "profcost", "coll", "flood",
-                              "summa", "hvec")
+                              "summa", "hvec", "gups")
 
 
 # Commands that start MPI jobs, and so take --launcher: every benchmark,

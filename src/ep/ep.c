@@ -2,8 +2,21 @@
 #include "ep/ep.h"
 #include <weft_ucx.h>
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The endpoint begins with what weft_inline.h reads (layout 1). */
+#define SAME_FIELD(a, b) \
+    (offsetof(struct weft__ep, a) == offsetof(struct weft_inline_ep, b) && \
+     sizeof(((struct weft__ep *)0)->a) == sizeof(((struct weft_inline_ep *)0)->b))
+_Static_assert(WEFT_INLINE_LAYOUT == 1 && SAME_FIELD(divert, gate) && SAME_FIELD(nranks, nranks) &&
+                   SAME_FIELD(ctx, ctx) && SAME_FIELD(fail_gen, fail_gen),
+               "struct weft__ep does not begin with struct weft_inline_ep");
+
+/* Programs built with weft_inline.h refer to this symbol: a library of
+ * another layout has none, and they fail to load. */
+const unsigned weft_inline_layout_v1 = WEFT_INLINE_LAYOUT;
 
 /* Implicit operations are not given back to the user: their requests are
  * counted here and released as they complete. */
@@ -481,6 +494,7 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
     }
     ep->ctx = ctx;
     ep->nranks = ctx->nranks;
+    ep->fail_gen = &ctx->fail_gen;
     ep->worker = worker;
     ep->max_inflight = 4096;
     ep->check = ctx->cfg.check != 0;

@@ -38,19 +38,24 @@ struct weft__tgt {
     char      *local;  /* rank's part mapped here (direct path), or NULL */
 };
 
+/* The first four fields are what the inline path of weft_inline.h reads
+ * (struct weft_inline_ep, layout WEFT_INLINE_LAYOUT): moving or changing
+ * one is a new layout; ep.c checks the offsets when it compiles. */
 struct weft__ep {
-    uint32_t            state;        /* WEFT__ALIVE while usable */
+    unsigned            divert;       /* check, | WEFT__PROF_DIVERT while a trace point is
+                                       * selected (a word the prof layer watches): nonzero
+                                       * sends weft_put_nbi off its untraced fast path, and
+                                       * every inline operation to the library */
     int                 nranks;
     weft_ctx_t          ctx;
+    const unsigned     *fail_gen;     /* &ctx->fail_gen, for the inline path */
+    uint32_t            state;        /* WEFT__ALIVE while usable */
     ucp_worker_h        worker;
     ucp_ep_h           *peers;        /* [nranks], connected on first use */
     struct weft__tgt  **tgts;         /* the target cache: [segment id][rank] */
     unsigned            ntgts;        /* rows of tgts */
     unsigned            check;        /* WEFT_CHECK=1: every operation takes the slow path's
                                        * extra checks (rma.c) */
-    unsigned            divert;       /* check, | WEFT__PROF_DIVERT while a trace point is
-                                       * selected (a word the prof layer watches): nonzero
-                                       * sends weft_put_nbi off its untraced fast path */
     size_t              inflight;     /* implicit operations not yet completed */
     size_t              max_inflight; /* above this, progress before issuing */
     weft_status_t       nbi_error;    /* first failure of an implicit operation */

@@ -115,6 +115,7 @@ static void *progress_main(void *arg)
     struct timespec tmo = {.tv_sec = (time_t)(ctx->cfg.progress_interval_us / 1000000),
                            .tv_nsec = (long)(ctx->cfg.progress_interval_us % 1000000) * 1000};
     uint64_t drain;
+    unsigned busy_arms = 0;  /* arms refused in a row with nothing to progress */
 
     if (ucp_worker_get_efd(ctx->home, &efd) != UCS_OK)
         efd = -1;
@@ -125,19 +126,30 @@ static void *progress_main(void *arg)
 
     while (!__atomic_load_n(&ctx->pthread_stop, __ATOMIC_ACQUIRE)) {
         unsigned done = 0, n;
-        int armed;
+        ucs_status_t arm = UCS_ERR_UNSUPPORTED;
 
         while ((n = ucp_worker_progress(ctx->home)) != 0)
             done += n;
-        if (done > 0)
+        if (done > 0) {
+            busy_arms = 0;
             continue;
-        /* Nothing to do: sleep until the transport signals an event, or
-         * the interval passes (transports without wake-up still get
-         * served).  If arming finds events pending that this thread did
-         * not get, the application is progressing the worker itself: poll
-         * at the interval rather than spin against it for the lock. */
-        armed = efd >= 0 && ucp_worker_arm(ctx->home) == UCS_OK;
-        if (ppoll(fds, armed ? 2 : 1, &tmo, NULL) > 0 && (fds[0].revents & POLLIN))
+        }
+        /* Nothing to do: sleep in the kernel until the transport signals
+         * an event, or the interval passes (transports without wake-up
+         * still get served).  Arming fails (UCS_ERR_BUSY) when events
+         * arrived since the last progress call -- the next request of a
+         * stream of them, typically -- and then they are served at once.
+         * Only if arming fails again with nothing to progress, events are
+         * pending that this thread does not get: the application is
+         * progressing the worker itself, and the thread polls at the
+         * interval rather than spin against it for the lock. */
+        if (efd >= 0)
+            arm = ucp_worker_arm(ctx->home);
+        if (arm == UCS_ERR_BUSY && busy_arms++ == 0)
+            continue;
+        if (arm == UCS_OK)
+            busy_arms = 0;
+        if (ppoll(fds, arm == UCS_OK ? 2 : 1, &tmo, NULL) > 0 && (fds[0].revents & POLLIN))
             (void)!read(ctx->pthread_wake, &drain, sizeof(drain));
     }
     return NULL;

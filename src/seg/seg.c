@@ -18,6 +18,7 @@
 #include "seg/seg.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,14 @@ struct seg_layer {
     int               nlocal;   /* such ranks, this one included */
     char            (*nodes)[WEFT__NODE_NAME_MAX];  /* [rank] node name */
 };
+
+/* The segment begins with what weft_inline.h reads (layout 1). */
+#define SAME_FIELD(a) \
+    (offsetof(struct weft__seg, a) == offsetof(struct weft_inline_seg, a) && \
+     sizeof(((struct weft__seg *)0)->a) == sizeof(((struct weft_inline_seg *)0)->a))
+_Static_assert(WEFT_INLINE_LAYOUT == 1 && SAME_FIELD(live_ctx) && SAME_FIELD(mapped) &&
+                   SAME_FIELD(size),
+               "struct weft__seg does not begin with struct weft_inline_seg");
 
 /* Unmap the parts of the node's other ranks. */
 static void unmap_peers(weft_ctx_t ctx, struct weft__seg *seg)

@@ -13,18 +13,21 @@
 
 #include "ep/ep.h"
 
+/* The first three fields are what the inline path of weft_inline.h reads
+ * (struct weft_inline_seg, layout WEFT_INLINE_LAYOUT): moving or changing
+ * one is a new layout; seg.c checks the offsets when it compiles. */
 struct weft__seg {
-    uint32_t     state;        /* WEFT__ALIVE until weft_seg_free */
     weft_ctx_t   live_ctx;     /* the context while alive, NULL after: one
                                 * compare on the fast path checks both */
+    char       **mapped;       /* [rank] rank's part mapped here, or NULL
+                                * (another node, or WEFT_SHM=0); NULL once freed */
+    size_t       size;         /* bytes per rank */
+    uint32_t     state;        /* WEFT__ALIVE until weft_seg_free */
     unsigned     id;           /* its row in each endpoint's target cache */
     weft_ctx_t   ctx;
-    size_t       size;         /* bytes per rank */
     void        *base;         /* this rank's part */
     ucp_mem_h    memh;
     uint64_t    *bases;        /* [rank] remote base addresses */
-    char       **mapped;       /* [rank] rank's part mapped here, or NULL
-                                * (another node, or WEFT_SHM=0) */
     size_t       map_len;      /* bytes of each mapping (whole pages) */
     int          own_shm;      /* base is a shared-memory mapping of ours */
     char        *keys;         /* every rank's packed rkey */

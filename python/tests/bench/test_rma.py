@@ -5,11 +5,12 @@ import json
 import os
 import statistics
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
+from rich.console import Console, RenderableType
 
 from conftest import REAL_BUILD_DIR, real_program
 from weft import WeftError, cli
@@ -474,3 +475,21 @@ def test_real_binary_rejects_bad_sizes_and_counts(args: list[str], message: str,
     assert proc.returncode != 0
     assert f"weft_bench_rma: {args[0]}: {message}" in proc.stderr
     assert "usage: mpirun -np 2 weft_bench_rma" in proc.stderr
+
+
+def test_direct_table_pairs_weft_with_the_library_and_plain_accesses(
+        render_text: Callable[[RenderableType], str]) -> None:
+    entries = [
+        {"impl": "weft", "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": 300.0, "rounds": [300.0, 200.0]},
+        {"impl": "store", "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": 1000.0, "rounds": [500.0, 1000.0]},
+        {"impl": "weft-lib", "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": 100.0, "rounds": [100.0, 100.0]},
+        {"impl": "weft", "op": "get_lat", "size": 8, "unit": "us", "value": 0.002},
+        {"impl": "load", "op": "get_lat", "size": 8, "unit": "us", "value": 0.001},
+        {"impl": "weft", "op": "put_lat", "size": 8, "unit": "us", "value": 0.01},
+    ]
+    table = bench_rma.direct_table("direct", bench_rma.parse_rows(entries))
+    assert table is not None and table.row_count == 2
+    text = render_text(table)
+    # rounds side by side: ratios 0.6 and 0.2, median 0.4; the get is half a load's speed
+    assert "0.40×" in text and "0.50×" in text and "2.50×" in text
+    assert bench_rma.direct_table("direct", bench_rma.parse_rows(entries[-1:])) is None

@@ -63,6 +63,9 @@ TRANSPORT_NOTES = {
 }
 
 IMPL_LABELS = {"weft": "weft", "ucx": "UCX", "mpi-rma": "MPI RMA", "mpi-2sided": "MPI 2-sided"}
+# On the direct path, beside weft's calls (the inline forms of weft_inline.h):
+# the library calls behind them and plain loads and stores through weft_ptr.
+DIRECT_LABELS = {"weft-lib": "weft library call", "store": "plain store", "load": "plain load"}
 # The peers weft is compared with, and the ratio each comparison aims for:
 # against raw UCX the ratio is weft's own overhead.
 PEER_GOALS = {"ucx": 0.95, "mpi-rma": 1.0, "mpi-2sided": 1.0}
@@ -271,7 +274,8 @@ def measure(program: Path, tls: str, nranks: int, iters: int | None, timeout: fl
 # calling weft, with and without weft's progress thread.
 BUSY_TLS = "tcp"
 BUSY_IMPLS = {"weft": "no progress thread", "weft+progress-thread": "progress thread"}
-BUSY_OPS = {"get_lat_busy": "get latency, mean", "get_max_busy": "get latency, worst"}
+BUSY_OPS = {"get_lat_idle": "get latency from the idle target, mean", "get_lat_busy": "get latency, mean",
+            "get_max_busy": "get latency, worst", "compute_slowdown": "computing thread slowed (%)"}
 
 
 def measure_busy(program: Path, nranks: int, timeout: float, iters: int | None = None,
@@ -722,6 +726,33 @@ def unit_table(tls: str, unit: str, rows: list[Row]) -> Table:
     return table
 
 
+# weft against plain loads and stores on the direct path, and the goals
+# (issue 24): a put rate of half the stores', a get within twice a load.
+DIRECT_GOALS = {("put_rate", "store"): 0.5, ("get_lat", "load"): 0.5}
+
+
+def direct_table(tls: str, rows: list[Row]) -> Table | None:
+    """weft's inline calls beside the library calls behind them and plain
+    loads and stores through weft_ptr, when the run measured them."""
+    mine = [r for r in rows if any(impl in r.values for impl in DIRECT_LABELS)]
+    if not mine:
+        return None
+    table = report.table(
+        f"{tls}: weft beside the library call and a plain access (vs X: > 1, weft is faster)",
+        [Column("operation", no_wrap=True), Column("unit"), numeric_column("weft"),
+         *(numeric_column(label) for label in DIRECT_LABELS.values()),
+         numeric_column("vs library call"), numeric_column("vs plain access")],
+        [],
+    )
+    for row in mine:
+        plain = "store" if "store" in row.values else "load"
+        table.add_row(row.name, report.fmt_unit(row.unit), report.fmt_number(row.values.get("weft")),
+                      *(report.fmt_number(row.values.get(impl)) for impl in DIRECT_LABELS),
+                      report.fmt_ratio(row.ratio("weft-lib")),
+                      report.fmt_ratio(row.ratio(plain), DIRECT_GOALS.get((row.op, plain), 1.0)))
+    return table
+
+
 def run_report(run: dict[str, Any]) -> Group:
     """What one run measured: where, then a table per unit (latencies, rates)."""
     if run.get("kind") == "busy-target":
@@ -732,6 +763,9 @@ def run_report(run: dict[str, Any]) -> Group:
     rows = [row for row in parse_rows(run["results"]) if row.op not in ("put_bw_block", "page_faults")]
     units = dict.fromkeys(row.unit for row in rows)
     tables: list[Table] = [unit_table(run["tls"], unit, [r for r in rows if r.unit == unit]) for unit in units]
+    direct = direct_table(run["tls"], rows)
+    if direct is not None:
+        tables.append(direct)
     blocks = block_ratios(run)
     if blocks:
         tables.append(block_table(run, blocks))

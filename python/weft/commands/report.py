@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from weft import WeftError
-from weft.bench import coll, dgemm, endpoints, flood, ft, hvec, latbw, profcost, rma, stencil, summa
+from weft.bench import coll, dgemm, endpoints, flood, ft, gups, hvec, latbw, profcost, rma, stencil, summa
 from weft.commands import model, project
 from weft.core import report, results
 
 # The modules that save result files.
-PRODUCERS = (rma, ft, latbw, endpoints, dgemm, stencil, profcost, coll, flood, summa, hvec, model, project)
+PRODUCERS = (rma, ft, latbw, endpoints, dgemm, stencil, profcost, coll, flood, summa, hvec, gups, model, project)
 
 
 def renderers() -> dict[str, results.Renderer]:

@@ -1,0 +1,246 @@
+/*
+ * weft_inline.h -- the inline direct path of weft's small one-sided
+ * operations.  Included by weft.h; do not include it alone.
+ *
+ * A put, get or 64-bit atomic of a size known at compile time (at most
+ * WEFT_INLINE_MAX bytes) to a rank whose part of the segment is mapped in
+ * this process (the direct path, docs/direct-path.md) is done here, in the
+ * caller's code: a few compares of fields of the endpoint and the segment,
+ * then the load, store or atomic instruction itself.  Anything else -- a
+ * size known only at run time, a larger one, a rank reached through UCX,
+ * bad input, WEFT_CHECK=1, a selected trace point, any rank failure known
+ * to the context -- calls the exported library function of the same name,
+ * which does everything the call documents (weft.h).  So a program sees the
+ * same results and errors with the inline path as without it; only time
+ * differs.
+ *
+ * The calls keep their names: weft_put_nbi(...) and the others below are
+ * function-like macros that expand to the inline forms.  The exported
+ * symbols stay (for `(weft_put_nbi)(...)`, function pointers and programs
+ * built without this header).  Define WEFT_NO_INLINE before including
+ * weft.h to call the library every time.
+ *
+ * The fields read here are a prefix of weft's endpoint and segment,
+ * described by struct weft_inline_ep and struct weft_inline_seg, layout
+ * WEFT_INLINE_LAYOUT.  The library checks at compile time that its
+ * structures begin with them, and every program built with this header
+ * refers to the symbol weft_inline_layout_v<N>: a library of another
+ * layout does not define it, so the program fails to load instead of
+ * reading the wrong fields.  A change of these structures is a new layout
+ * number (and a new soname).
+ */
+#ifndef WEFT_INLINE_H
+#define WEFT_INLINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The version of the layout below. */
+#define WEFT_INLINE_LAYOUT 1
+
+/** The largest size, in bytes, that the inline path puts or gets. */
+#define WEFT_INLINE_MAX 64
+
+/** What the inline path reads of an endpoint (layout 1): its first fields. */
+struct weft_inline_ep {
+    unsigned        gate;      /**< nonzero: every operation calls the library
+                                *   (WEFT_CHECK=1, a trace point selected) */
+    int             nranks;    /**< ranks of the context */
+    const void     *ctx;       /**< the context */
+    const unsigned *fail_gen;  /**< the context's count of rank failures:
+                                *   nonzero sends every operation to the library */
+} __attribute__((may_alias));
+
+/** What the inline path reads of a segment (layout 1): its first fields. */
+struct weft_inline_seg {
+    const void  *live_ctx;     /**< its context while alive, NULL once freed */
+    char *const *mapped;       /**< [rank] that rank's part mapped here, or NULL */
+    size_t       size;         /**< bytes per rank */
+} __attribute__((may_alias));
+
+#if !defined(WEFT_BUILDING) && !defined(WEFT_NO_INLINE) && defined(__GNUC__)
+
+/* A program that uses this layout needs a library that provides it. */
+extern const unsigned weft_inline_layout_v1;
+__attribute__((used)) static const unsigned *const weft__inline_layout = &weft_inline_layout_v1;
+
+/* The mapped address of n bytes at (rank, seg, off), or NULL when the
+ * library must do the operation.  The tests keep the access inside memory
+ * this process maps (a rank of the context, an access inside the segment,
+ * a live segment of ep's context, a rank mapped here) and send to the
+ * library what it alone does (the gate: WEFT_CHECK=1, a trace point; a
+ * rank failure known to the context).  The handles stay readable after
+ * weft_seg_free and weft_finalize (weft keeps their shells; a freed
+ * segment has no context and no table). */
+static inline __attribute__((always_inline)) char *
+weft__inline_at(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n)
+{
+    const struct weft_inline_ep *e = (const struct weft_inline_ep *)(const void *)ep;
+    const struct weft_inline_seg *s = (const struct weft_inline_seg *)(const void *)seg;
+    char *const *mapped;
+    char *base;
+
+    if (__builtin_expect(e == NULL || s == NULL, 0))
+        return (char *)0;
+    mapped = s->mapped;
+    if (__builtin_expect((__atomic_load_n(&e->gate, __ATOMIC_RELAXED) |
+                          __atomic_load_n(e->fail_gen, __ATOMIC_RELAXED)) != 0 ||
+                             s->live_ctx != e->ctx || (unsigned)rank >= (unsigned)e->nranks ||
+                             off > s->size || n > s->size - off || mapped == (char *const *)0,
+                         0))
+        return (char *)0;
+    base = mapped[rank];
+    return __builtin_expect(base != (char *)0, 1) ? base + off : (char *)0;
+}
+
+/* An 8- or 4-byte access is a double or float load or store, bit for bit:
+ * a type that no field above has, so a compiler knows that the store
+ * leaves the fields as they were and may keep them in registers across a
+ * loop of puts (a char-typed memcpy could be any of them).  The copy of an
+ * implicit put or get is only defined at the next weft_flush, a call the
+ * compiler cannot see into, so no read of it as another type can be
+ * moved before it; a blocking get tells the compiler that its
+ * destination's bytes changed (weft__inline_wrote).  Other sizes are
+ * memcpy. */
+typedef double weft__inline_f64 __attribute__((aligned(1)));
+typedef float  weft__inline_f32 __attribute__((aligned(1)));
+
+static inline __attribute__((always_inline)) void
+weft__inline_copy(void *dst, const void *src, size_t n)
+{
+    if (n == 8) {
+        double v;
+
+        memcpy(&v, src, 8);
+        *(weft__inline_f64 *)dst = v;
+    } else if (n == 4) {
+        float v;
+
+        memcpy(&v, src, 4);
+        *(weft__inline_f32 *)dst = v;
+    } else {
+        memcpy(dst, src, n);
+    }
+}
+
+/* The n bytes at dst were written by weft__inline_copy: reads of them
+ * after this see the bytes, whatever type they read them as (an empty
+ * statement that the compiler must assume rewrote them as chars). */
+static inline __attribute__((always_inline)) void weft__inline_wrote(void *dst, size_t n)
+{
+    if (n == 8)
+        __asm__ volatile("" : "+m"(*(char(*)[8])dst));
+    else if (n == 4)
+        __asm__ volatile("" : "+m"(*(char(*)[4])dst));
+}
+
+/* True when the inline path takes an access of n bytes. */
+#define WEFT__INLINE_SIZE(n) (__builtin_constant_p(n) && (n) <= WEFT_INLINE_MAX)
+
+/* The word of an atomic at (rank, seg, off), or NULL: mapped and 8-aligned. */
+static inline __attribute__((always_inline)) uint64_t *
+weft__inline_word(weft_ep_t ep, int rank, weft_seg_t seg, size_t off)
+{
+    char *p = weft__inline_at(ep, rank, seg, off, sizeof(uint64_t));
+
+    return p != NULL && ((uintptr_t)p & 7u) == 0 ? (uint64_t *)(void *)p : (uint64_t *)0;
+}
+
+static inline __attribute__((always_inline)) weft_status_t
+weft_inline_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src,
+                    size_t n)
+{
+    char *p;
+
+    if (WEFT__INLINE_SIZE(n) && src != NULL && (p = weft__inline_at(ep, rank, seg, off, n))) {
+        weft__inline_copy(p, src, n);
+        return WEFT_OK;
+    }
+    return (weft_put_nbi)(ep, rank, seg, off, src, n);
+}
+
+static inline __attribute__((always_inline)) weft_status_t
+weft_inline_put(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src, size_t n)
+{
+    char *p;
+
+    if (WEFT__INLINE_SIZE(n) && src != NULL && (p = weft__inline_at(ep, rank, seg, off, n))) {
+        weft__inline_copy(p, src, n);
+        /* visible to a consumer that acquires after the call returns */
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        return WEFT_OK;
+    }
+    return (weft_put)(ep, rank, seg, off, src, n);
+}
+
+static inline __attribute__((always_inline)) weft_status_t
+weft_inline_get_nbi(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off, size_t n)
+{
+    char *p;
+
+    if (WEFT__INLINE_SIZE(n) && dst != NULL && (p = weft__inline_at(ep, rank, seg, off, n))) {
+        weft__inline_copy(dst, p, n);
+        return WEFT_OK;
+    }
+    return (weft_get_nbi)(ep, dst, rank, seg, off, n);
+}
+
+static inline __attribute__((always_inline)) weft_status_t
+weft_inline_get(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off, size_t n)
+{
+    char *p;
+
+    if (WEFT__INLINE_SIZE(n) && dst != NULL && (p = weft__inline_at(ep, rank, seg, off, n))) {
+        weft__inline_copy(dst, p, n);
+        weft__inline_wrote(dst, n);
+        return WEFT_OK;
+    }
+    return (weft_get)(ep, dst, rank, seg, off, n);
+}
+
+static inline __attribute__((always_inline)) weft_status_t
+weft_inline_atomic_add_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, uint64_t value)
+{
+    uint64_t *w = weft__inline_word(ep, rank, seg, off);
+
+    if (w != NULL) {
+        __atomic_fetch_add(w, value, __ATOMIC_SEQ_CST);
+        return WEFT_OK;
+    }
+    return (weft_atomic_add_nbi)(ep, rank, seg, off, value);
+}
+
+static inline __attribute__((always_inline)) weft_status_t
+weft_inline_atomic_fetch_add(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, uint64_t value,
+                             uint64_t *old)
+{
+    uint64_t *w = old != NULL ? weft__inline_word(ep, rank, seg, off) : (uint64_t *)0;
+
+    if (w != NULL) {
+        *old = __atomic_fetch_add(w, value, __ATOMIC_SEQ_CST);
+        return WEFT_OK;
+    }
+    return (weft_atomic_fetch_add)(ep, rank, seg, off, value, old);
+}
+
+#define weft_put_nbi(ep, rank, seg, off, src, n) weft_inline_put_nbi(ep, rank, seg, off, src, n)
+#define weft_put(ep, rank, seg, off, src, n)     weft_inline_put(ep, rank, seg, off, src, n)
+#define weft_get_nbi(ep, dst, rank, seg, off, n) weft_inline_get_nbi(ep, dst, rank, seg, off, n)
+#define weft_get(ep, dst, rank, seg, off, n)     weft_inline_get(ep, dst, rank, seg, off, n)
+#define weft_atomic_add_nbi(ep, rank, seg, off, value) \
+    weft_inline_atomic_add_nbi(ep, rank, seg, off, value)
+#define weft_atomic_fetch_add(ep, rank, seg, off, value, old) \
+    weft_inline_atomic_fetch_add(ep, rank, seg, off, value, old)
+
+#endif /* inline path */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_INLINE_H */
