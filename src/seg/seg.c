@@ -823,6 +823,11 @@ weft_status_t weft_ptr(weft_ctx_t ctx, int rank, weft_seg_t seg, size_t off, voi
     if (off >= weft__seg_size(seg, rank))
         return weft__error(WEFT_ERR_BOUNDS, __func__, "offset %zu is past the segment's %zu bytes",
                            off, weft__seg_size(seg, rank));
+    /* a registered part is the caller's own memory, whatever the path */
+    if (seg->sizes != NULL && rank == ctx->rank) {
+        *ptr = (char *)seg->base + off;
+        return WEFT_OK;
+    }
     if (seg->mapped[rank] == NULL) {
         L = ctx->layer[WEFT__LAYER_SEG];
         if (seg->sizes != NULL)
