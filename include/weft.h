@@ -674,7 +674,10 @@ weft_status_t weft_atomic_cswap(weft_ep_t ep, int rank, weft_seg_t seg, size_t o
  * *result is a value of the type (4 or 8 bytes), NULL allowed for the
  * non-fetching ops.  compare is read by WEFT_AOP_CSWAP only.  Over UCX the
  * ops are ucp_atomic_op_nbx (SET is a swap whose old value is discarded,
- * FETCH a fetching add of 0); on the direct path they are __atomic
+ * FETCH a fetching add of 0), except FETCH_AND/OR/XOR: a fetch, then
+ * compare-and-swaps until one succeeds, which complete before even the
+ * _nb and _nbi forms return (UCX 1.13's shared-memory transports compute
+ * them wrong; docs/limits.md).  On the direct path they are __atomic
  * builtins, sequentially consistent.
  *
  * Errors (nothing is issued): WEFT_ERR_INVALID_ARG for an op or type
