@@ -488,15 +488,24 @@ static weft_status_t connect_replies(weft_ctx_t ctx, struct am_layer *L, const c
     if (__atomic_load_n(&L->reply_ready, __ATOMIC_ACQUIRE))
         return WEFT_OK;
     pthread_mutex_lock(&L->reply_lock);
+    /* Without the progress thread, threads of endpoint pools may be
+     * progressing the home worker (one at a time, weft__ctx_progress_home):
+     * take it from them while connecting on it, unless this thread is
+     * running a handler and so holds it already. */
+    if (!ctx->pthread_running && in_handler != L)
+        while (__atomic_exchange_n(&ctx->home_busy, 1, __ATOMIC_ACQUIRE))
+            sched_yield();
     if (!L->reply_ready) {
-        if ((eps = calloc((size_t)ctx->nranks, sizeof(*eps))) == NULL)
+        /* after a failed attempt, the connections it made are kept */
+        eps = L->reply_eps ? L->reply_eps : calloc((size_t)ctx->nranks, sizeof(*eps));
+        if (eps == NULL)
             st = weft__error(WEFT_ERR_NO_MEMORY, fn, "reply connections");
         for (int r = 0; eps && r < ctx->nranks && st == WEFT_OK; r++) {
             ucp_ep_params_t p;
             ucs_status_t s;
 
             /* a failed rank gets no connection: a reply to it is refused */
-            if (weft__peer_failed(ctx, r))
+            if (eps[r] != NULL || weft__peer_failed(ctx, r))
                 continue;
             memset(&p, 0, sizeof(p));
             p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
@@ -505,14 +514,13 @@ static weft_status_t connect_replies(weft_ctx_t ctx, struct am_layer *L, const c
             if ((s = ucp_ep_create(ctx->home, &p, &eps[r])) != UCS_OK)
                 st = weft__ucs_error(s, fn, "connecting to a peer for replies (ucp_ep_create)");
         }
-        if (st == WEFT_OK) {
-            L->reply_eps = eps;
+        /* connections made by a failed attempt are closed at finalize */
+        L->reply_eps = eps;
+        if (st == WEFT_OK)
             __atomic_store_n(&L->reply_ready, 1, __ATOMIC_RELEASE);
-        } else if (eps != NULL) {
-            /* the connections made are closed at finalize with the others */
-            L->reply_eps = eps;
-        }
     }
+    if (!ctx->pthread_running && in_handler != L)
+        __atomic_store_n(&ctx->home_busy, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&L->reply_lock);
     return st;
 }
