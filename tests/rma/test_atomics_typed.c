@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#define ITERS 300
+#define ITERS 160
 #define SEG_BYTES 4096
 
 /* Per type, a block of words at BLOCK * type (each 8-byte aligned). */
