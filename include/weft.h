@@ -20,8 +20,8 @@
  *    segment, a freed segment, use after weft_finalize) returns an error and
  *    never writes anything; it does not crash.
  *  - Outstanding operations are NOT ordered among themselves, even to the
- *    same target.  Ordering is what weft_wait(), weft_flush() and the signal
- *    of weft_put_signal_nb() provide.
+ *    same target.  Ordering is what weft_wait(), weft_flush(), weft_fence()
+ *    and the signal of weft_put_signal_nb() provide.
  *  - "Collective" calls must be made by every rank of the context, in the
  *    same order, like MPI collectives.
  *
@@ -37,7 +37,15 @@
  *   weft_get / weft_get_nb   | data is in the destination buffer
  *   weft_put_signal_nb       | data AND signal are visible at the target;
  *                            | a consumer that sees the signal sees the data
- *   weft_atomic_*            | the operation has been applied at the target
+ *   weft_atomic_* (blocking) | the operation has been applied at the target
+ *   weft_atomic_nb (event)   | applied at the target, *result written
+ *   weft_atomic_nbi,         | applied / written by weft_flush
+ *   weft_iput_nbi/iget_nbi   |
+ *   weft_fence(ep)           | nothing completes; ep's puts and atomics
+ *                            | before it reach each target before those
+ *                            | after it
+ *   weft_flush_local(ep)     | source buffers of ep's implicit puts may
+ *                            | be reused (not yet visible)
  *   weft_flush(ep)           | every put issued on ep before the call is
  *                            | visible at its target
  *   weft_am_send_nb (event)  | header and payload buffers may be reused
@@ -506,7 +514,39 @@ weft_status_t weft_seg_alloc(weft_ctx_t ctx, size_t bytes, weft_seg_t *seg, void
  *  it). */
 weft_status_t weft_seg_free(weft_ctx_t ctx, weft_seg_t seg);
 
-/** Size and local base of a segment; either output may be NULL.
+/**
+ * Register memory the program already has as a segment (MPI windows on
+ * user memory, GASNet-EX client segments).  Collective: every rank passes
+ * its own base and size, which may differ between ranks (the segment is
+ * then not symmetric: an access is checked against the size its target
+ * rank gave, WEFT_ERR_BOUNDS past it).  The memory is registered with UCX
+ * and every rank learns every other rank's base and key; it is not
+ * copied, zeroed or moved, must stay allocated until weft_seg_free, which
+ * deregisters it and leaves it to the program.  Ranks may pass pointers
+ * into anything: static data, the heap, a mapping of their own.
+ *
+ * The direct path cannot map another process's private memory: operations
+ * between two ranks of one node on a registered segment go through UCX
+ * (its shared-memory transports when they can reach the memory -- CMA,
+ * KNEM, XPMEM -- else its emulation over messages, which needs the target
+ * to progress), and weft_ptr returns WEFT_ERR_UNSUPPORTED for every rank
+ * but the caller.  A rank's operations on its own part are loads and
+ * stores, as with weft_seg_alloc.  Memory that ranks of a node must reach
+ * with loads and stores is allocated with weft_seg_alloc.
+ *
+ * Every rank returns the same status: WEFT_ERR_INVALID_ARG (seg or base
+ * NULL, bytes 0, on any rank), WEFT_ERR_NO_MEMORY / WEFT_ERR_TRANSPORT
+ * (UCX could not register the memory), WEFT_ERR_MPI, WEFT_ERR_NOT_INIT.
+ * Threads: as weft_seg_alloc.
+ *
+ * \param base   this rank's memory
+ * \param bytes  its size, > 0
+ * \param seg    [out] the segment handle
+ */
+weft_status_t weft_seg_register(weft_ctx_t ctx, void *base, size_t bytes, weft_seg_t *seg);
+
+/** Size and local base of a segment (this rank's part: for a registered
+ *  segment, the size this rank gave); either output may be NULL.
  *  WEFT_ERR_SEG for a NULL or freed segment (also after weft_finalize). */
 weft_status_t weft_seg_query(weft_seg_t seg, size_t *bytes, void **local);
 
@@ -575,14 +615,16 @@ weft_status_t weft_get_nbi(weft_ep_t ep, void *dst, int rank, weft_seg_t seg,
  * Put with signal: puts n bytes, then atomically adds `add` to the 64-bit
  * word at (sigseg, sigoff) of the same target.  The add happens after the
  * data is visible, so a consumer that waits for the signal
- * (weft_signal_wait_until) and then reads the data sees all of it.
+ * (weft_signal_wait_until) and then reads the data sees all of it.  The
+ * signal word is 8 bytes at an 8-byte-aligned offset of sigseg
+ * (WEFT_ERR_ALIGN otherwise); weft_put_signal_op_nb also sets it.
  */
 weft_status_t weft_put_signal_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
                                  const void *src, size_t n, weft_seg_t sigseg,
                                  size_t sigoff, uint64_t add, weft_event_t *ev);
 
-/** Wait until the local 64-bit word at (seg, off) is >= value, progressing
- *  ep meanwhile; *seen gets the value read (may be NULL).  The data of every
+/** Wait until the local 64-bit word at (seg, off) is >= value (off
+ *  8-byte aligned, WEFT_ERR_ALIGN otherwise), progressing ep meanwhile; *seen gets the value read (may be NULL).  The data of every
  *  put_signal that contributed to it is visible when this returns.
  *  WEFT_ERR_PEER_FAILED if a rank failure is learnt during the wait,
  *  WEFT_ERR_TIMEOUT after WEFT_TIMEOUT_MS (see "Peer failure"). */
@@ -601,6 +643,186 @@ weft_status_t weft_atomic_add_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t
  *  *old gets the previous value either way. */
 weft_status_t weft_atomic_cswap(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
                                 uint64_t compare, uint64_t value, uint64_t *old);
+
+/* ---- Typed atomics ------------------------------------------------------ */
+
+/**
+ * Atomic operations on 32- and 64-bit integers, the set of OpenSHMEM 1.5
+ * and MPI_Fetch_and_op / MPI_Compare_and_swap.  The word at (rank, seg,
+ * off) is of the size of `type` and must be aligned to it (4 or 8 bytes;
+ * WEFT_ERR_ALIGN otherwise).  Atomicity holds against every other weft
+ * atomic on the same word, from any rank and path; a plain put or store to
+ * the word at the same time is a data race.
+ *
+ * Operands are passed as uint64_t: for a 32-bit type only the low 32 bits
+ * count, so (uint64_t)(int32_t)-1 is the 32-bit -1.  Signed and unsigned
+ * types of one size give the same bits (two's complement, wrapping); the
+ * type says the size of the word and of *result.
+ *
+ *   op                  | at the target                    | *result
+ *   --------------------+----------------------------------+------------
+ *   WEFT_AOP_FETCH      | unchanged                        | the word
+ *   WEFT_AOP_SET        | word = operand                   | unused
+ *   WEFT_AOP_SWAP       | word = operand                   | old word
+ *   WEFT_AOP_CSWAP      | if word == compare: word = operand | old word
+ *   WEFT_AOP_ADD        | word += operand                  | unused
+ *   WEFT_AOP_FETCH_ADD  | word += operand                  | old word
+ *   WEFT_AOP_AND/OR/XOR | word = word & | ^ operand        | unused
+ *   WEFT_AOP_FETCH_AND/ | word = word & | ^ operand        | old word
+ *   FETCH_OR/FETCH_XOR  |                                  |
+ *
+ * *result is a value of the type (4 or 8 bytes), NULL allowed for the
+ * non-fetching ops.  compare is read by WEFT_AOP_CSWAP only.  Over UCX the
+ * ops are ucp_atomic_op_nbx (SET is a swap whose old value is discarded,
+ * FETCH a fetching add of 0), except FETCH_AND/OR/XOR: a fetch, then
+ * compare-and-swaps until one succeeds, which complete before even the
+ * _nb and _nbi forms return (UCX 1.13's shared-memory transports compute
+ * them wrong; docs/limits.md).  On the direct path they are __atomic
+ * builtins, sequentially consistent.
+ *
+ * Errors (nothing is issued): WEFT_ERR_INVALID_ARG for an op or type
+ * outside the enums or a NULL result of a fetching op (ev NULL for _nb),
+ * WEFT_ERR_ALIGN, and those of weft_put (WEFT_ERR_RANK, WEFT_ERR_SEG,
+ * WEFT_ERR_BOUNDS, WEFT_ERR_NOT_INIT, WEFT_ERR_PEER_FAILED).
+ */
+typedef enum {
+    WEFT_AOP_FETCH     = 0,
+    WEFT_AOP_SET       = 1,
+    WEFT_AOP_SWAP      = 2,
+    WEFT_AOP_CSWAP     = 3,
+    WEFT_AOP_ADD       = 4,
+    WEFT_AOP_FETCH_ADD = 5,
+    WEFT_AOP_AND       = 6,
+    WEFT_AOP_FETCH_AND = 7,
+    WEFT_AOP_OR        = 8,
+    WEFT_AOP_FETCH_OR  = 9,
+    WEFT_AOP_XOR       = 10,
+    WEFT_AOP_FETCH_XOR = 11
+} weft_aop_t;
+
+/** The word an atomic operates on. */
+typedef enum {
+    WEFT_ATYPE_INT32  = 0,
+    WEFT_ATYPE_UINT32 = 1,
+    WEFT_ATYPE_INT64  = 2,
+    WEFT_ATYPE_UINT64 = 3
+} weft_atype_t;
+
+/** Blocking: returns when the operation has been applied at the target
+ *  and, for a fetching op, *result holds the old value (written on
+ *  success only). */
+weft_status_t weft_atomic(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, weft_aop_t op,
+                          weft_atype_t type, uint64_t operand, uint64_t compare, void *result);
+
+/** Non-blocking with an event: the event (or WEFT_EVENT_NULL, complete at
+ *  once) completes when the operation has been applied at the target and
+ *  *result is written; *result must stay valid until then. */
+weft_status_t weft_atomic_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                             weft_aop_t op, weft_atype_t type, uint64_t operand,
+                             uint64_t compare, void *result, weft_event_t *ev);
+
+/** Implicit: applied, and *result written, by the next weft_flush(ep);
+ *  *result must stay valid until then (weft_flush_local does not complete
+ *  a fetching op's result).  Like every implicit operation, unordered with
+ *  the others unless a weft_fence separates them. */
+weft_status_t weft_atomic_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                              weft_aop_t op, weft_atype_t type, uint64_t operand,
+                              uint64_t compare, void *result);
+
+/* ---- Ordering and local completion ------------------------------------- */
+
+/**
+ * Fence, like shmem_fence: puts, nbi atomics and signals issued on ep
+ * before the call are applied at each target before those issued after it
+ * to the same target.  Nothing is completed and nothing waits: use
+ * weft_flush for completion.  Gets are not ordered by it.  On the direct
+ * path (already complete when issued) it is a release fence; over UCX it
+ * is ucp_worker_fence on ep's worker, which orders ep's operations to
+ * every target.  WEFT_ERR_NOT_INIT / WEFT_ERR_INVALID_ARG for a bad ep.
+ */
+weft_status_t weft_fence(weft_ep_t ep);
+
+/**
+ * Local completion, like MPI_Win_flush_local: returns when the source
+ * buffers of every implicit put issued on ep before the call may be reused
+ * (and the destinations of its implicit gets are written), without waiting
+ * for the puts to be visible at their targets -- weft_flush still does
+ * that.  The direct path's operations are complete when issued; over UCX
+ * it waits for the requests that UCX had not yet completed locally.
+ * WEFT_ERR_TIMEOUT after WEFT_TIMEOUT_MS.  Errors of the operations are
+ * reported by the next weft_flush.
+ */
+weft_status_t weft_flush_local(weft_ep_t ep);
+
+/* ---- Strided put and get ------------------------------------------------ */
+
+/**
+ * Strided transfers, as shmem_iput / shmem_iget: `count` elements of
+ * `elem` bytes; element i goes from src + i * sst * elem to byte
+ * off + i * dst * elem of rank's part (iput), or from byte
+ * off + i * sst * elem of rank's part to dst_buf + i * dst * elem (iget).
+ * Strides count elements and are >= 1.  The whole range (the last
+ * element included) is checked before anything is issued: WEFT_ERR_BOUNDS
+ * past the segment or on overflow, WEFT_ERR_INVALID_ARG for elem 0, a
+ * stride 0 or a NULL buffer with count > 0, and the errors of weft_put.
+ * count 0 does nothing.  Each element is one put or get: worth it for
+ * small elements on the direct path, where they are stores and loads.
+ *
+ * _nbi: completed by the next weft_flush(ep) (weft_flush_local frees the
+ * iput's source).  Blocking: returns when the data is visible at rank
+ * (iput) or in the buffer (iget); it completes ep's other implicit
+ * operations too (it is the _nbi form and weft_flush).
+ */
+weft_status_t weft_iput_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t dst,
+                            const void *src, size_t sst, size_t elem, size_t count);
+weft_status_t weft_iget_nbi(weft_ep_t ep, void *dst_buf, size_t dst, int rank, weft_seg_t seg,
+                            size_t off, size_t sst, size_t elem, size_t count);
+weft_status_t weft_iput(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t dst,
+                        const void *src, size_t sst, size_t elem, size_t count);
+weft_status_t weft_iget(weft_ep_t ep, void *dst_buf, size_t dst, int rank, weft_seg_t seg,
+                        size_t off, size_t sst, size_t elem, size_t count);
+
+/* ---- Signals ------------------------------------------------------------ */
+
+/** What a put-with-signal does to the signal word (as shmem_put_signal's
+ *  SHMEM_SIGNAL_SET / SHMEM_SIGNAL_ADD). */
+typedef enum {
+    WEFT_SIGNAL_SET = 0,  /**< word = value (atomically) */
+    WEFT_SIGNAL_ADD = 1   /**< word += value (atomically) */
+} weft_signal_op_t;
+
+/**
+ * Put with signal, either op: as weft_put_signal_nb (which is
+ * WEFT_SIGNAL_ADD), the signal applied after the data is visible, so a
+ * consumer that sees the signal sees the data.  The signal word is a
+ * 64-bit word at an 8-byte-aligned offset (WEFT_ERR_ALIGN otherwise).
+ * The event completes when data and signal are visible at the target.
+ * WEFT_ERR_INVALID_ARG for an op outside weft_signal_op_t.
+ */
+weft_status_t weft_put_signal_op_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                    const void *src, size_t n, weft_seg_t sigseg,
+                                    size_t sigoff, uint64_t value, weft_signal_op_t op,
+                                    weft_event_t *ev);
+
+/** Comparisons of a signal wait (SHMEM_CMP_*); unsigned 64-bit. */
+typedef enum {
+    WEFT_CMP_EQ = 0,
+    WEFT_CMP_NE = 1,
+    WEFT_CMP_GT = 2,
+    WEFT_CMP_GE = 3,
+    WEFT_CMP_LT = 4,
+    WEFT_CMP_LE = 5
+} weft_cmp_t;
+
+/** Wait until the local 64-bit word at (seg, off) compares to value as cmp
+ *  says (word cmp value), progressing ep meanwhile; *seen (may be NULL)
+ *  gets the value that satisfied it.  The load that sees it is an
+ *  acquire: the data of every put-with-signal whose signal it reads is
+ *  visible.  off must be 8-byte aligned (WEFT_ERR_ALIGN);
+ *  WEFT_ERR_INVALID_ARG for cmp outside weft_cmp_t; failures and timeouts
+ *  as weft_signal_wait_until (which is WEFT_CMP_GE). */
+weft_status_t weft_signal_wait_until_cmp(weft_ep_t ep, weft_seg_t seg, size_t off,
+                                         weft_cmp_t cmp, uint64_t value, uint64_t *seen);
 
 /** Test an event.  *done = 1 and *ev = WEFT_EVENT_NULL when complete (the
  *  event is then consumed); testing WEFT_EVENT_NULL gives *done = 1.
@@ -652,7 +874,8 @@ weft_status_t weft_flush(weft_ep_t ep);
  * and a handler runs on whichever thread progresses the home worker: it
  * may use the endpoint of the weft call it runs in (the default one, or a
  * pool endpoint of the calling thread), but on the progress thread it owns
- * none, so a reply from there must be handed to a thread that owns one.
+ * none: a handler that answers its message uses weft_am_reply (register it
+ * with weft_am_register_replier), which needs no endpoint.
  */
 typedef void (*weft_am_handler_t)(weft_ctx_t ctx, int src_rank,
                                   const void *hdr, size_t hdr_len,
@@ -669,6 +892,48 @@ typedef void (*weft_am_handler_t)(weft_ctx_t ctx, int src_rank,
  *  handler it returns at once (no other thread runs handlers then), the
  *  calling handler still running. */
 weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler, void *arg);
+
+/**
+ * Handlers that can reply (gex_AM_Reply*): a handler registered with
+ * weft_am_register_replier receives a token instead of (ctx, src_rank),
+ * and may answer the message it handles with weft_am_reply -- from any
+ * thread it runs on, the progress thread included, where it owns no
+ * endpoint.  The token is valid only during the handler's call.
+ */
+typedef struct weft__am_token *weft_am_token_t;
+
+typedef void (*weft_am_replier_t)(weft_am_token_t token, const void *hdr, size_t hdr_len,
+                                  const void *payload, size_t len, void *arg);
+
+/** Register a replying handler for id; otherwise exactly as
+ *  weft_am_register (the same ids, WEFT_ERR_BUSY for a used one; unregister
+ *  with weft_am_register(ctx, id, NULL, NULL)).  The first call connects
+ *  this rank's home worker to every rank, for the replies. */
+weft_status_t weft_am_register_replier(weft_ctx_t ctx, int id, weft_am_replier_t handler,
+                                       void *arg);
+
+/** The context and the source rank of the message a token stands for;
+ *  either output may be NULL.  WEFT_ERR_INVALID_ARG for a NULL token. */
+weft_status_t weft_am_token_info(weft_am_token_t token, weft_ctx_t *ctx, int *src_rank);
+
+/**
+ * Reply to the message of token: an active message to its source rank,
+ * handled there by id's handler (either kind), with the source rank of
+ * this rank.  At most one reply per token; only inside the handler that
+ * got the token.  It never waits: header and payload are copied (up to
+ * WEFT_AM_MAX_HDR and WEFT_AM_MAX_REPLY bytes), so they may be reused at
+ * once, and the reply is sent as the worker progresses.
+ * Using a token after its handler returned is undefined (it lives on the
+ * handler's caller's stack).
+ * Errors (nothing sent): WEFT_ERR_INVALID_ARG (NULL token, a second reply,
+ * hdr or payload NULL with a length), WEFT_ERR_AM_ID (id without a handler on this rank),
+ * WEFT_ERR_TOO_LARGE, WEFT_ERR_NO_MEMORY, WEFT_ERR_PEER_FAILED.
+ */
+weft_status_t weft_am_reply(weft_am_token_t token, int id, const void *hdr, size_t hdr_len,
+                            const void *payload, size_t len);
+
+/** The largest payload of a reply, which weft_am_reply copies. */
+#define WEFT_AM_MAX_REPLY 65536
 
 /** Send an active message; any payload size up to WEFT_AM_MAX_PAYLOAD
  *  (large ones use rendezvous).  The event completes when hdr and payload

@@ -15,6 +15,7 @@
 #include "am/am.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +31,11 @@ struct weft__am_slot {
 };
 
 struct handler {
-    weft_am_handler_t fn;       /* atomic: NULL when unregistered; set after arg */
+    weft_am_handler_t fn;       /* atomic: NULL when unregistered; set after arg;
+                                 * a weft_am_replier_t when replier is set */
     void             *arg;
+    int               replier;  /* fn takes a token (weft_am_register_replier); set
+                                 * with arg */
     unsigned          running;  /* atomic: calls of this entry under way (handle) */
     unsigned          draining; /* unregistering calls waiting for them (ctx->lock) */
 };
@@ -44,7 +48,32 @@ struct am_layer {
     int            installing;  /* a thread is installing them (ctx->lock) */
     unsigned       pending;     /* atomic: rendezvous payloads being fetched (they point here) */
     unsigned       sending;     /* atomic: this rank's sends whose completion has not run */
+    /* replies (weft_am_reply): the home worker's connections to every rank,
+     * made by the first weft_am_register_replier (under reply_lock, which
+     * no handler takes) before any replier is published */
+    pthread_mutex_t reply_lock;
+    ucp_ep_h       *reply_eps;
+    int             reply_ready; /* atomic: reply_eps complete */
 };
+
+/* The token of a message handled by a replier: valid during its call. */
+struct weft__am_token {
+    struct am_layer *L;
+    int32_t          src;
+    int              replied;
+};
+
+/* A reply in flight: the wire header [source rank | id | user header] and
+ * a copy of the payload, freed when UCX is done with them. */
+struct reply {
+    struct am_layer *L;
+    int32_t          src;
+    int32_t          id;
+    char             hdr[WEFT_AM_MAX_HDR];
+    char             payload[];
+};
+_Static_assert(offsetof(struct reply, hdr) == offsetof(struct reply, src) + WEFT__AM_WIRE_HDR,
+               "a reply's wire header is contiguous");
 
 /* The layer whose handler this thread is running, if any.  Initial-exec:
  * read and written on every message, so without the call a shared
@@ -61,6 +90,8 @@ struct pending {
     char             hdr[WEFT_AM_MAX_HDR];
     char             payload[];
 };
+_Static_assert(offsetof(struct reply, hdr) == offsetof(struct reply, src) + WEFT__AM_WIRE_HDR,
+               "a reply's wire header is contiguous");
 
 /* Count a malformed message and, for the first one, say why. */
 static ucs_status_t drop(struct am_layer *L, const char *what, long long value)
@@ -85,7 +116,13 @@ static void handle(struct am_layer *L, int id, int32_t src, const void *hdr, siz
 
     __atomic_fetch_add(&h->running, 1, __ATOMIC_SEQ_CST);
     fn = __atomic_load_n(&h->fn, __ATOMIC_SEQ_CST);
-    if (fn != NULL) {
+    if (fn != NULL && h->replier) {
+        struct weft__am_token token = {.L = L, .src = src};
+
+        in_handler = L;
+        ((weft_am_replier_t)(void (*)(void))fn)(&token, hdr, hdr_len, payload, len, h->arg);
+        in_handler = outer;
+    } else if (fn != NULL) {
         in_handler = L;
         fn(L->ctx, src, hdr, hdr_len, payload, len, h->arg);
         in_handler = outer;
@@ -265,9 +302,36 @@ static weft_status_t quiesce(weft_ctx_t ctx)
         n = 0;
         for (struct weft__ep *ep = EL ? EL->eps : NULL; ep; ep = ep->next)
             n += weft__ep_progress(ep);
+        /* replies go out on the home worker, which may have no endpoint */
+        weft__ctx_progress_home(ctx);
         st = weft__wait_step(&w, n, "weft_finalize");
     }
     return st;
+}
+
+/* Close the reply connections (every send on them is complete: quiesce).
+ * A failed rank's is closed by force, as the endpoints' are. */
+static void close_reply_eps(weft_ctx_t ctx, struct am_layer *L)
+{
+    for (int r = 0; L->reply_eps && r < ctx->nranks; r++) {
+        ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                                 .flags = weft__peer_failed(ctx, r) ? UCP_EP_CLOSE_FLAG_FORCE : 0};
+        ucs_status_ptr_t req;
+        weft__waiter_t w;
+
+        if (L->reply_eps[r] == NULL)
+            continue;
+        req = ucp_ep_close_nbx(L->reply_eps[r], &p);
+        if (req == NULL || UCS_PTR_IS_ERR(req))
+            continue;
+        weft__wait_init(&w, ctx);
+        while (ucp_request_check_status(req) == UCS_INPROGRESS &&
+               weft__wait_step(&w, ucp_worker_progress(ctx->home), "weft_finalize") == WEFT_OK)
+            ;
+        ucp_request_free(req);
+    }
+    free(L->reply_eps);
+    L->reply_eps = NULL;
 }
 
 /* At weft_finalize, after the final barrier (or without it, after a
@@ -292,6 +356,7 @@ static void teardown(weft_ctx_t ctx)
            weft__wait_step(&w, n, "weft_finalize") == WEFT_OK);
     for (int id = 0; id < WEFT_AM_MAX_ID; id++)
         set_ucx_handler(L, id, 0);
+    close_reply_eps(ctx, L);
     for (struct weft__ep *ep = EL ? EL->eps : NULL; ep; ep = ep->next) {
         while (ep->am_slots) {
             struct weft__am_slot *s = ep->am_slots;
@@ -346,8 +411,11 @@ static weft_status_t ctx_init(weft_ctx_t ctx)
 {
     weft_status_t st;
 
+    struct am_layer *L;
+
     pthread_mutex_lock(&ctx->lock);
-    (void)layer(ctx, &st);
+    if ((L = layer(ctx, &st)) != NULL && L->reply_eps == NULL)
+        pthread_mutex_init(&L->reply_lock, NULL);
     pthread_mutex_unlock(&ctx->lock);
     return st;
 }
@@ -357,16 +425,19 @@ __attribute__((constructor)) static void register_ctx_init(void)
     weft__ctx_on_init(WEFT__LAYER_AM, ctx_init);
 }
 
-weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler, void *arg)
+/* The body of weft_am_register and weft_am_register_replier (replier:
+ * handler is a weft_am_replier_t); fn names the call. */
+static weft_status_t register_handler(weft_ctx_t ctx, int id, weft_am_handler_t handler,
+                                      void *arg, int replier, const char *fn)
 {
     struct am_layer *L;
     struct handler *h;
     weft_status_t st;
 
-    if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
+    if ((st = weft__ctx_check(ctx, fn)) != WEFT_OK)
         return st;
     if (id < 0 || id >= WEFT_AM_MAX_ID)
-        return weft__error(WEFT_ERR_AM_ID, __func__, "id %d is outside [0, %d)", id, WEFT_AM_MAX_ID);
+        return weft__error(WEFT_ERR_AM_ID, fn, "id %d is outside [0, %d)", id, WEFT_AM_MAX_ID);
     pthread_mutex_lock(&ctx->lock);
     if ((L = layer(ctx, &st)) == NULL) {
         pthread_mutex_unlock(&ctx->lock);
@@ -375,11 +446,12 @@ weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler
     h = &L->h[id];
     if (handler != NULL) {
         if (h->fn != NULL || h->draining) {
-            st = weft__error(WEFT_ERR_BUSY, __func__, "id %d %s", id,
+            st = weft__error(WEFT_ERR_BUSY, fn, "id %d %s", id,
                              h->fn != NULL ? "already has a handler"
                                            : "is being unregistered by another thread");
         } else {
             h->arg = arg;
+            h->replier = replier;
             __atomic_store_n(&h->fn, handler, __ATOMIC_SEQ_CST);
         }
         pthread_mutex_unlock(&ctx->lock);
@@ -397,6 +469,163 @@ weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler
     pthread_mutex_lock(&ctx->lock);
     h->draining--;
     pthread_mutex_unlock(&ctx->lock);
+    return WEFT_OK;
+}
+
+weft_status_t weft_am_register(weft_ctx_t ctx, int id, weft_am_handler_t handler, void *arg)
+{
+    return register_handler(ctx, id, handler, arg, 0, __func__);
+}
+
+/* Connect the home worker to every rank, once, for the replies.  Outside
+ * ctx->lock: UCX holds the worker's lock while handlers run, and a
+ * handler may take ctx->lock. */
+static weft_status_t connect_replies(weft_ctx_t ctx, struct am_layer *L, const char *fn)
+{
+    weft_status_t st = WEFT_OK;
+    ucp_ep_h *eps;
+
+    if (__atomic_load_n(&L->reply_ready, __ATOMIC_ACQUIRE))
+        return WEFT_OK;
+    pthread_mutex_lock(&L->reply_lock);
+    /* Without the progress thread, threads of endpoint pools may be
+     * progressing the home worker (one at a time, weft__ctx_progress_home):
+     * take it from them while connecting on it, unless this thread is
+     * running a handler and so holds it already. */
+    if (!ctx->pthread_running && in_handler != L)
+        while (__atomic_exchange_n(&ctx->home_busy, 1, __ATOMIC_ACQUIRE))
+            sched_yield();
+    if (!L->reply_ready) {
+        /* after a failed attempt, the connections it made are kept */
+        eps = L->reply_eps ? L->reply_eps : calloc((size_t)ctx->nranks, sizeof(*eps));
+        if (eps == NULL)
+            st = weft__error(WEFT_ERR_NO_MEMORY, fn, "reply connections");
+        for (int r = 0; eps && r < ctx->nranks && st == WEFT_OK; r++) {
+            ucp_ep_params_t p;
+            ucs_status_t s;
+
+            /* a failed rank gets no connection: a reply to it is refused */
+            if (eps[r] != NULL || weft__peer_failed(ctx, r))
+                continue;
+            memset(&p, 0, sizeof(p));
+            p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+            p.address = (const ucp_address_t *)(ctx->addrs + ctx->addr_off[r]);
+            weft__peer_ep_params(ctx, r, &p);
+            if ((s = ucp_ep_create(ctx->home, &p, &eps[r])) != UCS_OK)
+                st = weft__ucs_error(s, fn, "connecting to a peer for replies (ucp_ep_create)");
+        }
+        /* connections made by a failed attempt are closed at finalize */
+        L->reply_eps = eps;
+        if (st == WEFT_OK)
+            __atomic_store_n(&L->reply_ready, 1, __ATOMIC_RELEASE);
+    }
+    if (!ctx->pthread_running && in_handler != L)
+        __atomic_store_n(&ctx->home_busy, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&L->reply_lock);
+    return st;
+}
+
+weft_status_t weft_am_register_replier(weft_ctx_t ctx, int id, weft_am_replier_t handler,
+                                       void *arg)
+{
+    struct am_layer *L;
+    weft_status_t st;
+
+    if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
+        return st;
+    if (handler == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "handler is NULL (unregister with "
+                           "weft_am_register(ctx, id, NULL, NULL))");
+    if (id < 0 || id >= WEFT_AM_MAX_ID)
+        return weft__error(WEFT_ERR_AM_ID, __func__, "id %d is outside [0, %d)", id,
+                           WEFT_AM_MAX_ID);
+    pthread_mutex_lock(&ctx->lock);
+    L = layer(ctx, &st);
+    pthread_mutex_unlock(&ctx->lock);
+    if (L == NULL)
+        return st;
+    if ((st = connect_replies(ctx, L, __func__)) != WEFT_OK)
+        return st;
+    return register_handler(ctx, id, (weft_am_handler_t)(void (*)(void))handler, arg, 1,
+                            __func__);
+}
+
+weft_status_t weft_am_token_info(weft_am_token_t token, weft_ctx_t *ctx, int *src_rank)
+{
+    if (token == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "token is NULL");
+    if (ctx)
+        *ctx = token->L->ctx;
+    if (src_rank)
+        *src_rank = token->src;
+    return WEFT_OK;
+}
+
+static void reply_done(void *request, ucs_status_t status, void *user_data)
+{
+    struct reply *r = user_data;
+    struct am_layer *L = r->L;
+
+    (void)status;
+    free(r);
+    ucp_request_free(request);
+    __atomic_fetch_sub(&L->sending, 1, __ATOMIC_RELEASE);
+}
+
+weft_status_t weft_am_reply(weft_am_token_t token, int id, const void *hdr, size_t hdr_len,
+                            const void *payload, size_t len)
+{
+    struct am_layer *L;
+    struct reply *r;
+    ucp_request_param_t p;
+    ucs_status_ptr_t sp;
+    weft_ctx_t ctx;
+
+    if (token == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "token is NULL");
+    L = token->L;
+    ctx = L->ctx;
+    if (token->replied)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "this message was already replied "
+                           "to (one reply per token)");
+    if (id < 0 || id >= WEFT_AM_MAX_ID || __atomic_load_n(&L->h[id].fn, __ATOMIC_RELAXED) == NULL)
+        return weft__error(WEFT_ERR_AM_ID, __func__, "id %d has no handler registered", id);
+    if (hdr_len > WEFT_AM_MAX_HDR)
+        return weft__error(WEFT_ERR_TOO_LARGE, __func__, "header of %zu bytes exceeds %d",
+                           hdr_len, WEFT_AM_MAX_HDR);
+    if (len > WEFT_AM_MAX_REPLY)
+        return weft__error(WEFT_ERR_TOO_LARGE, __func__, "reply payload of %zu bytes exceeds "
+                           "WEFT_AM_MAX_REPLY (%d)", len, WEFT_AM_MAX_REPLY);
+    if ((hdr == NULL && hdr_len > 0) || (payload == NULL && len > 0))
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "%s is NULL",
+                           hdr == NULL && hdr_len > 0 ? "hdr" : "payload");
+    if (weft__peer_failed(ctx, token->src) || L->reply_eps[token->src] == NULL)
+        return weft__error(WEFT_ERR_PEER_FAILED, __func__, "rank %d has failed", token->src);
+    if ((r = malloc(sizeof(*r) + len)) == NULL)
+        return weft__error(WEFT_ERR_NO_MEMORY, __func__, "a copy of the reply (%zu bytes)", len);
+    r->L = L;
+    r->src = ctx->rank;
+    r->id = id;
+    if (hdr_len)
+        memcpy(r->hdr, hdr, hdr_len);
+    if (len)
+        memcpy(r->payload, payload, len);
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.send = reply_done;
+    p.user_data = r;
+    /* the handler runs on the thread that progresses the home worker,
+     * which the reply connections belong to */
+    /* counted before it is sent: another thread may complete it at once */
+    __atomic_fetch_add(&L->sending, 1, __ATOMIC_RELAXED);
+    sp = ucp_am_send_nbx(L->reply_eps[token->src], (unsigned)id, &r->src,
+                         WEFT__AM_WIRE_HDR + hdr_len, r->payload, len, &p);
+    if (sp == NULL || UCS_PTR_IS_ERR(sp)) {
+        free(r);
+        __atomic_fetch_sub(&L->sending, 1, __ATOMIC_RELEASE);
+    }
+    if (UCS_PTR_IS_ERR(sp))
+        return weft__ucs_error(UCS_PTR_STATUS(sp), __func__, "ucp_am_send_nbx");
+    token->replied = 1;
     return WEFT_OK;
 }
 

@@ -57,9 +57,9 @@ check_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const v
         return weft__error(WEFT_ERR_RANK, fn, "rank %d is outside [0, %d)", rank, ep->nranks);
     if ((st = weft__seg_check(ep, seg, fn)) != WEFT_OK)
         return st;
-    if (off > seg->size || n > seg->size - off)
+    if (off > weft__seg_size(seg, rank) || n > weft__seg_size(seg, rank) - off)
         return weft__error(WEFT_ERR_BOUNDS, fn, "offset %zu + %zu bytes exceeds segment size %zu",
-                           off, n, seg->size);
+                           off, n, weft__seg_size(seg, rank));
     if (buf == NULL && n > 0)
         return weft__error(WEFT_ERR_INVALID_ARG, fn, "buffer is NULL");
     if (WEFT__UNLIKELY(ep->check) &&
@@ -531,26 +531,46 @@ weft_status_t weft_put_signal_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t 
                      __func__);
 }
 
-weft_status_t weft_signal_wait_until(weft_ep_t ep, weft_seg_t seg, size_t off, uint64_t value,
-                                     uint64_t *seen)
+/* Whether the signal word v satisfies "v cmp value". */
+static inline int cmp_holds(const weft_cmp_t cmp, uint64_t v, uint64_t value)
+{
+    switch (cmp) {
+    case WEFT_CMP_EQ: return v == value;
+    case WEFT_CMP_NE: return v != value;
+    case WEFT_CMP_GT: return v > value;
+    case WEFT_CMP_GE: return v >= value;
+    case WEFT_CMP_LT: return v < value;
+    case WEFT_CMP_LE: return v <= value;
+    }
+    return 0;
+}
+
+/* The body of the signal waits: cmp is a constant in weft_signal_wait_until
+ * (whose loop then has its one compare) and a variable in _cmp. */
+static inline __attribute__((always_inline)) weft_status_t
+signal_wait(weft_ep_t ep, weft_seg_t seg, size_t off, const weft_cmp_t cmp, uint64_t value,
+            uint64_t *seen, const char *fn)
 {
     weft_status_t st;
     _Atomic uint64_t *word;
     uint64_t v;
     weft__waiter_t w;
     unsigned gen;
+    size_t size;
 
-    if ((st = weft__ep_check(ep, __func__)) != WEFT_OK ||
-        (st = weft__seg_check(ep, seg, __func__)) != WEFT_OK)
+    if ((st = weft__ep_check(ep, fn)) != WEFT_OK || (st = weft__seg_check(ep, seg, fn)) != WEFT_OK)
         return st;
-    if (WEFT__UNLIKELY(ep->check) && (st = weft__ep_check_caller(ep, __func__)) != WEFT_OK)
+    if (WEFT__UNLIKELY(ep->check) && (st = weft__ep_check_caller(ep, fn)) != WEFT_OK)
         return st;
-    if (off > seg->size || sizeof(uint64_t) > seg->size - off)
-        return weft__error(WEFT_ERR_BOUNDS, __func__, "offset %zu + 8 bytes exceeds segment size %zu",
-                           off, seg->size);
-    if ((off & 7u) != 0)
-        return weft__error(WEFT_ERR_ALIGN, __func__, "offset %zu is not 8-byte aligned", off);
+    if ((unsigned)cmp > WEFT_CMP_LE)
+        return weft__error(WEFT_ERR_INVALID_ARG, fn, "comparison %d is not a weft_cmp_t", (int)cmp);
+    size = weft__seg_size(seg, ep->ctx->rank);
+    if (off > size || sizeof(uint64_t) > size - off)
+        return weft__error(WEFT_ERR_BOUNDS, fn, "offset %zu + 8 bytes exceeds segment size %zu",
+                           off, size);
     word = (_Atomic uint64_t *)((char *)seg->base + off);
+    if (((uintptr_t)word & 7u) != 0)
+        return weft__error(WEFT_ERR_ALIGN, fn, "offset %zu is not 8-byte aligned", off);
     /* Acquire pairs with the writer's fence: data read after this is the
      * data written before the signal. */
     weft__wait_init(&w, ep->ctx);
@@ -560,21 +580,33 @@ weft_status_t weft_signal_wait_until(weft_ep_t ep, weft_seg_t seg, size_t off, u
          * path, the cache line coming from the writer's core */
         WEFT_PROF_BEGIN(at, WEFT__PROF_SIGNAL_POLL);
 
-        if ((v = atomic_load_explicit(word, memory_order_acquire)) >= value) {
+        if (cmp_holds(cmp, v = atomic_load_explicit(word, memory_order_acquire), value)) {
             WEFT_PROF_END(at, WEFT__PROF_SIGNAL_POLL);
             break;
         }
-        if ((st = weft__wait_step(&w, weft__ep_progress(ep), __func__)) != WEFT_OK)
+        if ((st = weft__wait_step(&w, weft__ep_progress(ep), fn)) != WEFT_OK)
             return st;
         /* the signal may be owed by a rank that has just died */
         if (WEFT__UNLIKELY(weft__fail_gen(ep->ctx) != gen))
-            return weft__error(WEFT_ERR_PEER_FAILED, __func__,
+            return weft__error(WEFT_ERR_PEER_FAILED, fn,
                                "a rank failed while waiting for %" PRIu64 " (word is %" PRIu64 ")",
                                value, v);
     }
     if (seen)
         *seen = v;
     return WEFT_OK;
+}
+
+weft_status_t weft_signal_wait_until(weft_ep_t ep, weft_seg_t seg, size_t off, uint64_t value,
+                                     uint64_t *seen)
+{
+    return signal_wait(ep, seg, off, WEFT_CMP_GE, value, seen, __func__);
+}
+
+weft_status_t weft_signal_wait_until_cmp(weft_ep_t ep, weft_seg_t seg, size_t off,
+                                         weft_cmp_t cmp, uint64_t value, uint64_t *seen)
+{
+    return signal_wait(ep, seg, off, cmp, value, seen, __func__);
 }
 
 /* An event outstanding when its endpoint was destroyed or its context
@@ -696,4 +728,351 @@ weft_status_t weft_ucx_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
     *rkey = t.rkey;
     *raddr = t.addr;
     return WEFT_OK;
+}
+
+/* ---- Typed atomics, fence, local completion, signal set -------------------
+ * The 32/64-bit atomics of weft_atomic*, issued here directly: on the
+ * direct path as __atomic builtins of the word's size, over UCX as one
+ * ucp_atomic_op_nbx of a 4- or 8-byte datatype. */
+
+/* Where UCX writes the old value of a swap nobody asked for (WEFT_AOP_SET,
+ * a signal set): a swap needs a reply buffer, and this one is never read. */
+static uint64_t discarded;
+
+static inline int aop_fetches(weft_aop_t op)
+{
+    return op == WEFT_AOP_FETCH || op == WEFT_AOP_SWAP || op == WEFT_AOP_CSWAP ||
+           op == WEFT_AOP_FETCH_ADD || op == WEFT_AOP_FETCH_AND || op == WEFT_AOP_FETCH_OR ||
+           op == WEFT_AOP_FETCH_XOR;
+}
+
+/* The checks of every typed atomic, then its target; *size gets the
+ * word's size.  Nothing is issued unless this returns WEFT_OK. */
+static weft_status_t typed_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                  weft_aop_t op, weft_atype_t type, const void *result,
+                                  const char *fn, struct target *t, size_t *size)
+{
+    static const uint64_t nonnull = 0;
+    weft_status_t st;
+
+    if ((unsigned)op > WEFT_AOP_FETCH_XOR)
+        return weft__error(WEFT_ERR_INVALID_ARG, fn, "op %d is not a weft_aop_t", (int)op);
+    if ((unsigned)type > WEFT_ATYPE_UINT64)
+        return weft__error(WEFT_ERR_INVALID_ARG, fn, "type %d is not a weft_atype_t", (int)type);
+    if (result == NULL && aop_fetches(op))
+        return weft__error(WEFT_ERR_INVALID_ARG, fn, "result is NULL for a fetching op (%d)",
+                           (int)op);
+    *size = type == WEFT_ATYPE_INT32 || type == WEFT_ATYPE_UINT32 ? 4 : 8;
+    if ((st = get_target(ep, rank, seg, off, *size, &nonnull, fn, t)) != WEFT_OK)
+        return st;
+    if ((t->addr & (*size - 1)) != 0)
+        return weft__error(WEFT_ERR_ALIGN, fn, "offset %zu is not %zu-byte aligned", off, *size);
+    return WEFT_OK;
+}
+
+/* One op on a word of type T at w; the old word to *old. */
+#define DIRECT_AOP(T, w, op, operand, compare, old)                                     \
+    do {                                                                                \
+        T v_ = (T)(operand), c_ = (T)(compare);                                         \
+        switch (op) {                                                                   \
+        case WEFT_AOP_FETCH: *(old) = __atomic_load_n(w, __ATOMIC_SEQ_CST); break;      \
+        case WEFT_AOP_SET: __atomic_store_n(w, v_, __ATOMIC_SEQ_CST); break;            \
+        case WEFT_AOP_SWAP: *(old) = __atomic_exchange_n(w, v_, __ATOMIC_SEQ_CST); break; \
+        case WEFT_AOP_CSWAP:                                                            \
+            __atomic_compare_exchange_n(w, &c_, v_, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+            *(old) = c_;                                                                \
+            break;                                                                      \
+        case WEFT_AOP_ADD:                                                              \
+        case WEFT_AOP_FETCH_ADD: *(old) = __atomic_fetch_add(w, v_, __ATOMIC_SEQ_CST); break; \
+        case WEFT_AOP_AND:                                                              \
+        case WEFT_AOP_FETCH_AND: *(old) = __atomic_fetch_and(w, v_, __ATOMIC_SEQ_CST); break; \
+        case WEFT_AOP_OR:                                                               \
+        case WEFT_AOP_FETCH_OR: *(old) = __atomic_fetch_or(w, v_, __ATOMIC_SEQ_CST); break; \
+        case WEFT_AOP_XOR:                                                              \
+        case WEFT_AOP_FETCH_XOR: *(old) = __atomic_fetch_xor(w, v_, __ATOMIC_SEQ_CST); break; \
+        }                                                                               \
+    } while (0)
+
+/* The direct path: the op on the mapped word, the old value (size bytes)
+ * to result when the op fetches. */
+static void direct_aop(char *word, size_t size, weft_aop_t op, uint64_t operand,
+                       uint64_t compare, void *result)
+{
+    if (size == 4) {
+        uint32_t old = 0;
+
+        DIRECT_AOP(uint32_t, (uint32_t *)(void *)word, op, operand, compare, &old);
+        if (aop_fetches(op))
+            memcpy(result, &old, sizeof(old));
+    } else {
+        uint64_t old = 0;
+
+        DIRECT_AOP(uint64_t, (uint64_t *)(void *)word, op, operand, compare, &old);
+        if (aop_fetches(op))
+            memcpy(result, &old, sizeof(old));
+    }
+}
+
+/* Post the op through UCX.  prm: ep's implicit or explicit parameters;
+ * reply: where the old value goes for a fetching op (for CSWAP it holds
+ * the new value on entry, UCX's convention), else NULL. */
+static ucs_status_ptr_t ucx_aop(const struct target *t, const ucp_request_param_t *prm,
+                                size_t size, weft_aop_t op, uint64_t operand, uint64_t compare,
+                                void *reply)
+{
+    static const ucp_atomic_op_t uop[] = {
+        [WEFT_AOP_FETCH] = UCP_ATOMIC_OP_ADD,    [WEFT_AOP_SET] = UCP_ATOMIC_OP_SWAP,
+        [WEFT_AOP_SWAP] = UCP_ATOMIC_OP_SWAP,    [WEFT_AOP_CSWAP] = UCP_ATOMIC_OP_CSWAP,
+        [WEFT_AOP_ADD] = UCP_ATOMIC_OP_ADD,      [WEFT_AOP_FETCH_ADD] = UCP_ATOMIC_OP_ADD,
+        [WEFT_AOP_AND] = UCP_ATOMIC_OP_AND,      [WEFT_AOP_FETCH_AND] = UCP_ATOMIC_OP_AND,
+        [WEFT_AOP_OR] = UCP_ATOMIC_OP_OR,        [WEFT_AOP_FETCH_OR] = UCP_ATOMIC_OP_OR,
+        [WEFT_AOP_XOR] = UCP_ATOMIC_OP_XOR,      [WEFT_AOP_FETCH_XOR] = UCP_ATOMIC_OP_XOR,
+    };
+    ucp_request_param_t p = *prm;
+    uint32_t v32;
+    uint64_t v64;
+    const void *buf;
+
+    /* FETCH is an add of 0; CSWAP's buffer is the compare value */
+    if (op == WEFT_AOP_FETCH)
+        operand = 0;
+    if (op == WEFT_AOP_CSWAP)
+        operand = compare;
+    v32 = (uint32_t)operand;
+    v64 = operand;
+    buf = size == 4 ? (const void *)&v32 : (const void *)&v64;
+    p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    p.datatype = ucp_dt_make_contig(size);
+    if (op == WEFT_AOP_SET)
+        reply = &discarded;
+    if (reply != NULL) {
+        p.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+        p.reply_buffer = reply;
+    }
+    return ucp_atomic_op_nbx(t->ep, uop[op], buf, 1, t->addr, t->rkey, &p);
+}
+
+/* A CSWAP's reply buffer holds the new value when it is posted. */
+static void cswap_prefill(void *reply, size_t size, weft_aop_t op, uint64_t operand)
+{
+    uint32_t v32 = (uint32_t)operand;
+
+    if (op != WEFT_AOP_CSWAP)
+        return;
+    if (size == 4)
+        memcpy(reply, &v32, sizeof(v32));
+    else
+        memcpy(reply, &operand, sizeof(operand));
+}
+
+/* UCX 1.13's shared-memory transports apply a fetching and/or/xor with the
+ * old word as the operand (word | word, ...); over TCP they are right.  So
+ * through UCX these three are a fetch, then compare-and-swaps until one
+ * finds the word it computed from: correct on every transport, blocking. */
+static inline int aop_fetches_logical(weft_aop_t op)
+{
+    return op == WEFT_AOP_FETCH_AND || op == WEFT_AOP_FETCH_OR || op == WEFT_AOP_FETCH_XOR;
+}
+
+static weft_status_t ucx_fetch_logical(weft_ep_t ep, int rank, const struct target *t,
+                                       size_t size, weft_aop_t op, uint64_t operand,
+                                       void *result, const char *fn)
+{
+    uint64_t mask = size == 4 ? 0xffffffffu : ~(uint64_t)0, old = 0, want, r;
+    weft_status_t st;
+
+    st = weft__ep_wait_req(ep, ucx_aop(t, &ep->prm_nb, size, WEFT_AOP_FETCH, 0, 0, &r), rank, fn,
+                           "ucp_atomic_op_nbx");
+    memcpy(&old, &r, size);
+    while (st == WEFT_OK) {
+        want = (op == WEFT_AOP_FETCH_AND ? old & operand
+                : op == WEFT_AOP_FETCH_OR ? old | operand : old ^ operand) & mask;
+        r = 0;
+        cswap_prefill(&r, size, WEFT_AOP_CSWAP, want);
+        st = weft__ep_wait_req(ep, ucx_aop(t, &ep->prm_nb, size, WEFT_AOP_CSWAP, want, old, &r),
+                               rank, fn, "ucp_atomic_op_nbx");
+        if (st != WEFT_OK)
+            break;
+        memcpy(&want, &r, size);
+        want &= mask;
+        if (want == old) {
+            memcpy(result, &old, size);
+            break;
+        }
+        old = want;
+    }
+    return st;
+}
+
+weft_status_t weft_atomic(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, weft_aop_t op,
+                          weft_atype_t type, uint64_t operand, uint64_t compare, void *result)
+{
+    struct target t;
+    size_t size;
+    uint64_t r = 0;
+    weft_status_t st;
+    int fetches = aop_fetches(op);
+
+    if ((st = typed_target(ep, rank, seg, off, op, type, result, __func__, &t, &size)) != WEFT_OK)
+        return st;
+    if (t.local) {
+        direct_aop(t.local, size, op, operand, compare, result);
+        return WEFT_OK;
+    }
+    ep->ucx_issued = 1;
+    if (aop_fetches_logical(op))
+        return ucx_fetch_logical(ep, rank, &t, size, op, operand, result, __func__);
+    cswap_prefill(&r, size, op, operand);
+    st = weft__ep_wait_req(ep, ucx_aop(&t, &ep->prm_nb, size, op, operand, compare,
+                                       fetches ? &r : NULL),
+                           rank, __func__, "ucp_atomic_op_nbx");
+    /* a non-fetching op is complete locally only: applied once the
+     * connection is flushed */
+    if (st == WEFT_OK && !fetches)
+        st = weft__ep_wait_req(ep, ucp_ep_flush_nbx(t.ep, &ep->prm_nb), rank, __func__,
+                               "ucp_ep_flush_nbx");
+    if (st == WEFT_OK && fetches)
+        memcpy(result, &r, size);
+    return st;
+}
+
+weft_status_t weft_atomic_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                             weft_aop_t op, weft_atype_t type, uint64_t operand,
+                             uint64_t compare, void *result, weft_event_t *ev)
+{
+    struct target t;
+    size_t size;
+    weft_status_t st;
+
+    CHECK_EV(ev, __func__);
+    if ((st = typed_target(ep, rank, seg, off, op, type, result, __func__, &t, &size)) != WEFT_OK)
+        return st;
+    if (t.local) {
+        direct_aop(t.local, size, op, operand, compare, result);
+        *ev = WEFT_EVENT_NULL;
+        return WEFT_OK;
+    }
+    ep->ucx_issued = 1;
+    if (aop_fetches_logical(op)) {
+        *ev = WEFT_EVENT_NULL;
+        return ucx_fetch_logical(ep, rank, &t, size, op, operand, result, __func__);
+    }
+    if (aop_fetches(op)) {
+        cswap_prefill(result, size, op, operand);
+        return to_event(ep, ucx_aop(&t, &ep->prm_nb, size, op, operand, compare, result), ev,
+                        __func__, "ucp_atomic_op_nbx");
+    }
+    /* applied when the connection's flush completes, which the event is */
+    if ((st = weft__ep_track(ep, ucx_aop(&t, &ep->prm_nbi, size, op, operand, compare, NULL),
+                             __func__, "ucp_atomic_op_nbx")) != WEFT_OK)
+        return st;
+    return to_event(ep, ucp_ep_flush_nbx(t.ep, &ep->prm_nb), ev, __func__, "ucp_ep_flush_nbx");
+}
+
+weft_status_t weft_atomic_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                              weft_aop_t op, weft_atype_t type, uint64_t operand,
+                              uint64_t compare, void *result)
+{
+    struct target t;
+    size_t size;
+    weft_status_t st;
+
+    if ((st = typed_target(ep, rank, seg, off, op, type, result, __func__, &t, &size)) != WEFT_OK)
+        return st;
+    if (t.local) {
+        direct_aop(t.local, size, op, operand, compare, result);
+        return WEFT_OK;
+    }
+    ep->ucx_issued = 1;
+    if (aop_fetches_logical(op))
+        return ucx_fetch_logical(ep, rank, &t, size, op, operand, result, __func__);
+    if (aop_fetches(op))
+        cswap_prefill(result, size, op, operand);
+    return weft__ep_track(ep, ucx_aop(&t, &ep->prm_nbi, size, op, operand, compare,
+                                      aop_fetches(op) ? result : NULL),
+                          __func__, "ucp_atomic_op_nbx");
+}
+
+weft_status_t weft_fence(weft_ep_t ep)
+{
+    weft_status_t st = weft__ep_check_caller(ep, __func__);
+    ucs_status_t s;
+
+    if (st != WEFT_OK)
+        return st;
+    /* The direct path's operations are complete when issued: a release
+     * fence keeps the later ones behind them for every observer. */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    /* What went through UCX since the last weft_flush is not complete: the
+     * worker's fence orders it before what ep issues next. */
+    if (ep->ucx_issued && (s = ucp_worker_fence(ep->worker)) != UCS_OK)
+        return weft__ucs_error(s, __func__, "ucp_worker_fence");
+    return WEFT_OK;
+}
+
+weft_status_t weft_flush_local(weft_ep_t ep)
+{
+    weft_status_t st = weft__ep_check_caller(ep, __func__);
+    weft__waiter_t w;
+
+    if (st != WEFT_OK)
+        return st;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    if (!ep->ucx_issued)
+        return WEFT_OK;
+    /* UCX returned a request for each implicit operation it had not
+     * completed locally; ep counts them until their callbacks run (a
+     * put's source is then free, a get's destination written). */
+    weft__wait_init(&w, ep->ctx);
+    while (__atomic_load_n(&ep->inflight, __ATOMIC_ACQUIRE) != 0)
+        if ((st = weft__wait_step(&w, weft__ep_progress(ep), __func__)) != WEFT_OK)
+            return st;
+    return WEFT_OK;
+}
+
+weft_status_t weft_put_signal_op_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                    const void *src, size_t n, weft_seg_t sigseg,
+                                    size_t sigoff, uint64_t value, weft_signal_op_t op,
+                                    weft_event_t *ev)
+{
+    struct target d, s;
+    ucp_request_param_t p;
+    weft_status_t st;
+
+    CHECK_EV(ev, __func__);
+    if ((unsigned)op > WEFT_SIGNAL_ADD)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "signal op %d is not a "
+                           "weft_signal_op_t", (int)op);
+    if ((st = get_target(ep, rank, seg, off, n, src, __func__, &d)) != WEFT_OK ||
+        (st = atomic_target(ep, rank, sigseg, sigoff, __func__, &s)) != WEFT_OK)
+        return st;
+    if (op == WEFT_SIGNAL_ADD)
+        return rma_issue(ep, &d, RMA_PUT_SIGNAL, DONE_EVENT, TRACE_COPY,
+                         &(struct rma_args){.buf = (void *)src, .n = n, .value = value, .sig = &s,
+                                            .ev = ev},
+                         __func__);
+    if (d.local) {
+        if (n > 0)
+            memcpy(d.local, src, n);
+        /* release: a consumer that acquires the signal sees the data */
+        __atomic_store_n((uint64_t *)(void *)s.local, value, __ATOMIC_RELEASE);
+        *ev = WEFT_EVENT_NULL;
+        return WEFT_OK;
+    }
+    ep->ucx_issued = 1;
+    if ((st = weft__ep_track(ep, ucp_put_nbx(d.ep, src, n, d.addr, d.rkey, &ep->prm_nbi),
+                             __func__, "ucp_put_nbx")) != WEFT_OK)
+        return st;
+    /* the fence orders the set after the data, as the add of
+     * ucx_put_signal */
+    ucp_worker_fence(ep->worker);
+    p = ep->prm_nbi;
+    p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    p.datatype = ucp_dt_make_contig(sizeof(uint64_t));
+    p.reply_buffer = &discarded;
+    if ((st = weft__ep_track(ep, ucp_atomic_op_nbx(s.ep, UCP_ATOMIC_OP_SWAP, &value, 1, s.addr,
+                                                   s.rkey, &p),
+                             __func__, "ucp_atomic_op_nbx")) != WEFT_OK)
+        return st;
+    return to_event(ep, ucp_ep_flush_nbx(d.ep, &ep->prm_nb), ev, __func__, "ucp_ep_flush_nbx");
 }

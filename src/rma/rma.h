@@ -1,7 +1,9 @@
 /*
- * rma -- one-sided operations: put, get, atomics, put-with-signal, and the
- * events that complete them (include/weft.h; weft_ucx_target of
- * include/weft_ucx.h).  Owns no state of its own: what an operation needs
+ * rma -- one-sided operations: put, get, atomics (64-bit and typed),
+ * put-with-signal, fence and local completion, and the events that
+ * complete them (rma.c; include/weft.h; weft_ucx_target of
+ * include/weft_ucx.h), and strided put/get over the public calls
+ * (strided.c).  Owns no state of its own: what an operation needs
  * about its target is the endpoint's target cache (ep), which the segment
  * layer fills.  May call seg, ep, runtime, prof.
  *

@@ -216,7 +216,8 @@ void weft__ucx_params(weft_ctx_t ctx, ucp_params_t *params)
     memset(params, 0, sizeof(*params));
     params->field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
                          UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
-    params->features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
+    /* AMO32: the 32-bit typed atomics (weft_atomic) */
+    params->features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
     if (ctx->cfg.progress_thread)
         params->features |= UCP_FEATURE_WAKEUP;
     params->request_size = sizeof(weft__req_t);

@@ -80,9 +80,11 @@ static void release_seg(weft_ctx_t ctx, struct weft__seg *seg)
     free(seg->bases);
     free(seg->keys);
     free(seg->key_off);
+    free(seg->sizes);
     seg->bases = NULL;
     seg->keys = NULL;
     seg->key_off = NULL;
+    seg->sizes = NULL;
     seg->state = WEFT__DEAD;
     seg->live_ctx = NULL;
 }
@@ -101,12 +103,14 @@ static void teardown(weft_ctx_t ctx)
 }
 
 /* The part of seg (this rank's or a mapped peer's) that holds p, or NULL. */
-static const char *part_holding(const struct weft__seg *seg, int nranks, uintptr_t p)
+static const char *part_holding(const struct weft__seg *seg, int rank, int nranks, uintptr_t p,
+                                size_t *size)
 {
     for (int r = -1; r < nranks; r++) {
         const char *base = r < 0 ? seg->base : seg->mapped[r];
 
-        if (base != NULL && p >= (uintptr_t)base && p - (uintptr_t)base < seg->size)
+        *size = weft__seg_size(seg, r < 0 ? rank : r);
+        if (base != NULL && p >= (uintptr_t)base && p - (uintptr_t)base < *size)
             return base;
     }
     return NULL;
@@ -124,13 +128,15 @@ weft_status_t weft__seg_check_local(weft_ctx_t ctx, const void *buf, size_t n, c
     L = ctx->layer[WEFT__LAYER_SEG];
     for (struct weft__seg *seg = L ? L->segs : NULL; seg && st == WEFT_OK; seg = seg->next) {
         const char *base;
+        size_t size;
 
-        if (seg->state != WEFT__ALIVE || (base = part_holding(seg, ctx->nranks, p)) == NULL)
+        if (seg->state != WEFT__ALIVE ||
+            (base = part_holding(seg, ctx->rank, ctx->nranks, p, &size)) == NULL)
             continue;
-        if (n > seg->size - (size_t)(p - (uintptr_t)base))
+        if (n > size - (size_t)(p - (uintptr_t)base))
             st = weft__error(WEFT_ERR_BOUNDS, fn,
                              "local buffer at offset %zu of a segment + %zu bytes exceeds its size "
-                             "%zu (WEFT_CHECK)", (size_t)(p - (uintptr_t)base), n, seg->size);
+                             "%zu (WEFT_CHECK)", (size_t)(p - (uintptr_t)base), n, size);
     }
     pthread_mutex_unlock(&ctx->lock);
     return st;
@@ -634,7 +640,7 @@ static weft_status_t cross_map(weft_ctx_t ctx, struct seg_layer *L, struct weft_
 }
 
 /* Exchange base addresses and packed keys with every rank. */
-static weft_status_t exchange(weft_ctx_t ctx, struct weft__seg *seg)
+static weft_status_t exchange(weft_ctx_t ctx, struct weft__seg *seg, const char *fn)
 {
     void *packed = NULL;
     size_t plen = 0;
@@ -645,20 +651,20 @@ static weft_status_t exchange(weft_ctx_t ctx, struct weft__seg *seg)
 
     s = ucp_rkey_pack(ctx->ucp, seg->memh, &packed, &plen);
     if (s != UCS_OK)
-        st = weft__ucs_error(s, "weft_seg_alloc", "ucp_rkey_pack");
+        st = weft__ucs_error(s, fn, "ucp_rkey_pack");
     lens = malloc(sizeof(int) * (size_t)n);
     displs = malloc(sizeof(int) * (size_t)n);
     seg->bases = malloc(sizeof(uint64_t) * (size_t)n);
     seg->key_off = malloc(sizeof(size_t) * ((size_t)n + 1));
     if (st == WEFT_OK && (!lens || !displs || !seg->bases || !seg->key_off))
-        st = weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc", "key tables");
-    if ((st = weft__agree(ctx, st, "weft_seg_alloc")) != WEFT_OK)
+        st = weft__error(WEFT_ERR_NO_MEMORY, fn, "key tables");
+    if ((st = weft__agree(ctx, st, fn)) != WEFT_OK)
         goto out;
 
     mylen = (int)plen;
     if (MPI_Allgather(&mybase, 1, MPI_UINT64_T, seg->bases, 1, MPI_UINT64_T, ctx->comm) != MPI_SUCCESS ||
         MPI_Allgather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, ctx->comm) != MPI_SUCCESS) {
-        st = weft__error(WEFT_ERR_MPI, "weft_seg_alloc", "MPI_Allgather failed");
+        st = weft__error(WEFT_ERR_MPI, fn, "MPI_Allgather failed");
         goto out;
     }
     for (int r = 0; r < n; r++) {
@@ -669,13 +675,13 @@ static weft_status_t exchange(weft_ctx_t ctx, struct weft__seg *seg)
     seg->key_off[n] = (size_t)total;
     seg->keys = malloc((size_t)total);
     if ((st = weft__agree(ctx, seg->keys ? WEFT_OK
-                                         : weft__error(WEFT_ERR_NO_MEMORY, "weft_seg_alloc",
+                                         : weft__error(WEFT_ERR_NO_MEMORY, fn,
                                                        "key tables"),
-                          "weft_seg_alloc")) != WEFT_OK)
+                          fn)) != WEFT_OK)
         goto out;
     if (MPI_Allgatherv(packed, mylen, MPI_BYTE, seg->keys, lens, displs, MPI_BYTE,
                        ctx->comm) != MPI_SUCCESS)
-        st = weft__error(WEFT_ERR_MPI, "weft_seg_alloc", "MPI_Allgatherv of keys failed");
+        st = weft__error(WEFT_ERR_MPI, fn, "MPI_Allgatherv of keys failed");
 out:
     if (packed)
         ucp_rkey_buffer_release(packed);
@@ -737,7 +743,7 @@ weft_status_t weft_seg_alloc(weft_ctx_t ctx, size_t bytes, weft_seg_t *out, void
     fd = -1;
     if (st != WEFT_OK)
         goto err_unmap_peers;
-    if ((st = exchange(ctx, seg)) != WEFT_OK)
+    if ((st = exchange(ctx, seg, __func__)) != WEFT_OK)
         goto err_free_tables;
 
     pthread_mutex_lock(&ctx->lock);
@@ -800,7 +806,7 @@ weft_status_t weft_seg_query(weft_seg_t seg, size_t *bytes, void **local)
     if (seg->state != WEFT__ALIVE)
         return weft__error(WEFT_ERR_SEG, __func__, "segment %p was freed", (void *)seg);
     if (bytes)
-        *bytes = seg->size;
+        *bytes = weft__seg_size(seg, seg->ctx->rank);
     if (local)
         *local = seg->base;
     return WEFT_OK;
@@ -823,11 +829,20 @@ weft_status_t weft_ptr(weft_ctx_t ctx, int rank, weft_seg_t seg, size_t off, voi
     if (seg->ctx != ctx || seg->state != WEFT__ALIVE)
         return weft__error(WEFT_ERR_SEG, __func__,
                            "segment %p is freed or belongs to another context", (void *)seg);
-    if (off >= seg->size)
+    if (off >= weft__seg_size(seg, rank))
         return weft__error(WEFT_ERR_BOUNDS, __func__, "offset %zu is past the segment's %zu bytes",
-                           off, seg->size);
+                           off, weft__seg_size(seg, rank));
+    /* a registered part is the caller's own memory, whatever the path */
+    if (seg->sizes != NULL && rank == ctx->rank) {
+        *ptr = (char *)seg->base + off;
+        return WEFT_OK;
+    }
     if (seg->mapped[rank] == NULL) {
         L = ctx->layer[WEFT__LAYER_SEG];
+        if (seg->sizes != NULL)
+            return weft__error(WEFT_ERR_UNSUPPORTED, __func__,
+                               "rank %d's part of a registered segment is its own private "
+                               "memory, which this rank cannot map (weft_seg_register)", rank);
         if (!ctx->cfg.shm)
             return weft__error(WEFT_ERR_UNSUPPORTED, __func__,
                                "rank %d is not mapped: the direct path is off (WEFT_SHM=0)", rank);
@@ -837,4 +852,107 @@ weft_status_t weft_ptr(weft_ctx_t ctx, int rank, weft_seg_t seg, size_t off, voi
     }
     *ptr = seg->mapped[rank] + off;
     return WEFT_OK;
+}
+
+/* Registered memory: the program's own, one part per rank of the size that
+ * rank gives.  No rank can map another's (it is private to its process),
+ * so only the part of the rank itself is on the direct path; every other
+ * rank, on the node or not, is reached through UCX. */
+weft_status_t weft_seg_register(weft_ctx_t ctx, void *base, size_t bytes, weft_seg_t *out)
+{
+    struct seg_layer *L = NULL;
+    struct weft__seg *seg = NULL;
+    unsigned long long mine = bytes, *all = NULL;
+    ucp_mem_map_params_t mp;
+    MPI_Request req;
+    weft_status_t st;
+    ucs_status_t s;
+    int n, registered = 0;
+
+    if ((st = weft__ctx_check(ctx, __func__)) != WEFT_OK)
+        return st;
+    n = ctx->nranks;
+    if ((all = malloc(sizeof(*all) * (size_t)n)) == NULL)
+        st = weft__error(WEFT_ERR_NO_MEMORY, __func__, "size table");
+    /* As weft_seg_alloc: the first exchange serves peers while it waits,
+     * then every rank reaches the same verdict. */
+    if ((st = weft__agree(ctx, st, __func__)) != WEFT_OK)
+        goto err_free;
+    if (MPI_Iallgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all, 1, MPI_UNSIGNED_LONG_LONG,
+                       ctx->comm, &req) != MPI_SUCCESS) {
+        st = weft__error(WEFT_ERR_MPI, __func__, "MPI_Iallgather failed");
+        goto err_free;
+    }
+    if ((st = weft__mpi_wait(ctx, &req, __func__)) != WEFT_OK)
+        goto err_free;
+    if (out == NULL)
+        st = weft__error(WEFT_ERR_INVALID_ARG, __func__, "seg is NULL");
+    else if (base == NULL)
+        st = weft__error(WEFT_ERR_INVALID_ARG, __func__, "base is NULL");
+    for (int r = 0; r < n && st == WEFT_OK; r++)
+        if (all[r] == 0)
+            st = weft__error(WEFT_ERR_INVALID_ARG, __func__, "rank %d registers 0 bytes", r);
+    if ((st = weft__agree(ctx, st, __func__)) != WEFT_OK)
+        goto err_free;
+
+    pthread_mutex_lock(&ctx->lock);
+    L = weft__ctx_layer(ctx, WEFT__LAYER_SEG, sizeof(*L), NULL, teardown, __func__);
+    pthread_mutex_unlock(&ctx->lock);
+    if ((st = weft__agree(ctx, L ? WEFT_OK : WEFT_ERR_NO_MEMORY, __func__)) != WEFT_OK)
+        goto err_free;
+    if (L->local == NULL && (st = learn_nodes(ctx, L)) != WEFT_OK)
+        goto err_free;
+    seg = calloc(1, sizeof(*seg));
+    if (seg == NULL || (seg->mapped = calloc((size_t)n, sizeof(char *))) == NULL ||
+        (seg->sizes = malloc(sizeof(size_t) * (size_t)n)) == NULL)
+        st = weft__error(WEFT_ERR_NO_MEMORY, __func__, "segment");
+    if (st == WEFT_OK) {
+        seg->ctx = ctx;
+        seg->base = base;
+        seg->size = bytes;
+        for (int r = 0; r < n; r++) {
+            seg->sizes[r] = (size_t)all[r];
+            if (seg->sizes[r] < seg->size)
+                seg->size = seg->sizes[r];
+        }
+        memset(&mp, 0, sizeof(mp));
+        mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+        mp.address = base;
+        mp.length = bytes;
+        if ((s = ucp_mem_map(ctx->ucp, &mp, &seg->memh)) != UCS_OK)
+            st = weft__ucs_error(s, __func__, "ucp_mem_map of the registered memory");
+        registered = st == WEFT_OK;
+    }
+    if ((st = weft__agree(ctx, st, __func__)) != WEFT_OK)
+        goto err_deregister;
+    seg->mapped[ctx->rank] = L->local[ctx->rank] ? base : NULL;
+    if ((st = exchange(ctx, seg, __func__)) != WEFT_OK)
+        goto err_free_tables;
+
+    pthread_mutex_lock(&ctx->lock);
+    seg->id = L->next_id++;
+    seg->state = WEFT__ALIVE;
+    seg->live_ctx = ctx;
+    seg->next = L->segs;
+    L->segs = seg;
+    pthread_mutex_unlock(&ctx->lock);
+    free(all);
+    *out = seg;
+    return WEFT_OK;
+
+err_free_tables:
+    free(seg->bases);
+    free(seg->keys);
+    free(seg->key_off);
+err_deregister:
+    if (registered)
+        ucp_mem_unmap(ctx->ucp, seg->memh);
+    if (seg) {
+        free(seg->mapped);
+        free(seg->sizes);
+    }
+    free(seg);
+err_free:
+    free(all);
+    return st;
 }

@@ -33,7 +33,18 @@ struct weft__seg {
     char        *keys;         /* every rank's packed rkey */
     size_t      *key_off;      /* [rank + 1] offsets into keys */
     struct weft__seg *next;    /* the context's list, live and freed */
+    size_t      *sizes;        /* [rank] bytes of each rank's part of a segment
+                                * of registered memory (weft_seg_register),
+                                * else NULL; size is then the smallest, so a
+                                * check against size alone never lets an
+                                * access past a part */
 };
+
+/* Bytes of rank's part of seg. */
+static inline size_t weft__seg_size(const struct weft__seg *seg, int rank)
+{
+    return seg->sizes ? seg->sizes[rank] : seg->size;
+}
 
 /* Slow path of the target lookup: fill ep's entry for (seg, rank).  A
  * rank mapped here gets the direct path (its mapped base, no connection)
