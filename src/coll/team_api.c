@@ -1,5 +1,7 @@
-/* weft_team_bcast etc. of weft.h: the same hierarchical collectives over
- * the team's MPI communicator, with weft's datatypes and operations. */
+/* weft_team_bcast etc. of weft.h: one-sided over the team's hierarchy
+ * (onesided.c) when the team has a scratch slot, else the MPI path of
+ * ops.c over the team's MPI communicator, with weft's datatypes and
+ * operations.  The gather is always the MPI path. */
 #include "coll.h"
 #include "runtime/runtime.h"
 
@@ -50,6 +52,21 @@ static weft_status_t prepare(const char *fn, weft_team_t team, size_t count, wef
     return WEFT_OK;
 }
 
+/* The team's one-sided state, or NULL for the MPI path.  *st is set when
+ * building the state failed. */
+static weft__os_t *onesided(weft_team_t team, MPI_Comm comm, weft__hier_t *h, weft_status_t *st,
+                            const char *fn)
+{
+    weft__os_t *os = NULL;
+
+    *st = weft__os_get(team, comm, h, &os, fn);
+    if (*st == WEFT_ERR_UNSUPPORTED) {
+        *st = WEFT_OK;
+        return NULL;
+    }
+    return *st == WEFT_OK ? os : NULL;
+}
+
 static weft_status_t done(const char *fn, int rc)
 {
     if (rc == MPI_SUCCESS)
@@ -75,7 +92,10 @@ weft_status_t weft_team_bcast(weft_team_t team, void *buf, size_t count, weft_ty
 
     if (st == WEFT_OK)
         st = prepare(__func__, team, count, type, -1, root, &h, &comm, &t);
-    return st != WEFT_OK ? st : done(__func__, weft__hbcast(h, buf, (int)count, t, root));
+    weft__os_t *os = st == WEFT_OK ? onesided(team, comm, h, &st, __func__) : NULL;
+    if (st != WEFT_OK || os)
+        return st != WEFT_OK ? st : weft__os_bcast(os, buf, count, type, root);
+    return done(__func__, weft__hbcast(h, buf, (int)count, t, root));
 }
 
 weft_status_t weft_team_reduce(weft_team_t team, const void *src, void *dst, size_t count,
@@ -88,6 +108,9 @@ weft_status_t weft_team_reduce(weft_team_t team, const void *src, void *dst, siz
 
     if (st == WEFT_OK)
         st = prepare(__func__, team, count, type, (int)op, root, &h, &comm, &t);
+    weft__os_t *os = st == WEFT_OK ? onesided(team, comm, h, &st, __func__) : NULL;
+    if (st != WEFT_OK || os)
+        return st != WEFT_OK ? st : weft__os_reduce(os, src, dst, count, type, op, root);
     return st != WEFT_OK ? st
                          : done(__func__, weft__hreduce(h, comm, src, dst, (int)count, t,
                                                         mpi_ops[op], root));
@@ -100,7 +123,10 @@ weft_status_t weft_team_allreduce(weft_team_t team, const void *src, void *dst, 
     MPI_Comm      comm;
     MPI_Datatype  t;
     weft_status_t st = prepare(__func__, team, count, type, (int)op, -1, &h, &comm, &t);
+    weft__os_t   *os = st == WEFT_OK ? onesided(team, comm, h, &st, __func__) : NULL;
 
+    if (st != WEFT_OK || os)
+        return st != WEFT_OK ? st : weft__os_allreduce(os, src, dst, count, type, op);
     return st != WEFT_OK ? st
                          : done(__func__, weft__hallreduce(h, comm, src, dst, (int)count, t,
                                                            mpi_ops[op]));
@@ -127,6 +153,9 @@ weft_status_t weft_team_barrier(weft_team_t team)
     MPI_Comm      comm;
     MPI_Datatype  t;
     weft_status_t st = prepare(__func__, team, 0, WEFT_TYPE_BYTE, -1, -1, &h, &comm, &t);
+    weft__os_t   *os = st == WEFT_OK ? onesided(team, comm, h, &st, __func__) : NULL;
 
-    return st != WEFT_OK ? st : done(__func__, weft__hbarrier(h));
+    if (st != WEFT_OK || os)
+        return st != WEFT_OK ? st : weft__os_barrier(os);
+    return done(__func__, weft__hbarrier(h));
 }
