@@ -108,5 +108,7 @@ weft_status_t weft__os_barrier(weft__os_t *s);
 
 /* 1 when the team's collectives run one-sided (known after its first). */
 int weft__os_active(weft_team_t team);
+/* The team's size when its state is built and one-sided, else 0. */
+int weft__os_ready_size(weft_team_t team);
 
 #endif
