@@ -91,10 +91,12 @@ int weft__hgather_blocks(weft__hier_t *h, void *acc, MPI_Datatype block);
 typedef struct weft__os weft__os_t;
 
 /* The one-sided state of team, built on first use from its hierarchy h
- * over comm (the team's communicator).  WEFT_ERR_UNSUPPORTED, no error
- * recorded, when the team has no scratch slot. */
-weft_status_t weft__os_get(weft_team_t team, MPI_Comm comm, weft__hier_t *h, weft__os_t **os,
-                           const char *fn);
+ * over comm (the team's communicator; collective over it then).
+ * WEFT_ERR_UNSUPPORTED, no error recorded, when the team takes the MPI
+ * path: no scratch slot, ranks on other nodes without the progress
+ * thread, or memory short on some rank for the state (the same on every
+ * rank). */
+weft_status_t weft__os_get(weft_team_t team, MPI_Comm comm, weft__hier_t *h, weft__os_t **os);
 
 /* Arguments are checked by the callers (team_api.c).  Errors are those of
  * weft_put_signal_nb and weft_signal_wait_until (WEFT_ERR_PEER_FAILED,

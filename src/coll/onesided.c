@@ -96,7 +96,7 @@ static void os_free(void *p)
 
     if (!s)
         return;
-    for (int l = 0; l < s->nlevels; l++)
+    for (int l = 0; s->lv && l < s->nlevels; l++)
         free(s->lv[l].member);
     free(s->lv);
     free(s->ctx_rank);
@@ -110,15 +110,14 @@ static void os_free(void *p)
 
 /* Team ranks of the members of every level this rank is in, and context
  * ranks of every team rank.  Local, once the hierarchy exists. */
-static weft_status_t os_build(weft_team_t team, const weft__team_scratch_t *sc, MPI_Comm comm,
-                              weft__hier_t *h, weft__os_t **out, const char *fn)
+/* Local: the state's arrays, context ranks, mappings and levels; 0 when
+ * memory ran out (s is then partly filled, for os_free). */
+static int os_fill(weft__os_t *s, const weft__team_scratch_t *sc, MPI_Comm comm, weft__hier_t *h,
+                   int *usable)
 {
-    weft__os_t *s = calloc(1, sizeof(*s));
-    MPI_Group   tg = MPI_GROUP_NULL, cg = MPI_GROUP_NULL;
-    int        *idx = NULL;
+    MPI_Group tg, cg;
+    int      *idx = malloc(sizeof(int) * (size_t)h->size), ok;
 
-    if (!s)
-        return weft__error(WEFT_ERR_NO_MEMORY, fn, "out of memory for a team's collectives");
     s->sc = *sc;
     s->rank = h->rank;
     s->size = h->size;
@@ -130,36 +129,27 @@ static weft_status_t os_build(weft_team_t team, const weft__team_scratch_t *sc, 
     s->acked = calloc((size_t)h->size, sizeof(uint64_t));
     s->tmp = malloc(sc->chunk);
     s->lv = calloc((size_t)(h->nlevels ? h->nlevels : 1), sizeof(level_t));
-    idx = malloc(sizeof(int) * (size_t)h->size);
-    if (!s->ctx_rank || !s->sent || !s->recvd || !s->mapped || !s->acked || !s->tmp || !s->lv || !idx)
-        goto nomem;
-    if (weft_ep_default(sc->ctx, &s->ep) != WEFT_OK)
-        goto fail;
+    ok = s->ctx_rank && s->sent && s->recvd && s->mapped && s->acked && s->tmp && s->lv && idx &&
+         weft_ep_default(sc->ctx, &s->ep) == WEFT_OK;
+    if (!ok) {
+        free(idx);
+        return 0;
+    }
     for (int i = 0; i < h->size; i++)
         idx[i] = i;
     MPI_Comm_group(comm, &tg);
     MPI_Comm_group(weft__ctx_comm(sc->ctx), &cg);
     MPI_Group_translate_ranks(tg, h->size, idx, cg, s->ctx_rank);
     /* Ranks of the node (and this one): loads and stores, no call. */
-    int usable = 1;
+    *usable = 1;
     for (int i = 0; i < h->size; i++) {
         void *p;
         if (weft_ptr(sc->ctx, s->ctx_rank[i], sc->seg, sc->off, &p) == WEFT_OK)
             s->mapped[i] = p;
         else
-            usable = 0;
+            *usable = 0;
     }
-    /* A hop through UCX completes only while its target progresses, also
-     * after the target has seen the signal and left the collective (the
-     * put's acknowledgement, a connection's wireup): without a progress
-     * thread, a rank in MPI or computing would hold up the writer.  So a
-     * team with a rank off the node runs the one-sided path only with the
-     * progress thread (WEFT_PROGRESS_THREAD=1), and the MPI path otherwise.
-     * Agreed over the team (mappings are per node, so ranks could differ). */
-    usable |= sc->ctx->cfg.progress_thread != 0;
-    MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, comm);
-    s->usable = usable;
-    for (int l = 0; l < h->nlevels; l++) {
+    for (int l = 0; l < h->nlevels && ok; l++) {
         MPI_Group lg;
         level_t  *lv = &s->lv[l];
 
@@ -167,8 +157,10 @@ static weft_status_t os_build(weft_team_t team, const weft__team_scratch_t *sc, 
             continue;
         MPI_Comm_size(h->up[l], &lv->n);
         lv->me = h->uprank[l];
-        if (!(lv->member = malloc(sizeof(int) * (size_t)lv->n)))
-            goto nomem;
+        if (!(lv->member = malloc(sizeof(int) * (size_t)lv->n))) {
+            ok = 0;
+            break;
+        }
         MPI_Comm_group(h->up[l], &lg);
         MPI_Group_translate_ranks(lg, lv->n, idx, tg, lv->member);
         MPI_Group_free(&lg);
@@ -176,23 +168,41 @@ static weft_status_t os_build(weft_team_t team, const weft__team_scratch_t *sc, 
     MPI_Group_free(&tg);
     MPI_Group_free(&cg);
     free(idx);
+    return ok;
+}
+
+/* Collective over the team (its first collective).  Every rank returns
+ * the same: the state (usable or not), or WEFT_ERR_UNSUPPORTED with no
+ * state anywhere when memory ran out on some rank (that call then takes
+ * the MPI path, and the next one tries again). */
+static weft_status_t os_build(weft_team_t team, const weft__team_scratch_t *sc, MPI_Comm comm,
+                              weft__hier_t *h, weft__os_t **out)
+{
+    weft__os_t *s = calloc(1, sizeof(*s));
+    int         agree[2] = {0, 0};   /* memory everywhere, one-sided usable */
+
+    if (s)
+        agree[0] = os_fill(s, sc, comm, h, &agree[1]);
+    /* A hop through UCX completes only while its target progresses, also
+     * after the target has seen the signal and left the collective (the
+     * put's acknowledgement, a connection's wireup): without a progress
+     * thread, a rank in MPI or computing would hold up the writer.  So a
+     * team with a rank off the node runs the one-sided path only with the
+     * progress thread (WEFT_PROGRESS_THREAD=1), and the MPI path otherwise.
+     * Agreed over the team (mappings are per node, so ranks could differ). */
+    agree[1] |= sc->ctx->cfg.progress_thread != 0;
+    MPI_Allreduce(MPI_IN_PLACE, agree, 2, MPI_INT, MPI_MIN, comm);
+    if (!agree[0]) {
+        os_free(s);
+        return WEFT_ERR_UNSUPPORTED;
+    }
+    s->usable = agree[1];
     *out = s;
     weft__team_state_set(team, s, os_free);
     return WEFT_OK;
-nomem:
-    weft__error(WEFT_ERR_NO_MEMORY, fn, "out of memory for a team's collectives");
-fail:
-    if (tg != MPI_GROUP_NULL)
-        MPI_Group_free(&tg);
-    if (cg != MPI_GROUP_NULL)
-        MPI_Group_free(&cg);
-    free(idx);
-    os_free(s);
-    return WEFT_ERR_NO_MEMORY;
 }
 
-weft_status_t weft__os_get(weft_team_t team, MPI_Comm comm, weft__hier_t *h, weft__os_t **os,
-                           const char *fn)
+weft_status_t weft__os_get(weft_team_t team, MPI_Comm comm, weft__hier_t *h, weft__os_t **os)
 {
     weft__team_scratch_t sc;
     weft_status_t        st = WEFT_OK;
@@ -200,7 +210,7 @@ weft_status_t weft__os_get(weft_team_t team, MPI_Comm comm, weft__hier_t *h, wef
     if ((*os = weft__team_state(team)) == NULL) {
         if (weft__team_scratch(team, &sc) != WEFT_OK)
             return WEFT_ERR_UNSUPPORTED;
-        st = os_build(team, &sc, comm, h, os, fn);
+        st = os_build(team, &sc, comm, h, os);
     }
     return st == WEFT_OK && !(*os)->usable ? WEFT_ERR_UNSUPPORTED : st;
 }

@@ -63,8 +63,8 @@ static weft_status_t prepare_for(const char *fn, weft_team_t team, size_t count,
     return WEFT_OK;
 }
 
-/* The team's one-sided state, or NULL for the MPI path.  *st is set when
- * building the state failed. */
+/* The team's one-sided state, or NULL for the MPI path (*st stays
+ * WEFT_OK then). */
 static weft_status_t prepare(const char *fn, weft_team_t team, size_t count, weft_type_t type,
                              int op, int root, weft__hier_t **h, MPI_Comm *comm,
                              MPI_Datatype *mtype)
@@ -72,12 +72,11 @@ static weft_status_t prepare(const char *fn, weft_team_t team, size_t count, wef
     return prepare_for(fn, team, count, type, op, root, h, comm, mtype, 1);
 }
 
-static weft__os_t *onesided(weft_team_t team, MPI_Comm comm, weft__hier_t *h, weft_status_t *st,
-                            const char *fn)
+static weft__os_t *onesided(weft_team_t team, MPI_Comm comm, weft__hier_t *h, weft_status_t *st)
 {
     weft__os_t *os = NULL;
 
-    *st = weft__os_get(team, comm, h, &os, fn);
+    *st = weft__os_get(team, comm, h, &os);
     if (*st == WEFT_ERR_UNSUPPORTED) {
         *st = WEFT_OK;
         return NULL;
@@ -110,7 +109,7 @@ weft_status_t weft_team_bcast(weft_team_t team, void *buf, size_t count, weft_ty
 
     if (st == WEFT_OK)
         st = prepare(__func__, team, count, type, -1, root, &h, &comm, &t);
-    weft__os_t *os = st == WEFT_OK ? onesided(team, comm, h, &st, __func__) : NULL;
+    weft__os_t *os = st == WEFT_OK ? onesided(team, comm, h, &st) : NULL;
     if (st != WEFT_OK || os)
         return st != WEFT_OK ? st : weft__os_bcast(os, buf, count, type, root);
     return done(__func__, weft__hbcast(h, buf, (int)count, t, root));
@@ -126,7 +125,7 @@ weft_status_t weft_team_reduce(weft_team_t team, const void *src, void *dst, siz
 
     if (st == WEFT_OK)
         st = prepare(__func__, team, count, type, (int)op, root, &h, &comm, &t);
-    weft__os_t *os = st == WEFT_OK ? onesided(team, comm, h, &st, __func__) : NULL;
+    weft__os_t *os = st == WEFT_OK ? onesided(team, comm, h, &st) : NULL;
     if (st != WEFT_OK || os)
         return st != WEFT_OK ? st : weft__os_reduce(os, src, dst, count, type, op, root);
     return st != WEFT_OK ? st
@@ -141,7 +140,7 @@ weft_status_t weft_team_allreduce(weft_team_t team, const void *src, void *dst, 
     MPI_Comm      comm;
     MPI_Datatype  t;
     weft_status_t st = prepare(__func__, team, count, type, (int)op, -1, &h, &comm, &t);
-    weft__os_t   *os = st == WEFT_OK ? onesided(team, comm, h, &st, __func__) : NULL;
+    weft__os_t   *os = st == WEFT_OK ? onesided(team, comm, h, &st) : NULL;
 
     if (st != WEFT_OK || os)
         return st != WEFT_OK ? st : weft__os_allreduce(os, src, dst, count, type, op);
@@ -171,7 +170,7 @@ weft_status_t weft_team_barrier(weft_team_t team)
     MPI_Comm      comm;
     MPI_Datatype  t;
     weft_status_t st = prepare(__func__, team, 0, WEFT_TYPE_BYTE, -1, -1, &h, &comm, &t);
-    weft__os_t   *os = st == WEFT_OK ? onesided(team, comm, h, &st, __func__) : NULL;
+    weft__os_t   *os = st == WEFT_OK ? onesided(team, comm, h, &st) : NULL;
 
     if (st != WEFT_OK || os)
         return st != WEFT_OK ? st : weft__os_barrier(os);
