@@ -982,7 +982,11 @@ typedef struct weft__team *weft_team_t;
 #define WEFT_TEAM_NULL ((weft_team_t)0)
 
 /**
- * The team of every rank of the context, in context rank order.  Collective;
+ * The team of every rank of the context, in context rank order.  Collective
+ * over the context: it also allocates the scratch segment of the one-sided
+ * team collectives (a weft segment of up to 16 slots of about 512 KiB,
+ * shared with every team split from this one and freed by weft_finalize;
+ * without memory for it the team's collectives take the MPI path).
  * WEFT_ERR_NO_MEMORY on every rank, no team made, when memory ran out on
  * one (the others' messages say "on another rank").
  * \param ctx   a live context
@@ -1038,19 +1042,40 @@ weft_status_t weft_team_free(weft_team_t *team);
  * Collectives over a team that follow the machine's hierarchy (the
  * hierarchical-communicators paper, Algorithm 4; docs/collectives.md): a
  * loop over the levels of the team, top down for a broadcast, bottom up for
- * a reduction or a gather, each level running MPI's own collective on that
- * level's roots communicator.  The levels are built on first use (a
+ * a reduction or a gather.  The levels are built on first use (a
  * collective step) and kept with the team.  Every call is collective over
  * the team, blocking, and must be made by every rank with the same count,
- * type, op and root.  A root other than rank 0 costs one extra message.
+ * type, op and root, by one thread per rank at a time (they use the
+ * context's default endpoint).  A root other than rank 0 costs one extra
+ * hop.
+ *
+ * bcast, reduce, allreduce and barrier are one-sided: each hop of a level
+ * is a chunk written into a buffer of the team's scratch slot (part of a
+ * segment that weft_team_world allocates for the world team and every team
+ * split from it) and a signal its reader waits on -- loads and stores
+ * through weft_ptr between ranks of a node, weft_put_signal_nb and
+ * weft_signal_wait_until through UCX otherwise.  Through UCX a hop needs
+ * its target's progress, so a team with ranks on several nodes runs them
+ * one-sided only with the progress thread (WEFT_PROGRESS_THREAD=1).  The
+ * MPI path -- each level running MPI's own collective on the level's
+ * communicator -- is taken otherwise, by teams without a slot (more than
+ * 15 teams of one world team alive) and by weft_team_gather always.
+ * Reductions combine in the same order on every rank, so an allreduce
+ * gives every rank the same bits.  Acknowledgements through UCX may stay
+ * in flight on the default endpoint after a call (a weft_flush of it
+ * completes them).
+ *
  * Errors: WEFT_ERR_INVALID_ARG (not a team, unknown type or op, a bitwise
  * op on a floating type, a reduction of WEFT_TYPE_BYTE), WEFT_ERR_RANK
  * (root outside the team), WEFT_ERR_TOO_LARGE (count over INT_MAX),
  * WEFT_ERR_CONFIG (a malformed WEFT_TOPO_* setting when the levels are
- * built), WEFT_ERR_MPI, WEFT_ERR_NO_MEMORY.  The levels run MPI's blocking
- * collectives: unlike weft_barrier, they do not serve incoming weft
- * operations while they wait (only the progress thread does), do not
- * check for failed ranks and are not bounded by WEFT_TIMEOUT_MS.
+ * built), WEFT_ERR_MPI, WEFT_ERR_NO_MEMORY; one-sided calls also
+ * WEFT_ERR_PEER_FAILED (a member failed while this rank waited for it)
+ * and WEFT_ERR_TIMEOUT (WEFT_TIMEOUT_MS, on waits for ranks of other
+ * nodes).  The MPI path runs MPI's blocking collectives: they do not serve
+ * incoming weft operations while they wait (only the progress thread
+ * does), do not check for failed ranks and are not bounded by
+ * WEFT_TIMEOUT_MS.
  */
 typedef enum {
     WEFT_TYPE_BYTE, WEFT_TYPE_INT32, WEFT_TYPE_INT64, WEFT_TYPE_UINT32,

@@ -26,15 +26,17 @@ from weft.commands import info
 from weft.core import runner
 
 # Top-level commands: each name is a module weft.commands.<name> exposing register(subparsers).
-COMMANDS: tuple[str, ...] = ("info", "topo", "model", "resources", "project", "report")
+COMMANDS: tuple[str, ...] = ("info", "topo", "model", "resources", "advise", "project", "report")
 # Benchmarks of `weft bench`: each name is a module weft.bench.<name> exposing register(bench_subparsers).
 BENCHMARKS: tuple[str, ...] = ("rma", "ft", "latbw", "endpoints", "dgemm", "stencil", "profcost", "coll", "flood",
                               "summa", "hvec", "gups")
 
 
 # Commands that start MPI jobs, and so take --launcher: every benchmark,
-# `weft topo`, every `weft project` target and `weft model breakdown`.
-LAUNCHING: tuple[tuple[str, ...], ...] = (("bench", "*"), ("topo",), ("project", "*"), ("model", "breakdown"))
+# `weft topo`, every `weft project` target, `weft model breakdown` and
+# `weft advise endpoints` (which runs the endpoint benchmark).
+LAUNCHING: tuple[tuple[str, ...], ...] = (("bench", "*"), ("topo",), ("project", "*"), ("model", "breakdown"),
+                                          ("advise", "endpoints"))
 LAUNCHER_HELP = ("how to start MPI jobs: a command with {np} for the number of ranks, the program and its "
                  "arguments appended, e.g. 'srun -n {np}' (default: $WEFT_LAUNCHER, else the launcher of the "
                  "MPI weft was built with). The ranks inherit the environment: srun exports it; with mpirun, "

@@ -13,8 +13,15 @@
  *   hier.c      building, caching (an MPI attribute) and freeing hierarchies
  *   ops.c       bcast, reduce, allreduce, gather, barrier over a hierarchy
  *   mpi_api.c   WEFT_H* and WEFT_Comm_hier_* of weft_mpi.h
- *   team_api.c  weft_team_bcast etc. of weft.h, over the team's communicator
- * May call team, runtime (errors) and MPI; nothing above it.
+ *   team_api.c  weft_team_bcast etc. of weft.h: one-sided when the team has
+ *               a scratch slot, else over the team's communicator
+ *   onesided.c  the one-sided collectives: the same levels, each hop a
+ *               put with signal into the receiver's slot of the team's
+ *               scratch segment (team.h)
+ * May call team, runtime (errors) and MPI; onesided.c also calls the
+ * public one-sided API of weft.h (weft_put_signal_nb,
+ * weft_signal_wait_until, weft_wait*).  team_api.c and onesided.c are left
+ * out of the SimGrid build (tools/smpi), which has no endpoints.
  */
 #ifndef WEFT_COLL_H
 #define WEFT_COLL_H
@@ -78,5 +85,32 @@ int weft__hbarrier(weft__hier_t *h);
  * and, on ranks that lead, room for h->nblocks; on rank 0 it ends with
  * every block, rank h->order[i]'s at position i. */
 int weft__hgather_blocks(weft__hier_t *h, void *acc, MPI_Datatype block);
+
+/* ---- One-sided collectives (onesided.c) ----------------------------------- */
+
+typedef struct weft__os weft__os_t;
+
+/* The one-sided state of team, built on first use from its hierarchy h
+ * over comm (the team's communicator; collective over it then).
+ * WEFT_ERR_UNSUPPORTED, no error recorded, when the team takes the MPI
+ * path: no scratch slot, ranks on other nodes without the progress
+ * thread, or memory short on some rank for the state (the same on every
+ * rank). */
+weft_status_t weft__os_get(weft_team_t team, MPI_Comm comm, weft__hier_t *h, weft__os_t **os);
+
+/* Arguments are checked by the callers (team_api.c).  Errors are those of
+ * weft_put_signal_nb and weft_signal_wait_until (WEFT_ERR_PEER_FAILED,
+ * WEFT_ERR_TIMEOUT), recorded by them. */
+weft_status_t weft__os_bcast(weft__os_t *s, void *buf, size_t count, weft_type_t t, int root);
+weft_status_t weft__os_reduce(weft__os_t *s, const void *src, void *dst, size_t count,
+                              weft_type_t t, weft_op_t op, int root);
+weft_status_t weft__os_allreduce(weft__os_t *s, const void *src, void *dst, size_t count,
+                                 weft_type_t t, weft_op_t op);
+weft_status_t weft__os_barrier(weft__os_t *s);
+
+/* 1 when the team's collectives run one-sided (known after its first). */
+int weft__os_active(weft_team_t team);
+/* The team's size when its state is built and one-sided, else 0. */
+int weft__os_ready_size(weft_team_t team);
 
 #endif

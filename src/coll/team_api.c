@@ -1,5 +1,7 @@
-/* weft_team_bcast etc. of weft.h: the same hierarchical collectives over
- * the team's MPI communicator, with weft's datatypes and operations. */
+/* weft_team_bcast etc. of weft.h: one-sided over the team's hierarchy
+ * (onesided.c) when the team has a scratch slot, else the MPI path of
+ * ops.c over the team's MPI communicator, with weft's datatypes and
+ * operations.  The gather is always the MPI path. */
 #include "coll.h"
 #include "runtime/runtime.h"
 
@@ -20,10 +22,11 @@ static const MPI_Op mpi_ops[] = {
 };
 
 /* The team's hierarchy and the MPI forms of the arguments.  op < 0: none;
- * root < 0: none. */
-static weft_status_t prepare(const char *fn, weft_team_t team, size_t count, weft_type_t type,
-                             int op, int root, weft__hier_t **h, MPI_Comm *comm,
-                             MPI_Datatype *mtype)
+ * root < 0: none.  A call that runs one-sided (onesided_call) on a team
+ * whose one-sided state is ready gets *h NULL. */
+static weft_status_t prepare_for(const char *fn, weft_team_t team, size_t count,
+                                 weft_type_t type, int op, int root, weft__hier_t **h,
+                                 MPI_Comm *comm, MPI_Datatype *mtype, int onesided_call)
 {
     weft__msg_t      err;
     weft_status_t    st;
@@ -42,12 +45,43 @@ static weft_status_t prepare(const char *fn, weft_team_t team, size_t count, wef
                            op);
     if (count > INT_MAX)
         return weft__error(WEFT_ERR_TOO_LARGE, fn, "count %zu is over %d", count, INT_MAX);
+    *mtype = mpi_types[type];
+    /* A team that runs one-sided needs no hierarchy lookup (an MPI
+     * attribute): a tenth of a small collective's time. */
+    int size = onesided_call ? weft__os_ready_size(team) : 0;
+    if (size > 0) {
+        *h = NULL;
+        if (root >= size)
+            return weft__error(WEFT_ERR_RANK, fn, "root %d outside [0, %d)", root, size);
+        return WEFT_OK;
+    }
     if ((st = weft__hier_get(*comm, h, &err)) != WEFT_OK)
         return weft__error(st, fn, "%s", err.msg);
     if (root >= 0 && root >= (*h)->size)
         return weft__error(WEFT_ERR_RANK, fn, "root %d outside [0, %d)", root, (*h)->size);
     *mtype = mpi_types[type];
     return WEFT_OK;
+}
+
+/* The team's one-sided state, or NULL for the MPI path (*st stays
+ * WEFT_OK then). */
+static weft_status_t prepare(const char *fn, weft_team_t team, size_t count, weft_type_t type,
+                             int op, int root, weft__hier_t **h, MPI_Comm *comm,
+                             MPI_Datatype *mtype)
+{
+    return prepare_for(fn, team, count, type, op, root, h, comm, mtype, 1);
+}
+
+static weft__os_t *onesided(weft_team_t team, MPI_Comm comm, weft__hier_t *h, weft_status_t *st)
+{
+    weft__os_t *os = NULL;
+
+    *st = weft__os_get(team, comm, h, &os);
+    if (*st == WEFT_ERR_UNSUPPORTED) {
+        *st = WEFT_OK;
+        return NULL;
+    }
+    return *st == WEFT_OK ? os : NULL;
 }
 
 static weft_status_t done(const char *fn, int rc)
@@ -75,7 +109,10 @@ weft_status_t weft_team_bcast(weft_team_t team, void *buf, size_t count, weft_ty
 
     if (st == WEFT_OK)
         st = prepare(__func__, team, count, type, -1, root, &h, &comm, &t);
-    return st != WEFT_OK ? st : done(__func__, weft__hbcast(h, buf, (int)count, t, root));
+    weft__os_t *os = st == WEFT_OK ? onesided(team, comm, h, &st) : NULL;
+    if (st != WEFT_OK || os)
+        return st != WEFT_OK ? st : weft__os_bcast(os, buf, count, type, root);
+    return done(__func__, weft__hbcast(h, buf, (int)count, t, root));
 }
 
 weft_status_t weft_team_reduce(weft_team_t team, const void *src, void *dst, size_t count,
@@ -88,6 +125,9 @@ weft_status_t weft_team_reduce(weft_team_t team, const void *src, void *dst, siz
 
     if (st == WEFT_OK)
         st = prepare(__func__, team, count, type, (int)op, root, &h, &comm, &t);
+    weft__os_t *os = st == WEFT_OK ? onesided(team, comm, h, &st) : NULL;
+    if (st != WEFT_OK || os)
+        return st != WEFT_OK ? st : weft__os_reduce(os, src, dst, count, type, op, root);
     return st != WEFT_OK ? st
                          : done(__func__, weft__hreduce(h, comm, src, dst, (int)count, t,
                                                         mpi_ops[op], root));
@@ -100,7 +140,10 @@ weft_status_t weft_team_allreduce(weft_team_t team, const void *src, void *dst, 
     MPI_Comm      comm;
     MPI_Datatype  t;
     weft_status_t st = prepare(__func__, team, count, type, (int)op, -1, &h, &comm, &t);
+    weft__os_t   *os = st == WEFT_OK ? onesided(team, comm, h, &st) : NULL;
 
+    if (st != WEFT_OK || os)
+        return st != WEFT_OK ? st : weft__os_allreduce(os, src, dst, count, type, op);
     return st != WEFT_OK ? st
                          : done(__func__, weft__hallreduce(h, comm, src, dst, (int)count, t,
                                                            mpi_ops[op]));
@@ -115,7 +158,7 @@ weft_status_t weft_team_gather(weft_team_t team, const void *src, void *dst, siz
     weft_status_t st = check_root(__func__, root);
 
     if (st == WEFT_OK)
-        st = prepare(__func__, team, count, type, -1, root, &h, &comm, &t);
+        st = prepare_for(__func__, team, count, type, -1, root, &h, &comm, &t, 0);
     return st != WEFT_OK ? st
                          : done(__func__, weft__hgather(h, src, (int)count, t, dst, (int)count, t,
                                                         root));
@@ -127,6 +170,9 @@ weft_status_t weft_team_barrier(weft_team_t team)
     MPI_Comm      comm;
     MPI_Datatype  t;
     weft_status_t st = prepare(__func__, team, 0, WEFT_TYPE_BYTE, -1, -1, &h, &comm, &t);
+    weft__os_t   *os = st == WEFT_OK ? onesided(team, comm, h, &st) : NULL;
 
-    return st != WEFT_OK ? st : done(__func__, weft__hbarrier(h));
+    if (st != WEFT_OK || os)
+        return st != WEFT_OK ? st : weft__os_barrier(os);
+    return done(__func__, weft__hbarrier(h));
 }

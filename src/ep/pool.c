@@ -154,6 +154,39 @@ static size_t growth(size_t before, size_t after)
 
 /* ---- creation and destruction ------------------------------------------- */
 
+/* Policy "auto": the advice `weft advise endpoints` saved, lines
+ * "<threads> <policy>" in $WEFT_EP_ADVICE, else
+ * ${XDG_CONFIG_HOME:-~/.config}/weft/endpoints-advice; the line whose
+ * thread count is closest to the pool's (the lower one on a tie). */
+static weft_status_t auto_policy(int nthreads, char *out, size_t len, const char *fn)
+{
+    char        path[4096], name[64];
+    const char *env = getenv("WEFT_EP_ADVICE"), *xdg = getenv("XDG_CONFIG_HOME");
+    const char *home = getenv("HOME");
+    long        t, best = -1;
+    FILE       *f;
+
+    if (env && *env)
+        snprintf(path, sizeof(path), "%s", env);
+    else if (xdg && *xdg)
+        snprintf(path, sizeof(path), "%s/weft/endpoints-advice", xdg);
+    else
+        snprintf(path, sizeof(path), "%s/.config/weft/endpoints-advice", home ? home : "");
+    if (!(f = fopen(path, "r")))
+        return weft__error(WEFT_ERR_CONFIG, fn, "policy 'auto': no saved advice at %s (run `weft "
+                           "advise endpoints --threads %d`)", path, nthreads);
+    while (fscanf(f, "%ld %63s", &t, name) == 2)
+        if (t > 0 && (best < 0 || labs(t - nthreads) < labs(best - nthreads))) {
+            best = t;
+            snprintf(out, len, "%s", name);
+        }
+    fclose(f);
+    if (best < 0)
+        return weft__error(WEFT_ERR_CONFIG, fn, "policy 'auto': %s holds no \"<threads> <policy>\" "
+                           "line", path);
+    return WEFT_OK;
+}
+
 static weft_status_t check_params(weft_ctx_t ctx, const weft_ep_pool_params_t *pp,
                                   weft_ep_policy_t *pol)
 {
@@ -171,7 +204,14 @@ static weft_status_t check_params(weft_ctx_t ctx, const weft_ep_pool_params_t *p
     if (pp->lock != WEFT_EP_LOCK_UCX && pp->lock != WEFT_EP_LOCK_CALLER)
         return weft__error(WEFT_ERR_INVALID_ARG, fn, "lock %d is not WEFT_EP_LOCK_UCX or _CALLER",
                            (int)pp->lock);
-    if ((st = weft_ep_policy_parse(pp->policy ? pp->policy : "dedicated", pol)) != WEFT_OK) {
+    char advised[64];
+    const char *name = pp->policy ? pp->policy : "dedicated";
+    if (strcmp(name, "auto") == 0) {
+        if ((st = auto_policy(pp->nthreads, advised, sizeof(advised), fn)) != WEFT_OK)
+            return st;
+        name = advised;
+    }
+    if ((st = weft_ep_policy_parse(name, pol)) != WEFT_OK) {
         char msg[512];
         const char *m = weft_last_error(), *colon = strstr(m, ": ");
 

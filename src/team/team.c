@@ -9,10 +9,24 @@
 
 #define TEAM_ALIVE 0x7465616d /* "team" */
 
+/* The scratch segment of a world team and every team split from it. */
+struct scratch {
+    weft_seg_t seg;
+    char      *local;
+    size_t     slot_bytes, chunk;
+    int        nslots, nranks;
+    int        next;      /* the lowest slot no team of this rank uses */
+    int        refs;      /* teams of the family still alive here */
+};
+
 struct weft__team {
     uint32_t           magic;
     weft_ctx_t         ctx;
     MPI_Comm           comm;
+    struct scratch    *scratch;    /* NULL: no one-sided collectives */
+    int                slot;       /* -1: none */
+    void              *state;      /* the coll layer's */
+    void             (*state_free)(void *);
     struct weft__team *next_shell;
 };
 
@@ -60,8 +74,76 @@ static weft_team_t team_wrap(weft_team_t t, weft_ctx_t ctx, MPI_Comm comm)
         free(t);
         return WEFT_TEAM_NULL;
     }
-    *t = (struct weft__team){.magic = TEAM_ALIVE, .ctx = ctx, .comm = comm, .next_shell = NULL};
+    *t = (struct weft__team){.magic = TEAM_ALIVE, .ctx = ctx, .comm = comm, .slot = -1};
     return t;
+}
+
+/* The scratch segment of a new family.  Per writer, nbuf buffers of a
+ * chunk that shrinks with the number of ranks, so that a slot stays near
+ * 512 KiB of buffers.  Collective over the context; a context whose ranks
+ * cannot allocate it runs the MPI path (weft_seg_alloc returns the same
+ * status on every rank, so they all agree). */
+static struct scratch *scratch_new(weft_ctx_t ctx)
+{
+    struct scratch *s = calloc(1, sizeof(*s));
+    int             n, ok = s != NULL, all_ok = 0;
+    void           *local = NULL;
+
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, weft__ctx_comm(ctx));
+    if (!all_ok) {
+        free(s);
+        return NULL;
+    }
+    MPI_Comm_size(weft__ctx_comm(ctx), &n);
+    size_t chunk = ((size_t)512 * 1024 / ((size_t)n * WEFT__TEAM_NBUF)) & ~(size_t)63;
+    chunk = chunk < 1024 ? 1024 : chunk > 65536 ? 65536 : chunk;
+    size_t slot = (size_t)n * WEFT__TEAM_LINE +
+                  (size_t)n * WEFT__TEAM_NBUF * (WEFT__TEAM_LINE + chunk);
+    slot = (slot + 4095) & ~(size_t)4095;
+    /* At most 64 MiB per rank: fewer slots on very large contexts. */
+    size_t nslots = ((size_t)64 << 20) / slot;
+    nslots = nslots > WEFT__TEAM_SLOTS ? WEFT__TEAM_SLOTS : nslots;
+    if (nslots < 2 || weft_seg_alloc(ctx, nslots * slot, &s->seg, &local) != WEFT_OK) {
+        free(s);
+        return NULL;
+    }
+    s->local = local;
+    s->slot_bytes = slot;
+    s->chunk = chunk;
+    s->nslots = (int)nslots;
+    s->nranks = n;
+    return s;
+}
+
+/* t joins family s with slot (or none when the slots are used up). */
+static void scratch_join(weft_team_t t, struct scratch *s, int slot)
+{
+    if (!t || !s)
+        return;
+    t->scratch = s;
+    t->slot = slot < s->nslots ? slot : -1;
+    s->refs++;
+}
+
+weft_status_t weft__team_scratch(weft_team_t team, weft__team_scratch_t *out)
+{
+    if (!team || team->magic != TEAM_ALIVE || !team->scratch || team->slot < 0)
+        return WEFT_ERR_UNSUPPORTED;
+    struct scratch *s = team->scratch;
+    *out = (weft__team_scratch_t){.ctx = team->ctx, .seg = s->seg,
+                                  .off = (size_t)team->slot * s->slot_bytes,
+                                  .local = s->local + (size_t)team->slot * s->slot_bytes,
+                                  .chunk = s->chunk, .nbuf = WEFT__TEAM_NBUF,
+                                  .nranks = s->nranks};
+    return WEFT_OK;
+}
+
+void *weft__team_state(weft_team_t team) { return team->state; }
+
+void weft__team_state_set(weft_team_t team, void *state, void (*free_fn)(void *))
+{
+    team->state = state;
+    team->state_free = free_fn;
 }
 
 weft_status_t weft_team_world(weft_ctx_t ctx, weft_team_t *team)
@@ -83,6 +165,11 @@ weft_status_t weft_team_world(weft_ctx_t ctx, weft_team_t *team)
         return weft__error(WEFT_ERR_MPI, __func__, "MPI_Comm_dup failed");
     }
     *team = team_wrap(t, ctx, comm);
+    struct scratch *s = scratch_new(ctx);
+    if (s) {
+        s->next = 1;
+        scratch_join(*team, s, 0);
+    }
     return WEFT_OK;
 }
 
@@ -111,6 +198,17 @@ weft_status_t weft_team_split_topology(weft_team_t parent, weft_team_t *child,
     *child = team_wrap(t[0], parent->ctx, nc);
     if (roots)
         *roots = team_wrap(t[1], parent->ctx, rc);
+    /* Every rank of parent is in the same family (or none), so all take
+     * part; the highest next free slot is free on every member. */
+    struct scratch *s = parent->scratch;
+    if (s) {
+        int next = s->next;
+        MPI_Allreduce(MPI_IN_PLACE, &next, 1, MPI_INT, MPI_MAX, parent->comm);
+        scratch_join(*child, s, next);
+        if (roots)
+            scratch_join(*roots, s, next + 1);
+        s->next = next + 2;
+    }
     return WEFT_OK;
 }
 
@@ -187,6 +285,14 @@ weft_status_t weft_team_free(weft_team_t *team)
     int finalized = 0;
     MPI_Finalized(&finalized);
     (*team)->magic = 0;
+    if ((*team)->state_free)
+        (*team)->state_free((*team)->state);
+    (*team)->state = NULL;
+    /* The segment itself is the context's (freed by weft_finalize): freeing
+     * it would take every rank of the context, which a team free is not. */
+    if ((*team)->scratch && --(*team)->scratch->refs == 0)
+        free((*team)->scratch);
+    (*team)->scratch = NULL;
     /* After MPI_Finalize the communicator is gone with MPI. */
     if (!finalized)
         MPI_Comm_free(&(*team)->comm);

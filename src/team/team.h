@@ -174,4 +174,41 @@ weft_status_t weft__topo_level(MPI_Comm comm, weft__topo_level_t *level, weft__m
 weft_status_t weft__topo_min_level(MPI_Comm comm, MPI_Info info, int nranks, const int *ranks,
                                    const char **type, weft__msg_t *err);
 
+/* ---- Scratch of one-sided collectives (team.c) ------------------------- */
+
+/* weft_team_world allocates one segment for the team and every team split
+ * from it (the only call of the family that is collective over the whole
+ * context, as weft_seg_alloc must be).  It is cut into slots of equal
+ * size; a split gives its child and roots teams a slot each, agreed over
+ * the parent (the highest next free slot of its ranks), so the members of
+ * a team use the same slot and no rank uses a slot twice.  A slot holds,
+ * for every team rank p (p < nranks, the context's size), the
+ * acknowledgement word p raises here, on a cache line of its own, then
+ * nbuf buffers for the traffic between p and this rank, each a cache line
+ * (the buffer's signal word, then small data) and chunk bytes
+ * (coll/onesided.c). Teams without a slot (slots used up, or the segment
+ * could not be allocated) run the MPI path. */
+#define WEFT__TEAM_SLOTS 16
+#define WEFT__TEAM_NBUF  4
+#define WEFT__TEAM_LINE  64
+
+typedef struct {
+    weft_ctx_t ctx;
+    weft_seg_t seg;
+    size_t     off;     /* the slot's offset in every rank's part */
+    char      *local;   /* the slot in this rank's part */
+    size_t     chunk;   /* bytes of one buffer */
+    int        nbuf;    /* buffers per writer */
+    int        nranks;  /* writers the slot has room for (the context's size) */
+} weft__team_scratch_t;
+
+/* The slot of team; WEFT_ERR_UNSUPPORTED when it has none (no error is
+ * recorded: the caller falls back to the MPI path). */
+weft_status_t weft__team_scratch(weft_team_t team, weft__team_scratch_t *out);
+
+/* The upper layer's per-team state: NULL until set; free_fn is called with
+ * it when the team is freed. */
+void *weft__team_state(weft_team_t team);
+void  weft__team_state_set(weft_team_t team, void *state, void (*free_fn)(void *));
+
 #endif

@@ -5,6 +5,10 @@ algorithm forced by MCA parameters, Open MPI coll/han and MPICH's default,
 over message sizes: §7.2 of the hierarchical-communicators paper (Figs. 5-10).
 
 `weft bench coll` measures on this machine (bench/weft_bench_coll);
+`weft bench coll --onesided` measures weft's one-sided team collectives
+(weft_team_bcast/weft_team_allreduce) side by side with the native MPI
+call and WEFT_Hbcast/WEFT_Hallreduce, once per Open MPI coll/tuned
+algorithm, and compares them with the best algorithm at each size;
 `weft bench coll --smpi` (also `weft project coll`) runs the same source
 built with smpicc on SimGrid platforms of the paper's machines
 (weft.models.smpi) and, for validation, on a simulated copy of this
@@ -457,11 +461,134 @@ def chart(document: dict[str, Any], path: Path) -> Path:
 
 # What `weft bench coll` shows, and `weft report` of its files: measured
 # here (coll-*.json) or simulated (coll-smpi-*.json).
+# ---- one-sided team collectives ---------------------------------------------------
+
+ONESIDED = "coll-onesided"
+ONESIDED_OPS = ("bcast", "allreduce")
+ONESIDED_SIZES = "8,64,512,4096,65536,262144,1048576"
+# Open MPI 4.1 coll/tuned allreduce algorithms (ompi_info --all).
+ALLREDUCE_ALGORITHMS = [("basic linear", 1), ("nonoverlapping", 2), ("recursive doubling", 3),
+                        ("ring", 4), ("segmented ring", 5), ("rabenseifner", 6)]
+# The goals of the one-sided collectives (2 ranks of a node): latency at most
+# SMALL_GOAL x the best MPI one up to 4 KiB, at most 1.0 x from 64 KiB up.
+SMALL_GOAL, SMALL_MAX, LARGE_MIN = 0.5, 4096, 65536
+
+
+def onesided_configs(op: str, flavor: str) -> list[dict[str, Any]]:
+    """The MPI configurations a one-sided run is measured against: MPI's own
+    choice, then every coll/tuned algorithm forced (Open MPI only)."""
+    configs = [{"config": "default", "algorithm": "default", "env": {}}]
+    if flavor != "openmpi":
+        return configs
+    table = ALLREDUCE_ALGORITHMS if op == "allreduce" else [(label, n) for label, n, _ in ALGORITHMS[op]]
+    return configs + [{"config": f"tuned {label}", "algorithm": label,
+                       "env": {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                               f"OMPI_MCA_coll_tuned_{op}_algorithm": str(number)}}
+                      for label, number in table]
+
+
+def onesided_rows(runs: list[dict[str, Any]], stat: str = "") -> list[dict[str, Any]]:
+    """Per op and size: the MPI configuration with the lowest native time,
+    and the one-sided time over it and over the hierarchical (MPI-based)
+    time, each ratio taken within one run (side by side).  stat "" uses the
+    medians, "min" the fastest batches (pure)."""
+    key = (lambda name: f"{name}_min_s") if stat == "min" else (lambda name: f"{name}_s")
+    rows = []
+    for op in ONESIDED_OPS:
+        by_size: dict[int, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+        for run in runs:
+            if run.get("op") != op:
+                continue
+            for p in run.get("points", []):
+                by_size.setdefault(int(p["size"]), []).append((run, p))
+        for size in sorted(by_size):
+            try:
+                run, p = min(by_size[size], key=lambda rp: float(rp[1][key("native")]))
+                hrun, hp = min(by_size[size], key=lambda rp: float(rp[1][key("hier")]))
+                native, onesided = float(p[key("native")]), float(p[key("onesided")])
+                hier, honesided = float(hp[key("hier")]), float(hp[key("onesided")])
+            except (KeyError, TypeError, ValueError):
+                raise WeftError(f"weft_bench_coll wrote a malformed one-sided point at {size} B") from None
+            if min(native, onesided, hier, honesided) <= 0:
+                raise WeftError(f"a non-positive time at {size} B")
+            goal = SMALL_GOAL if size <= SMALL_MAX else 1.0 if size >= LARGE_MIN else None
+            rows.append({"op": op, "size": size, "best_mpi": run["config"], "native_s": native,
+                         "onesided_s": onesided, "vs_mpi": onesided / native,
+                         "best_hier": hrun["config"], "hier_s": hier, "vs_hier": honesided / hier,
+                         "goal": goal,
+                         "met": None if goal is None else onesided / native <= goal and honesided / hier <= goal})
+    return rows
+
+
+def onesided_table(document: dict[str, Any], stat: str) -> Any:
+    label = "fastest batch" if stat == "min" else "median batch"
+    table = report.table(
+        f"one-sided team collectives vs the best MPI algorithm and WEFT_H* ({label}, "
+        f"{document['ranks']} ranks)",
+        [Column("op"), Column("size", justify="right"), Column("best MPI", no_wrap=True),
+         Column("MPI µs", justify="right"), Column("one-sided µs", justify="right"),
+         Column("÷ MPI", justify="right"), Column("WEFT_H µs", justify="right"),
+         Column("÷ WEFT_H", justify="right"), Column("goal", justify="right")], [])
+    for row in onesided_rows(document["runs"], stat):
+        goal = row["goal"]
+        table.add_row(row["op"], report.fmt_size(row["size"]), row["best_mpi"],
+                      report.fmt_number(row["native_s"] * 1e6), report.fmt_number(row["onesided_s"] * 1e6),
+                      f"{row['vs_mpi']:.2f}", report.fmt_number(row["hier_s"] * 1e6), f"{row['vs_hier']:.2f}",
+                      report.MISSING if goal is None else
+                      Text(f"≤ {goal:g}", style="bold green" if row["met"] else "bold red"))
+    return table
+
+
+def onesided_report(document: dict[str, Any]) -> Group:
+    over = document["oversubscribed"]
+    parts: list[Any] = [Text.assemble(("one-sided team collectives, measured", "bold"),
+                                      " — OVERSUBSCRIBED: timings are not performance" if over else "")]
+    parts.append(onesided_table(document, ""))
+    parts.append(onesided_table(document, "min"))
+    return Group(*parts)
+
+
+def measure_onesided(op: str, config: dict[str, Any], ranks: int, sizes: str, iters: int,
+                     timeout: float) -> dict[str, Any]:
+    program = runner.executable(BENCH)
+    launch = runner.launcher()
+
+    def run(argv: list[str], limit: float) -> None:
+        launch.run(ranks, [*argv, "--onesided", "1"], env=config["env"], timeout=limit)
+
+    with tempfile.TemporaryDirectory(prefix="weft-coll-") as tmp:
+        output = Path(tmp) / "coll.json"
+        run([str(program), "--json", str(output), "--op", op, "--sizes", sizes, "--iters", str(iters)],
+            timeout)
+        data = results.read_json(output)
+    if not isinstance(data, dict) or not data.get("verified"):
+        raise WeftError(f"weft_bench_coll --onesided {op}: results not verified")
+    return {"op": op, **{k: v for k, v in config.items() if k != "env"}, "env": config["env"],
+            "nranks": ranks, "library": data["mpi"], "points": data["points"]}
+
+
+def command_onesided(args: argparse.Namespace) -> Path:
+    flavor = runner.launcher().flavor
+    jobs = [(op, config) for op in ONESIDED_OPS for config in onesided_configs(op, flavor)]
+    runs = [measure_onesided(op, config, args.ranks, args.sizes or ONESIDED_SIZES, args.iters, args.timeout)
+            for op, config in runner.steps(jobs, lambda job: f"one-sided {job[0]} vs {job[1]['config']}")]
+    over = args.ranks > (os.cpu_count() or 1)
+    return results.save(ONESIDED, {"mode": "onesided", "ranks": args.ranks, "oversubscribed": over,
+                                   "runs": runs, "rows": onesided_rows(runs),
+                                   "rows_fastest": onesided_rows(runs, "min")},
+                        transport="weft+mpi", ranks=args.ranks)
+
+
 RENDERERS = {BENCHMARK: results.Renderer(real_report, {".png": chart}),
+             ONESIDED: results.Renderer(onesided_report, {}),
              BENCHMARK + "-smpi": results.Renderer(smpi_report, {".png": chart})}
 
 
 def command(args: argparse.Namespace) -> None:
+    if getattr(args, "onesided", False):
+        results.measure_or_load(ONESIDED, None if args.last else lambda: command_onesided(args),
+                                onesided_report, {}, json_only=args.json_only)
+        return
     measure_or_simulate(args, BENCHMARK, command_real, command_smpi, smpi_report if args.smpi else real_report, chart)
 
 
@@ -489,6 +616,9 @@ def add_arguments(parser: argparse.ArgumentParser, *, smpi_default: bool) -> Non
     parser.add_argument("--merge", nargs="+", type=Path, metavar="JSON",
                         help="combine saved projection results (e.g. one run per platform) into one")
     parser.add_argument("--no-mpich", dest="mpich", action="store_false", help="skip MPICH's default")
+    parser.add_argument("--onesided", action="store_true",
+                        help="weft's one-sided team bcast/allreduce next to MPI's (each coll/tuned "
+                        "algorithm) and WEFT_Hbcast/WEFT_Hallreduce, side by side in each run")
     parser.add_argument("--timeout", type=float, default=1800, metavar="S", help="seconds per run (default 1800)")
     add_show_arguments(parser, command)
 
