@@ -367,7 +367,8 @@ typedef enum {
  *  and policy; zero fields take their defaults. */
 typedef struct {
     int            nthreads;          /**< threads that use the pool, 1 ... 4096 */
-    const char    *policy;            /**< as parsed by weft_ep_policy_parse; NULL = "dedicated" */
+    const char    *policy;            /**< as parsed by weft_ep_policy_parse; NULL = "dedicated";
+                                       *   "auto" = the advice `weft advise endpoints` saved */
     int            eps_per_thread;    /**< endpoints per thread (e.g. one per neighbour),
                                        *   0 ... 64; 0 = 1 */
     /** Completion sharing (the paper's CQ sharing): 1 = a thread's endpoints
@@ -415,7 +416,9 @@ weft_status_t weft_ep_policy_parse(const char *s, weft_ep_policy_t *out);
  * Create a pool of endpoints for params->nthreads threads.  Local (no
  * communication); connections are made on first use, or at creation with
  * WEFT_CONNECT=eager.  Errors: WEFT_ERR_INVALID_ARG (NULL, nthreads or
- * eps_per_thread out of range, malformed policy, unknown lock), WEFT_ERR_UNSUPPORTED for any policy but
+ * eps_per_thread out of range, malformed policy, unknown lock),
+ * WEFT_ERR_CONFIG for "auto" with no saved advice (docs/endpoints.md),
+ * WEFT_ERR_UNSUPPORTED for any policy but
  * "single" while the progress thread runs (UCX 1.13's TCP transport crashed
  * with a worker per thread beside the progress thread; "single" then uses
  * the home worker, which the thread already locks), WEFT_ERR_TRANSPORT or
