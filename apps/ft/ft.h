@@ -19,6 +19,47 @@
 
 typedef fftw_complex ft_cplx;
 
+/*
+ * FT_SMPI: the build of tools/smpi, run under SimGrid SMPI.  There a run
+ * may leave its computation out (--simulate) and charge each piece the
+ * simulated time that the costs given say (smpi_execute), with its arrays
+ * shared by all simulated ranks (SMPI_SHARED_MALLOC: their contents no
+ * longer matter), so that class C at hundreds of ranks fits in one process.
+ * Each FT_ALLOC is a call site of its own, as SMPI_SHARED_MALLOC wants.
+ */
+#ifdef FT_SMPI
+#include <smpi/smpi.h>
+#define FT_ALLOC(ft, n) ((ft)->simulate ? (ft_cplx *)SMPI_SHARED_MALLOC((n) * sizeof(ft_cplx)) \
+                                        : fftw_alloc_complex(n))
+#define FT_FREE(ft, p)                  \
+    do {                                \
+        if ((ft)->simulate)             \
+            SMPI_SHARED_FREE(p);        \
+        else                            \
+            fftw_free(p);               \
+    } while (0)
+#else
+#define FT_ALLOC(ft, n) fftw_alloc_complex(n)
+#define FT_FREE(ft, p) fftw_free(p)
+#endif
+
+/*
+ * The kinds of computation of a run, timed apart (the profile of the JSON
+ * report) and, in a simulated run, charged apart.  The FFT kinds count in
+ * flops (5 n log2 n per 1-D FFT of length n), the others in elements.
+ */
+enum {
+    FT_K_PLANE,     /* 1-D FFTs along the rows' dimension a, strided, per source plane */
+    FT_K_ROW,       /* 1-D FFTs along x, contiguous, per message's rows */
+    FT_K_FINAL,     /* 1-D FFTs along p, strided, the whole destination */
+    FT_K_EVOLVE,    /* spectrum *= twiddle */
+    FT_K_INIT,      /* NPB's initial conditions */
+    FT_K_TWIDDLE,   /* the twiddle factors */
+    FT_NKINDS
+};
+/** "plane", "row", ...: the names of the kinds, in order. */
+extern const char *const ft_kind_names[FT_NKINDS];
+
 /* ---- problem classes (ft_classes.c) ----------------------------------- */
 
 /** Iterations of the longest class (B and C). */
@@ -108,7 +149,10 @@ typedef struct {
 } ft_backend_t;
 
 extern const ft_backend_t ft_backend_mpi;
+extern const ft_backend_t ft_backend_rma;
+#ifndef FT_SMPI
 extern const ft_backend_t ft_backend_weft;
+#endif
 
 /** How the FFTW plans are made. */
 typedef enum {
@@ -127,6 +171,9 @@ typedef struct {
     int                 pad;          /* extra elements per row */
     ft_fftw_mode_t      fftw;         /* planning */
     const char         *json;         /* report file, or NULL */
+    int                 iters;        /* timed iterations, 0: the class's */
+    double              sim_cost[FT_NKINDS];  /* --simulate: seconds per unit of each kind */
+    double              put_overhead; /* --put-overhead: seconds charged per MPI_Put */
 } ft_options_t;
 
 #define FT_PATH_MAX 4096
@@ -157,6 +204,9 @@ struct ft {
     ft_cplx     *work;             /* one source plane after its first FFT */
     ft_cplx     *sendbuf;          /* rows after their x FFT, grouped by peer */
     double       comm_time;        /* seconds inside communication calls */
+    double       kind_s[FT_NKINDS];      /* seconds of each kind of computation */
+    double       kind_units[FT_NKINDS];  /* its flops or elements */
+    int          simulate;         /* computation charged, not done (FT_SMPI) */
     ft_planning_t wisdom;
     void        *backend_state;
 };

@@ -51,16 +51,20 @@ static void mpi_finalize(ft_t *ft)
 
 static ft_cplx *mpi_alloc_target(ft_t *ft, size_t n, void **handle)
 {
+#ifndef FT_SMPI
     (void)ft;
+#endif
     *handle = NULL;
-    return fftw_alloc_complex(n);
+    return FT_ALLOC(ft, n);
 }
 
 static void mpi_free_target(ft_t *ft, ft_cplx *buf, void *handle)
 {
+#ifndef FT_SMPI
     (void)ft;
+#endif
     (void)handle;
-    fftw_free(buf);
+    FT_FREE(ft, buf);
 }
 
 static void mpi_phase_begin(ft_t *ft, ft_phase_t *ph)

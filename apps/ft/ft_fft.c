@@ -20,6 +20,33 @@
 #define FT_ALPHA 1.0e-6
 #define FT_PI    3.141592653589793238
 
+const char *const ft_kind_names[FT_NKINDS] = {"plane", "row", "final", "evolve", "init", "twiddle"};
+
+/* The flops of count 1-D FFTs of length n, NPB's and FFTW's convention. */
+static double fft_flops(int n, double count)
+{
+    return 5.0 * n * log2((double)n) * count;
+}
+
+/* Charge units of kind in a simulated run: the simulated clock advances by
+ * their cost, nothing is computed. */
+static void simulate(ft_t *ft, int kind, double units)
+{
+    ft->kind_units[kind] += units;
+#ifdef FT_SMPI
+    const double s = units * ft->opt.sim_cost[kind];
+    smpi_execute(s);
+    ft->kind_s[kind] += s;
+#endif
+}
+
+/* Record units of kind that took the seconds since t0 (a real run). */
+static void account(ft_t *ft, int kind, double units, double t0)
+{
+    ft->kind_units[kind] += units;
+    ft->kind_s[kind] += MPI_Wtime() - t0;
+}
+
 /*
  * Plane-major: plane, row, x.  Row-major: row, plane, x, so that the local
  * planes' rows with one row index form one contiguous slab.
@@ -84,6 +111,10 @@ static int make_phase(ft_t *ft, ft_phase_t *ph, int sign, ft_layout_t src,
         ph->msg_bytes = (size_t)ph->unit_rows * pitch * sizeof(ft_cplx);
     }
 
+    if (ft->simulate) {
+        ph->local_direct = 1;
+        return 0;
+    }
     /* Along a: nx strided transforms of one plane; the source is kept
      * (the inverse phase reads the spectrum u0, which must survive). */
     const fftw_iodim along_x = {.n = ft->nx, .is = 1, .os = 1};
@@ -308,14 +339,22 @@ int ft_setup(ft_t *ft)
     void *u0_handle = NULL, *u2_handle = NULL;
     ft->u0 = be->alloc_target(ft, ft->local_n, &u0_handle);
     ft->u2 = be->alloc_target(ft, ft->local_n, &u2_handle);
-    ft->twiddle = fftw_alloc_complex(ft->local_n);
-    ft->sendbuf = fftw_alloc_complex(ft->local_n);
-    ft->work = fftw_alloc_complex((size_t)ft->nx_pad * (c->ny > c->nz ? c->ny : c->nz));
+    ft->twiddle = FT_ALLOC(ft, ft->local_n);
+    ft->sendbuf = FT_ALLOC(ft, ft->local_n);
+    ft->work = FT_ALLOC(ft, (size_t)ft->nx_pad * (c->ny > c->nz ? c->ny : c->nz));
 
     ft->fwd.target_handle = u0_handle;
     ft->inv.target_handle = u2_handle;
     if (!ft->u0 || !ft->u2 || !ft->twiddle || !ft->sendbuf || !ft->work)
         return -1;
+    if (ft->simulate) {
+        /* No FFT runs: the phases' layouts and message counts without plans. */
+        const ft_layout_t z_cut = make_layout(c->nz / P, ft->rank * (c->nz / P), c->ny,
+                                              ft->nx_pad, 1);
+        make_phase(ft, &ft->fwd, FFTW_BACKWARD, z_cut, NULL, ft->u0, u0_handle, 0);
+        make_phase(ft, &ft->inv, FFTW_FORWARD, ft->fwd.dst, NULL, ft->u2, u2_handle, 0);
+        return 0;
+    }
     if (plan(ft) != 0)
         return -1;
 
@@ -337,16 +376,23 @@ void ft_teardown(ft_t *ft)
         be->free_target(ft, ft->u0, ft->fwd.target_handle);
     if (ft->u2)
         be->free_target(ft, ft->u2, ft->inv.target_handle);
-    fftw_free(ft->twiddle);
-    fftw_free(ft->sendbuf);
-    fftw_free(ft->work);
+    FT_FREE(ft, ft->twiddle);
+    FT_FREE(ft, ft->sendbuf);
+    FT_FREE(ft, ft->work);
 }
 
 void ft_initial_conditions(ft_t *ft)
 {
     const ft_layout_t *l = &ft->fwd.src;
     const long long plane_values = 2LL * ft->nx * ft->ny;
+    const double elements = (double)l->nplanes * ft->nx * ft->ny;
     double start = FT_SEED;
+
+    if (ft->simulate) {
+        simulate(ft, FT_K_INIT, elements);
+        return;
+    }
+    const double t0 = MPI_Wtime();
 
     /* Plane z starts 2*nx*ny*z values into the stream; values fill
      * (real, imaginary) pairs with x varying fastest, then y. */
@@ -358,6 +404,7 @@ void ft_initial_conditions(ft_t *ft)
             ft_vranlc(2 * (size_t)ft->nx, &x, FT_A, (double *)&ft->u2[offset_of(l, z, y, 0)]);
         ft_randlc(&start, plane_step);
     }
+    account(ft, FT_K_INIT, elements, t0);
 }
 
 /* The frequency of index i of n: i for the first half, i - n after. */
@@ -370,6 +417,13 @@ void ft_compute_twiddle(ft_t *ft)
 {
     const ft_layout_t *l = &ft->fwd.dst;   /* planes y, rows z */
     const double ap = -4.0 * FT_ALPHA * FT_PI * FT_PI;
+    const double elements = (double)l->nplanes * ft->nz * ft->nx;
+
+    if (ft->simulate) {
+        simulate(ft, FT_K_TWIDDLE, elements);
+        return;
+    }
+    const double t0 = MPI_Wtime();
 
     for (int y = l->plane0; y < l->plane0 + l->nplanes; y++) {
         const int fy = folded(y, ft->ny);
@@ -382,6 +436,7 @@ void ft_compute_twiddle(ft_t *ft)
             }
         }
     }
+    account(ft, FT_K_TWIDDLE, elements, t0);
 }
 
 /* src's plane pl *= the twiddle's (same layout): the evolution of the
@@ -404,6 +459,7 @@ void ft_fft3d(ft_t *ft, ft_phase_t *ph, ft_cplx *src, int evolve)
     const int P = ft->nranks, pitch = ft->nx_pad, k = ph->unit_rows;
     const int nal = ph->dst.nplanes, npl = ph->src.nplanes;
     const int overlap = ft->opt.grain != FT_GRAIN_EXCHANGE;
+    const double plane_elements = (double)ph->src.nrows * ft->nx;
     double t0;
 
     if (overlap) {
@@ -414,9 +470,24 @@ void ft_fft3d(ft_t *ft, ft_phase_t *ph, ft_cplx *src, int evolve)
     for (int pl = 0; pl < npl; pl++) {
         const int p = ph->src.plane0 + pl;
 
-        if (evolve)
-            evolve_plane(ft, &ph->src, src, pl);
-        fftw_execute_dft(ph->plane_fft, src + pl * ph->src.plane_stride, ft->work);
+        if (evolve) {
+            t0 = MPI_Wtime();
+            if (ft->simulate)
+                simulate(ft, FT_K_EVOLVE, plane_elements);
+            else {
+                evolve_plane(ft, &ph->src, src, pl);
+                account(ft, FT_K_EVOLVE, plane_elements, t0);
+            }
+        }
+        t0 = MPI_Wtime();
+        if (ft->simulate)
+            simulate(ft, FT_K_PLANE, fft_flops(ph->src.nrows, ft->nx));
+        else {
+            fftw_execute_dft(ph->plane_fft, src + pl * ph->src.plane_stride, ft->work);
+            account(ft, FT_K_PLANE, fft_flops(ph->src.nrows, ft->nx), t0);
+        }
+        /* The row FFTs of the plane, less the sends between them. */
+        const double rows0 = MPI_Wtime(), comm0 = ft->comm_time;
         /* Next rank first and this rank last, so that peers do not all
          * target the same rank at the same time. */
         for (int d = 1; d <= P; d++) {
@@ -429,7 +500,10 @@ void ft_fft3d(ft_t *ft, ft_phase_t *ph, ft_cplx *src, int evolve)
                  * target: no message, no copy (ph->local_direct). */
                 if (r == ft->rank && ph->local_direct)
                     out = ph->target + dst_off;
-                fftw_execute_dft(ph->row_fft, ft->work + (size_t)(r * nal + al) * pitch, out);
+                if (ft->simulate)
+                    simulate(ft, FT_K_ROW, fft_flops(ft->nx, k));
+                else
+                    fftw_execute_dft(ph->row_fft, ft->work + (size_t)(r * nal + al) * pitch, out);
                 if (overlap && !(r == ft->rank && ph->local_direct)) {
                     t0 = MPI_Wtime();
                     be->send_unit(ft, ph, r, out, dst_off, (size_t)k * pitch);
@@ -437,6 +511,9 @@ void ft_fft3d(ft_t *ft, ft_phase_t *ph, ft_cplx *src, int evolve)
                 }
             }
         }
+        if (!ft->simulate)
+            account(ft, FT_K_ROW, fft_flops(ft->nx, (double)P * nal),
+                    rows0 + (ft->comm_time - comm0));
     }
     t0 = MPI_Wtime();
     if (overlap)
@@ -444,7 +521,14 @@ void ft_fft3d(ft_t *ft, ft_phase_t *ph, ft_cplx *src, int evolve)
     else
         be->exchange(ft, ph);
     ft->comm_time += MPI_Wtime() - t0;
-    fftw_execute(ph->final_fft);
+    const double final_flops = fft_flops(npl * P, (double)nal * ft->nx);
+    t0 = MPI_Wtime();
+    if (ft->simulate)
+        simulate(ft, FT_K_FINAL, final_flops);
+    else {
+        fftw_execute(ph->final_fft);
+        account(ft, FT_K_FINAL, final_flops, t0);
+    }
 }
 
 double complex ft_checksum(ft_t *ft)

@@ -3,7 +3,12 @@
  * the NPB reference checksums, and the report (text and JSON).
  *
  *   ft --class A --alg slabs-weft [--pad N] [--fftw wisdom|estimate|measure|patient]
- *      [--json FILE]
+ *      [--iters N] [--json FILE]
+ *
+ * The build for SimGrid SMPI (FT_SMPI, tools/smpi) has no weft algorithms
+ * and two more options: --simulate KIND=SECONDS,... leaves the computation
+ * out and charges each kind its seconds per flop or element, and
+ * --put-overhead S charges every MPI_Put of the rma algorithms S seconds.
  *
  * Exit status: 0 verified, 1 not verified or a runtime failure, 2 bad usage.
  */
@@ -25,9 +30,14 @@ static const struct {
     {"exchange-mpi",  &ft_backend_mpi,  FT_GRAIN_EXCHANGE},
     {"slabs-mpi",     &ft_backend_mpi,  FT_GRAIN_SLABS},
     {"pencils-mpi",   &ft_backend_mpi,  FT_GRAIN_PENCILS},
+#ifndef FT_SMPI
     {"exchange-weft", &ft_backend_weft, FT_GRAIN_EXCHANGE},
     {"slabs-weft",    &ft_backend_weft, FT_GRAIN_SLABS},
     {"pencils-weft",  &ft_backend_weft, FT_GRAIN_PENCILS},
+#endif
+    {"exchange-rma",  &ft_backend_rma,  FT_GRAIN_EXCHANGE},
+    {"slabs-rma",     &ft_backend_rma,  FT_GRAIN_SLABS},
+    {"pencils-rma",   &ft_backend_rma,  FT_GRAIN_PENCILS},
 };
 #define NALGS (sizeof algorithms / sizeof algorithms[0])
 
@@ -46,7 +56,10 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: ft [--class S|W|A|B|C] [--alg NAME] [--pad N]\n"
-            "          [--fftw wisdom|estimate|measure|patient]\n"
+            "          [--fftw wisdom|estimate|measure|patient] [--iters N]\n"
+#ifdef FT_SMPI
+            "          [--simulate KIND=S,...] [--put-overhead S]\n"
+#endif
             "          [--json FILE]\n"
             "  --class   NPB problem class (default S)\n"
             "  --alg     transposition algorithm (default exchange-mpi):");
@@ -59,13 +72,60 @@ static void usage(FILE *out)
             "            saved under $WEFT_FFTW_WISDOM, else $XDG_CACHE_HOME/weft or\n"
             "            ~/.cache/weft, and imported by later runs; estimate, measure and\n"
             "            patient plan on every run and save nothing)\n"
+            "  --iters   timed iterations (default: the class's; fewer verify the first N)\n"
+#ifdef FT_SMPI
+            "  --simulate  compute nothing; charge each kind (plane, row, final: seconds\n"
+            "            per flop; evolve, init, twiddle: seconds per element) its cost\n"
+            "  --put-overhead  seconds charged per MPI_Put (rma algorithms)\n"
+#endif
             "  --json    also write the report as JSON to FILE\n");
 }
 
+#ifdef FT_SMPI
+/* "plane=1e-10,row=2e-10,..." into cost (every kind named once at most,
+ * the others 0); -1 with the reason in err. */
+static int parse_costs(const char *v, double *cost, char *err, size_t errlen)
+{
+    char buf[512];
+
+    if (strlen(v) >= sizeof buf) {
+        snprintf(err, errlen, "--simulate: too long");
+        return -1;
+    }
+    strcpy(buf, v);
+    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '='), *end;
+        int k = 0;
+
+        if (eq)
+            *eq = '\0';
+        while (k < FT_NKINDS && strcmp(ft_kind_names[k], item) != 0)
+            k++;
+        if (!eq || k == FT_NKINDS) {
+            snprintf(err, errlen, "--simulate wants KIND=SECONDS with KIND one of plane, row, "
+                     "final, evolve, init, twiddle, not '%s'", item);
+            return -1;
+        }
+        cost[k] = strtod(eq + 1, &end);
+        if (eq[1] == '\0' || *end != '\0' || !(cost[k] >= 0.0)) {
+            snprintf(err, errlen, "--simulate: %s must be a number of seconds >= 0, not '%s'",
+                     item, eq + 1);
+            return -1;
+        }
+    }
+    return 0;
+}
+#endif
+
 /* Parse argv into opt; on failure write the reason into err and return -1
  * (before MPI starts, so that the thread level can depend on the backend). */
-static int parse_args(int argc, char **argv, ft_options_t *opt, char *err, size_t errlen)
+static int parse_args(int argc, char **argv, ft_options_t *opt, int *simulate, char *err,
+                      size_t errlen)
 {
+#ifndef FT_SMPI
+    (void)simulate;
+#endif
     *opt = (ft_options_t){.cls = ft_class_find("S"), .alg = "exchange-mpi",
                           .backend = &ft_backend_mpi, .grain = FT_GRAIN_EXCHANGE,
                           .fftw = FT_FFTW_WISDOM};
@@ -120,6 +180,28 @@ static int parse_args(int argc, char **argv, ft_options_t *opt, char *err, size_
             opt->fftw = modes[k];
         } else if (strcmp(a, "--json") == 0) {
             opt->json = v;
+        } else if (strcmp(a, "--iters") == 0) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (*v == '\0' || *end != '\0' || n < 1 || n > FT_MAX_NITER) {
+                snprintf(err, errlen, "--iters must be an integer in [1, %d], not '%s'",
+                         FT_MAX_NITER, v);
+                return -1;
+            }
+            opt->iters = (int)n;
+#ifdef FT_SMPI
+        } else if (strcmp(a, "--simulate") == 0) {
+            if (parse_costs(v, opt->sim_cost, err, errlen) != 0)
+                return -1;
+            *simulate = 1;
+        } else if (strcmp(a, "--put-overhead") == 0) {
+            char *end;
+            opt->put_overhead = strtod(v, &end);
+            if (*v == '\0' || *end != '\0' || !(opt->put_overhead >= 0.0)) {
+                snprintf(err, errlen, "--put-overhead must be seconds >= 0, not '%s'", v);
+                return -1;
+            }
+#endif
         } else {
             snprintf(err, errlen, "unknown option '%s'", a);
             return -1;
@@ -128,12 +210,12 @@ static int parse_args(int argc, char **argv, ft_options_t *opt, char *err, size_
     return 0;
 }
 
-static double mflops(const ft_class_t *c, double seconds)
+static double mflops(const ft_class_t *c, int niter, double seconds)
 {
     const double n = (double)c->nx * c->ny * c->nz;
 
     return seconds > 0.0
-        ? 1e-6 * n * (14.8157 + 7.19641 * log(n) + (5.23518 + 7.21113 * log(n)) * c->niter)
+        ? 1e-6 * n * (14.8157 + 7.19641 * log(n) + (5.23518 + 7.21113 * log(n)) * niter)
               / seconds
         : 0.0;
 }
@@ -143,7 +225,14 @@ typedef struct {
     double         max_err;
     int            verified;
     double         time, comm_max, comm_mean;
+    double         first;           /* twiddle, initial conditions, forward FFT */
+    double         kind_s[FT_NKINDS];   /* computation by kind, mean over ranks */
 } ft_result_t;
+
+static int iterations(const ft_t *ft)
+{
+    return ft->opt.iters ? ft->opt.iters : ft->opt.cls->niter;
+}
 
 static double rel_err(double v, double ref)
 {
@@ -155,21 +244,28 @@ static double rel_err(double v, double ref)
 static void run(ft_t *ft, ft_result_t *res)
 {
     const ft_class_t *c = ft->opt.cls;
+    const int niter = iterations(ft);
 
-    /* Untimed pass that touches every array, plan and message path once. */
-    ft_initial_conditions(ft);
-    ft_fft3d(ft, &ft->fwd, ft->u2, 0);
-    ft_fft3d(ft, &ft->inv, ft->u0, 0);
+    /* Untimed pass that touches every array, plan and message path once
+     * (a simulated run has no caches or plans to warm). */
+    if (!ft->simulate) {
+        ft_initial_conditions(ft);
+        ft_fft3d(ft, &ft->fwd, ft->u2, 0);
+        ft_fft3d(ft, &ft->inv, ft->u0, 0);
+    }
     /* Also what lets the weft backend put into arrays that peers were
      * still transforming during the warm-up. */
     MPI_Barrier(ft->comm);
 
     ft->comm_time = 0.0;
+    for (int k = 0; k < FT_NKINDS; k++)
+        ft->kind_s[k] = ft->kind_units[k] = 0.0;
     const double t0 = MPI_Wtime();
     ft_compute_twiddle(ft);
     ft_initial_conditions(ft);
     ft_fft3d(ft, &ft->fwd, ft->u2, 0);
-    for (int t = 0; t < c->niter; t++) {
+    const double first = MPI_Wtime() - t0;
+    for (int t = 0; t < niter; t++) {
         /* u0 *= twiddle, then the inverse FFT of u0. */
         ft_fft3d(ft, &ft->inv, ft->u0, 1);
         res->sums[t] = ft_checksum(ft);
@@ -177,13 +273,18 @@ static void run(ft_t *ft, ft_result_t *res)
     const double mine = MPI_Wtime() - t0;
 
     MPI_Allreduce(&mine, &res->time, 1, MPI_DOUBLE, MPI_MAX, ft->comm);
+    MPI_Allreduce(&first, &res->first, 1, MPI_DOUBLE, MPI_MAX, ft->comm);
     MPI_Allreduce(&ft->comm_time, &res->comm_max, 1, MPI_DOUBLE, MPI_MAX, ft->comm);
     MPI_Allreduce(&ft->comm_time, &res->comm_mean, 1, MPI_DOUBLE, MPI_SUM, ft->comm);
+    MPI_Allreduce(ft->kind_s, res->kind_s, FT_NKINDS, MPI_DOUBLE, MPI_SUM, ft->comm);
     res->comm_mean /= ft->nranks;
+    for (int k = 0; k < FT_NKINDS; k++)
+        res->kind_s[k] /= ft->nranks;
 
-    res->verified = 1;
+    /* A simulated run computed nothing: there is nothing to verify. */
+    res->verified = !ft->simulate;
     res->max_err = 0.0;
-    for (int t = 0; t < c->niter; t++) {
+    for (int t = 0; t < niter && !ft->simulate; t++) {
         const double er = rel_err(creal(res->sums[t]), c->ref[t][0]);
         const double ei = rel_err(cimag(res->sums[t]), c->ref[t][1]);
         res->max_err = fmax(res->max_err, fmax(er, ei));
@@ -194,7 +295,7 @@ static void run(ft_t *ft, ft_result_t *res)
 
 static long long total_msgs(const ft_t *ft)
 {
-    return ft->fwd.msgs + ft->opt.cls->niter * ft->inv.msgs;
+    return ft->fwd.msgs + iterations(ft) * ft->inv.msgs;
 }
 
 static const char *effort_name(unsigned effort)
@@ -251,24 +352,30 @@ static void report_text(const ft_t *ft, const ft_result_t *r)
     printf("\n NAS FT (weft apps/ft)\n");
     printf(" Class              = %s\n", c->name);
     printf(" Size               = %dx%dx%d\n", c->nx, c->ny, c->nz);
-    printf(" Iterations         = %d\n", c->niter);
+    printf(" Iterations         = %d%s\n", iterations(ft), ft->opt.iters ? " (--iters)" : "");
     printf(" Ranks              = %d\n", ft->nranks);
     printf(" Algorithm          = %s\n", ft->opt.alg);
     printf(" Padding            = %d\n", ft->opt.pad);
     report_planning(ft);
-    for (int t = 0; t < c->niter; t++)
+    for (int t = 0; t < iterations(ft) && !ft->simulate; t++)
         printf(" T = %2d   Checksum = %22.12e %22.12e\n", t + 1, creal(r->sums[t]),
                cimag(r->sums[t]));
     printf(" Max relative error = %.3e (limit %.0e)\n", r->max_err, FT_EPSILON);
     printf(" Time in seconds    = %.4f\n", r->time);
-    printf(" Mop/s total        = %.2f\n", mflops(c, r->time));
+    printf(" Mop/s total        = %.2f\n", mflops(c, iterations(ft), r->time));
     printf(" Messages per rank  = %lld per forward, %lld per inverse transposition"
            " (%lld in all)\n", ft->fwd.msgs, ft->inv.msgs, total_msgs(ft));
     printf(" Message size       = %zu B forward, %zu B inverse\n", ft->fwd.msg_bytes,
            ft->inv.msg_bytes);
     printf(" Comm. init+compl.  = %.4f s max, %.4f s mean over ranks\n", r->comm_max,
            r->comm_mean);
-    printf(" Verification       = %s\n\n", r->verified ? "VERIFIED" : "NOT VERIFIED");
+    printf(" Computation        =");
+    for (int k = 0; k < FT_NKINDS; k++)
+        printf(" %s %.4f", ft_kind_names[k], r->kind_s[k]);
+    printf(" s (mean over ranks)%s\n", ft->simulate ? ", SIMULATED" : "");
+    printf(" Verification       = %s\n\n",
+           ft->simulate ? "NOT CHECKED (computation simulated)"
+                        : r->verified ? "VERIFIED" : "NOT VERIFIED");
 }
 
 static int report_json(const ft_t *ft, const ft_result_t *r, const char *path)
@@ -281,6 +388,17 @@ static int report_json(const ft_t *ft, const ft_result_t *r, const char *path)
     fprintf(f, "{\n  \"benchmark\": \"ft\",\n  \"class\": \"%s\",\n", c->name);
     fprintf(f, "  \"nx\": %d, \"ny\": %d, \"nz\": %d, \"niter\": %d,\n", c->nx, c->ny, c->nz,
             c->niter);
+    fprintf(f, "  \"iterations\": %d,\n  \"simulated\": %s,\n", iterations(ft),
+            ft->simulate ? "true" : "false");
+    fprintf(f, "  \"time_first_s\": %.9g,\n  \"time_per_iter_s\": %.9g,\n", r->first,
+            (r->time - r->first) / iterations(ft));
+    fprintf(f, "  \"compute_s\": {");
+    for (int k = 0; k < FT_NKINDS; k++)
+        fprintf(f, "%s\"%s\": %.9g", k ? ", " : "", ft_kind_names[k], r->kind_s[k]);
+    fprintf(f, "},\n  \"compute_units\": {");
+    for (int k = 0; k < FT_NKINDS; k++)
+        fprintf(f, "%s\"%s\": %.9g", k ? ", " : "", ft_kind_names[k], ft->kind_units[k]);
+    fprintf(f, "},\n");
     fprintf(f, "  \"nranks\": %d,\n  \"algorithm\": \"%s\",\n  \"pad\": %d,\n", ft->nranks,
             ft->opt.alg, ft->opt.pad);
     const ft_planning_t *w = &ft->wisdom;
@@ -296,7 +414,7 @@ static int report_json(const ft_t *ft, const ft_result_t *r, const char *path)
             fprintf(f, "%s%.9g", c ? ", " : "", w->candidate_s[c]);
         fprintf(f, "], \"chosen\": %d},\n", w->candidates ? w->chosen : 0);
     }
-    fprintf(f, "  \"time_s\": %.9g,\n  \"mflops\": %.6g,\n", r->time, mflops(c, r->time));
+    fprintf(f, "  \"time_s\": %.9g,\n  \"mflops\": %.6g,\n", r->time, mflops(c, iterations(ft), r->time));
     fprintf(f, "  \"comm_time_s\": {\"max\": %.9g, \"mean\": %.9g},\n", r->comm_max,
             r->comm_mean);
     fprintf(f, "  \"compute_time_s\": %.9g,\n", r->time - r->comm_mean);
@@ -304,7 +422,7 @@ static int report_json(const ft_t *ft, const ft_result_t *r, const char *path)
                "\"inverse\": {\"count\": %lld, \"bytes\": %zu}, \"total_per_rank\": %lld},\n",
             ft->fwd.msgs, ft->fwd.msg_bytes, ft->inv.msgs, ft->inv.msg_bytes, total_msgs(ft));
     fprintf(f, "  \"checksums\": [");
-    for (int t = 0; t < c->niter; t++)
+    for (int t = 0; t < iterations(ft) && !ft->simulate; t++)
         fprintf(f, "%s[%.15e, %.15e]", t ? ", " : "", creal(r->sums[t]), cimag(r->sums[t]));
     fprintf(f, "],\n  \"max_rel_err\": %.3e,\n", r->max_err);
     fprintf(f, "  \"verified\": %s\n}\n", r->verified ? "true" : "false");
@@ -315,10 +433,14 @@ int main(int argc, char **argv)
 {
     ft_t ft = {0};
     char err[256] = "";
-    const int bad_args = parse_args(argc, argv, &ft.opt, err, sizeof err) != 0;
+    const int bad_args = parse_args(argc, argv, &ft.opt, &ft.simulate, err, sizeof err) != 0;
     /* weft serves other threads' operations; MPI must allow that. */
+#ifdef FT_SMPI
+    const int want = MPI_THREAD_FUNNELED;
+#else
     const int want = ft.opt.backend == &ft_backend_weft ? MPI_THREAD_MULTIPLE
                                                         : MPI_THREAD_FUNNELED;
+#endif
     int provided;
 
     MPI_Init_thread(&argc, &argv, want, &provided);
@@ -355,7 +477,7 @@ int main(int argc, char **argv)
     ft_result_t res;
     run(&ft, &res);
 
-    int status = res.verified ? 0 : 1;
+    int status = res.verified || ft.simulate ? 0 : 1;
     if (ft.rank == 0) {
         report_text(&ft, &res);
         if (ft.opt.json && report_json(&ft, &res, ft.opt.json) != 0) {

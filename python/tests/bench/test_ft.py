@@ -263,6 +263,8 @@ def test_bench_ft_modifiers_set_every_rank_environment(fake_ft: Path, capsys: py
 def test_overlap_preset_names_known_algorithms() -> None:
     assert bench_ft.algorithm_list(",".join(bench_ft.OVERLAP)) == list(bench_ft.OVERLAP)
     assert bench_ft.algorithm_list(",".join(bench_ft.COMPARE)) == list(bench_ft.COMPARE)
+    # The MPI-RMA algorithms run by name, outside the default list.
+    assert bench_ft.algorithm_list("slabs-rma,pencils-rma@measure") == ["slabs-rma", "pencils-rma@measure"]
 
 
 @pytest.mark.parametrize(("algs", "message"), [

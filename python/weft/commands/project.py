@@ -13,7 +13,12 @@
                            here (coll-opcost-*.json), which `weft project
                            coll` charges in simulated reduces;
   weft project summa       SUMMA, simple vs hierarchical (`weft bench summa --smpi`);
-  weft project hvec        Algorithm 5, H_topo vs H_conf(i) (`weft bench hvec --smpi`).
+  weft project hvec        Algorithm 5, H_topo vs H_conf(i) (`weft bench hvec --smpi`);
+  weft project ft          NAS FT, exchange vs slabs and pencils (MPI, and MPI-RMA puts
+                           as the one-sided stand-in) on the overlap paper's clusters:
+                           the analytic overlap model everywhere, SimGrid SMPI where the
+                           message count allows, speedups over exchange-mpi
+                           (ft-projection-*.json).
 
 Every file named here is saved in the results directory (weft.core.results).
 """
@@ -33,6 +38,7 @@ from rich.text import Text
 
 from weft import WeftError
 from weft.bench import coll as bench_coll
+from weft.bench import ft as bench_ft
 from weft.bench import hvec as bench_hvec
 from weft.bench import summa as bench_summa
 from weft.core import report, results, runner
@@ -337,6 +343,232 @@ def opcost_chart(document: dict[str, Any], path: Path) -> Path:
     return path
 
 
+# ---- ft ------------------------------------------------------------------------------
+
+FT_PROJECTION = "ft-projection"
+FT_SMPI = "ft_smpi"
+FT_ALGS = ("exchange-mpi", "slabs-mpi", "pencils-mpi", "exchange-rma", "slabs-rma", "pencils-rma")
+FT_DIMS = {"S": (64, 64, 64, 6), "W": (128, 128, 32, 6), "A": (256, 256, 128, 6),
+           "B": (512, 256, 256, 20), "C": (512, 512, 512, 20)}
+# SimGrid's flow-level network model re-shares the links at each message's
+# start and end, so a simulation's cost grows faster than the messages in
+# flight: on this (shared, 2-core) machine the 16-rank runs of class B
+# slabs (3840 messages per phase) take seconds to a minute, a 64-rank
+# exchange (4032 larger ones) more than four minutes, and class C slabs at
+# 256 ranks (130 560) would take days.
+FT_SMPI_MAX_MESSAGES = 4000
+
+
+def ft_here_costs(document: dict[str, Any]) -> dict[str, float]:
+    """Seconds per unit of each kind of computation from an apps/ft JSON
+    report (pure): its compute_s over its compute_units."""
+    try:
+        seconds, units = document["compute_s"], document["compute_units"]
+        costs = {k: float(seconds[k]) / float(units[k]) for k in smpi.FT_KINDS}
+    except (KeyError, TypeError, ZeroDivisionError) as error:
+        raise WeftError(f"the ft report has no usable compute profile: {error!r}") from None
+    if any(c <= 0 for c in costs.values()):
+        raise WeftError("the ft report has a kind of computation that took no time")
+    return costs
+
+
+def ft_fft_rate(document: dict[str, Any]) -> float:
+    """Flops per second of the FFT kinds of an apps/ft report (pure)."""
+    flops = sum(float(document["compute_units"][k]) for k in smpi.FT_FFT_KINDS)
+    return flops / sum(float(document["compute_s"][k]) for k in smpi.FT_FFT_KINDS)
+
+
+def parse_costs(text: str) -> dict[str, float]:
+    """--rates plane=S,row=S,...: seconds per unit of every kind."""
+    costs: dict[str, float] = {}
+    for item in text.split(","):
+        name, _, value = item.partition("=")
+        if name.strip() not in smpi.FT_KINDS:
+            raise WeftError(f"--rates: unknown kind '{name}' (expected {', '.join(smpi.FT_KINDS)})")
+        try:
+            costs[name.strip()] = float(value)
+        except ValueError:
+            raise WeftError(f"--rates: {name} must be seconds per unit, not '{value}'") from None
+    missing = [k for k in smpi.FT_KINDS if k not in costs]
+    if missing or any(v <= 0 for v in costs.values()):
+        raise WeftError(f"--rates needs a positive cost for every kind (missing: {', '.join(missing) or 'none'})")
+    return costs
+
+
+def ft_points(platforms: list[smpi.FtPlatform], classes: list[str], ranks: list[int],
+              algs: list[str]) -> list[tuple[smpi.FtPlatform, str, int, str]]:
+    """Every (platform, class, ranks, algorithm) that the class's grid and
+    the platform's nodes allow (pure)."""
+    out = []
+    for fp in platforms:
+        for cls in classes:
+            nx, ny, nz, _ = FT_DIMS[cls]
+            for p in ranks:
+                if ny % p or nz % p or -(-p // fp.cores_per_node) > fp.max_nodes:
+                    continue
+                out += [(fp, cls, p, alg) for alg in algs]
+    return out
+
+
+def ft_speedups(rows: list[dict[str, Any]], source: str) -> dict[tuple[str, str, int], dict[str, float]]:
+    """Per (platform, class, ranks), each algorithm's speedup over
+    exchange-mpi from one source ("model" or "smpi"), both times from it (pure)."""
+    times: dict[tuple[str, str, int], dict[str, float]] = {}
+    for row in rows:
+        if row.get(f"{source}_s") is not None:
+            times.setdefault((row["platform"], row["class"], row["ranks"]), {})[row["algorithm"]] = row[f"{source}_s"]
+    return {key: {alg: t["exchange-mpi"] / v for alg, v in t.items()}
+            for key, t in times.items() if "exchange-mpi" in t}
+
+
+def command_ft(args: argparse.Namespace) -> Path:
+    if args.rates:
+        here = parse_costs(args.rates)
+        calib: dict[str, Any] = {"source": "given with --rates"}
+        rate = len(smpi.FT_FFT_KINDS) / sum(here[k] for k in smpi.FT_FFT_KINDS)
+    else:
+        report_doc = bench_ft.measure(runner.executable(bench_ft.PROGRAM), args.calib_class, "exchange-mpi", 1,
+                                      [], args.timeout)
+        if "error" in report_doc:
+            raise WeftError(f"the calibration run of ft failed: {report_doc['error']}")
+        here, rate = ft_here_costs(report_doc), ft_fft_rate(report_doc)
+        calib = {"source": f"ft --class {args.calib_class} --alg exchange-mpi, 1 rank, on this machine",
+                 "time_s": report_doc["time_s"], "compute_s": report_doc["compute_s"],
+                 "compute_units": report_doc["compute_units"]}
+    wanted = [fp for fp in smpi.FT_PLATFORMS if fp.name in args.platforms]
+    if not wanted:
+        raise WeftError(f"no platform among {args.platforms}; choose from "
+                        + ", ".join(fp.name for fp in smpi.FT_PLATFORMS))
+    points = ft_points(wanted, args.classes, args.ranks, args.algs)
+    program = runner.executable(FT_SMPI) if args.smpi_max_messages > 0 else None
+    rows: list[dict[str, Any]] = []
+    for fp, cls, ranks, alg in runner.steps(points, lambda pt: f"FT {pt[0].name} class {pt[1]}, {pt[2]} ranks, {pt[3]}"):
+        nx, ny, nz, niter = FT_DIMS[cls]
+        factor = smpi.ft_speed_factor(fp, rate)
+        cost = {k: v * factor for k, v in here.items()}
+        model = smpi.ft_model(fp, (nx, ny, nz), niter, ranks, alg, cost)
+        count, size = smpi.ft_messages((nx, ny, nz), ranks, alg)["inverse"]
+        row: dict[str, Any] = {"platform": fp.name, "class": cls, "ranks": ranks, "algorithm": alg,
+                               "messages_per_rank": count, "message_bytes": size,
+                               "model_s": model["time_s"], "wire_s": model["wire_s"], "smpi_s": None}
+        if program is not None and count * ranks <= args.smpi_max_messages:
+            row.update(ft_simulate(fp, cls, ranks, alg, cost, niter, program, args.timeout))
+        elif program is not None:
+            row["smpi_skipped"] = f"{count * ranks} messages per phase > --smpi-max-messages {args.smpi_max_messages}"
+        rows.append(row)
+    return results.save(FT_PROJECTION, {
+        "simulated": True, "calibration": calib, "here_cost_per_unit": here, "here_fft_flops_per_s": rate,
+        "efficiency": smpi.FT_PAPER_EFFICIENCY,
+        "platforms": [{"name": fp.name, "machine": fp.machine, "sources": fp.sources, "paper": fp.paper,
+                       "paper_class": fp.paper_class, "cores_per_node": fp.cores_per_node,
+                       "peak_gflops": fp.peak_gflops, "lat_s": fp.lat_s, "bw_Bps": fp.bw_Bps,
+                       "o_send_s": fp.o_send_s, "o_recv_s": fp.o_recv_s, "o_put_s": fp.o_put_s,
+                       "speed_factor": smpi.ft_speed_factor(fp, rate)} for fp in wanted],
+        "rows": rows}, transport="smpi", ranks=max((r["ranks"] for r in rows), default=0))
+
+
+def ft_simulate(fp: smpi.FtPlatform, cls: str, ranks: int, alg: str, cost: dict[str, float], niter: int,
+                program: Path, timeout: float) -> dict[str, Any]:
+    """One SMPI run of ft_smpi with the computation charged, one iteration:
+    the whole run's time is the first part plus niter iterations."""
+    plat = smpi.ft_platform(fp, ranks)
+    smpi.write_platform(plat)
+    with tempfile.TemporaryDirectory(prefix="weft-ft-smpi-") as tmp:
+        output = Path(tmp) / "ft.json"
+        argv = ["--class", cls, "--alg", alg, "--iters", "1", "--fftw", "estimate",
+                "--simulate", ",".join(f"{k}={v:.6g}" for k, v in cost.items()),
+                "--put-overhead", f"{fp.o_put_s:.6g}", "--json", str(output)]
+        try:
+            smpi.run(plat, program, argv, {}, timeout)
+            data = results.read_json(output)
+        except WeftError as error:
+            return {"smpi_error": str(error).splitlines()[0][:200]}
+    return {"smpi_s": float(data["time_first_s"]) + niter * float(data["time_per_iter_s"]),
+            "smpi_comm_s": float(data["comm_time_s"]["mean"])}
+
+
+def _fmt_speedup(value: float | None) -> str:
+    return report.MISSING if value is None else f"{value:.2f}×"
+
+
+def ft_report(document: dict[str, Any]) -> Group:
+    rows = document["rows"]
+    algs = [a for a in FT_ALGS if any(r["algorithm"] == a for r in rows) and a != "exchange-mpi"]
+    model, sim = ft_speedups(rows, "model"), ft_speedups(rows, "smpi")
+    table = report.table(
+        "NAS FT on the overlap paper's clusters, SIMULATED: speedup over exchange-mpi "
+        "(model; SMPI in brackets where it ran)",
+        [Column("platform", no_wrap=True), Column("class"), Column("ranks", justify="right"),
+         Column("exchange-mpi s", justify="right"), *(Column(a, justify="right") for a in algs),
+         Column("paper (over NAS Fortran)")], [])
+    paper = {p["name"]: p["paper"] for p in document["platforms"]}
+    for key in sorted(model, key=lambda k: ([p["name"] for p in document["platforms"]].index(k[0]), k[1], k[2])):
+        base = next(r for r in rows if (r["platform"], r["class"], r["ranks"]) == key and r["algorithm"] == "exchange-mpi")
+        cells = []
+        for alg in algs:
+            text = _fmt_speedup(model[key].get(alg))
+            if key in sim and alg in sim[key]:
+                text += f" ({sim[key][alg]:.2f}×)"
+            cells.append(text)
+        table.add_row(key[0], key[1], str(key[2]), report.fmt_number(base["model_s"]), *cells,
+                      paper[key[0]] if key[2] == max(k[2] for k in model if k[0] == key[0]) else "")
+    both = [(r["model_s"], r["smpi_s"]) for r in rows if r.get("smpi_s")]
+    lines = [Text(f"compute: this machine's FFT rate {document['here_fft_flops_per_s'] / 1e9:.2f} GFlop/s "
+                  f"({document['calibration']['source']}), scaled to each processor's peak x "
+                  f"{document['efficiency']}")]
+    if both:
+        errors = sorted(abs(m / s - 1) for m, s in both)
+        lines.append(Text(f"model vs SMPI: median |error| {100 * errors[len(errors) // 2]:.0f}%, largest "
+                          f"{100 * errors[-1]:.0f}% over {len(both)} runs"))
+    failed = [r for r in rows if r.get("smpi_error")]
+    for r in failed:
+        lines.append(Text(f"SMPI failed: {r['platform']} {r['class']} {r['ranks']} {r['algorithm']}: "
+                          f"{r['smpi_error']}", style="dim"))
+    return Group(table, *lines)
+
+
+def ft_chart(document: dict[str, Any], path: Path) -> Path:
+    rows = document["rows"]
+    plats = [p["name"] for p in document["platforms"]]
+    model, sim = ft_speedups(rows, "model"), ft_speedups(rows, "smpi")
+    figure = report.new_figure(4.2 * max(len(plats), 1), 4.4)
+    styles = {"B": "--", "C": "-"}
+    for index, name in enumerate(plats):
+        axes = figure.add_subplot(1, len(plats), index + 1)
+        axes.axhspan(1.75, 1.9, color="grey", alpha=0.25, label="paper: 1.75–1.9× over NAS Fortran")
+        axes.axhline(1.0, color="black", linewidth=0.8)
+        for alg in FT_ALGS[1:]:
+            for cls in sorted({k[1] for k in model if k[0] == name}):
+                keys = sorted(k for k in model if k[0] == name and k[1] == cls and alg in model[k])
+                if not keys:
+                    continue
+                line, = axes.plot([k[2] for k in keys], [model[k][alg] for k in keys], styles.get(cls, ":"),
+                                  marker="o", markersize=3, label=f"{alg} class {cls}")
+                simulated = [k for k in keys if k in sim and alg in sim[k]]
+                axes.scatter([k[2] for k in simulated], [sim[k][alg] for k in simulated], s=40,
+                             facecolors="none", edgecolors=line.get_color())
+        axes.set_xscale("log", base=2)
+        axes.set_xlabel("ranks")
+        axes.set_ylabel("speedup over exchange-mpi")
+        axes.set_title(f"{name} (SIMULATED)", fontsize="medium")
+        axes.grid(alpha=0.3)
+        if index == 0:
+            axes.legend(fontsize="xx-small", loc="upper left")
+    figure.suptitle("NAS FT projected to the overlap paper's clusters: model lines, SMPI circles")
+    figure.savefig(path, dpi=110)
+    return path
+
+
+def _ranks_list(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"ranks must be integers, not '{text}'") from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"ranks must be positive integers, not '{text}'")
+    return values
+
+
 # ---- command line -----------------------------------------------------------------------
 
 
@@ -349,7 +581,8 @@ def _show(args: argparse.Namespace, name: str, make: Callable[[argparse.Namespac
 # How `weft report` shows the files of calibrate, validate and opcost.
 RENDERERS = {smpi.CALIBRATION: results.Renderer(calibration_report, {".png": calibration_chart}),
              VALIDATION: results.Renderer(validation_report, {".png": validation_chart}),
-             bench_coll.OPCOST: results.Renderer(opcost_report, {".png": opcost_chart})}
+             bench_coll.OPCOST: results.Renderer(opcost_report, {".png": opcost_chart}),
+             FT_PROJECTION: results.Renderer(ft_report, {".png": ft_chart})}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -408,3 +641,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     hvec = targets.add_parser("hvec", help="Algorithm 5, H_topo vs H_conf(i), on the paper's NTW24E5",
                               description="Same as `weft bench hvec --smpi`.")
     bench_hvec.add_arguments(hvec, smpi_default=True)
+    ft = targets.add_parser(
+        "ft", help="NAS FT, exchange vs slabs/pencils, on the overlap paper's clusters (simulated)",
+        description="The analytic overlap model of apps/ft at every point, and SimGrid SMPI runs of "
+        "ft_smpi (computation charged from this machine's measured rates, scaled to each platform) "
+        "where the messages per phase allow; speedups over exchange-mpi beside the paper's figures.")
+    ft.add_argument("--classes", nargs="+", choices=sorted(FT_DIMS), default=["B", "C"], help="NPB classes (default B C)")
+    ft.add_argument("--ranks", type=_ranks_list, default=[16, 64, 256], metavar="N,N",
+                    help="rank counts (default 16,64,256)")
+    ft.add_argument("--platforms", nargs="+", default=[fp.name for fp in smpi.FT_PLATFORMS],
+                    help="platforms (default all: " + ", ".join(fp.name for fp in smpi.FT_PLATFORMS) + ")")
+    ft.add_argument("--algs", type=lambda t: [a for a in t.split(",") if a], default=list(FT_ALGS),
+                    metavar="A,B", help="algorithms (default all six; exchange-mpi is the baseline)")
+    ft.add_argument("--calib-class", choices=sorted(FT_DIMS), default="A",
+                    help="class of the 1-rank ft run that measures this machine's rates (default A)")
+    ft.add_argument("--rates", help="seconds per unit of each kind (plane=S,row=S,final=S,evolve=S,init=S,"
+                    "twiddle=S) instead of measuring")
+    ft.add_argument("--smpi-max-messages", type=int, default=FT_SMPI_MAX_MESSAGES, metavar="N",
+                    help=f"simulate with SMPI only points of at most N messages per phase (default "
+                    f"{FT_SMPI_MAX_MESSAGES}; 0: model only)")
+    ft.add_argument("--timeout", type=float, default=900, metavar="S", help="seconds per run (default 900)")
+    ft.add_argument("--last", action="store_true", help="show the last projection instead of running")
+    ft.add_argument("--json", dest="json_only", action="store_true", help="print the results as JSON only")
+    ft.set_defaults(func=lambda a: _show(a, FT_PROJECTION, command_ft, ft_report, ft_chart))

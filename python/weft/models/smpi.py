@@ -31,6 +31,7 @@ which we do not have.  Each platform's `sources` says which is which.
 
 from __future__ import annotations
 
+import math
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -557,3 +558,166 @@ def describe(p: Platform) -> dict[str, Any]:
                        for lv in p.levels],
             "switches": list(p.switches), "sources": p.sources, "smpi_cfg": p.cfg,
             "xml": str(p.path.relative_to(results.results_dir()))}
+
+
+# ---- NAS FT on the overlap paper's clusters (weft project ft) -----------------------
+#
+# The machines of Bell et al., "Optimizing bandwidth limited problems using
+# one-sided communication and overlap" (2005), appendix and Figure 10.  The
+# paper gives their processors and networks, not their figures: the numbers
+# below are period-typical figures of those parts (link rate and I/O bus,
+# MPI latency and per-message CPU overhead of the MPI each machine ran, a
+# one-sided put's overhead as GASNet's), stated as assumptions in each
+# platform's sources, never measurements of the machines.  A node's ranks
+# share its one network port.  Compute is this machine's measured FFT rate
+# scaled to each processor: its peak (clock x double-precision flops per
+# cycle) times FT_PAPER_EFFICIENCY, the fraction of peak the paper's own
+# figure implies (about 0.5 TFlop/s on 512 Itanium2 processors of 5.6
+# GFlop/s: 0.17, communication included).
+
+FT_PAPER_EFFICIENCY = 0.17
+FT_INTRA_LAT_S = 1.0e-6      # MPI between two processors of one 2005 node (assumed)
+FT_INTRA_BW_BPS = 1.5e9      # their memory-copy bandwidth (assumed)
+
+
+@dataclass(frozen=True)
+class FtPlatform:
+    name: str
+    machine: str
+    cores_per_node: int
+    max_nodes: int
+    peak_gflops: float          # one processor's double-precision peak
+    lat_s: float                # one-way MPI latency between nodes
+    bw_Bps: float               # one node port's bandwidth, each direction
+    o_send_s: float             # CPU time of initiating one MPI send (smpi/os, smpi/ois)
+    o_recv_s: float             # CPU time of completing one MPI receive (smpi/or)
+    o_put_s: float              # CPU time of initiating and completing one put
+    eager_limit: int
+    coll_selector: str          # SimGrid's collective selection of the MPI it ran
+    paper_class: str
+    paper: str                  # what the paper reports for it
+    sources: str
+
+
+FT_PLATFORMS = (
+    FtPlatform("Opteron/IB", "NERSC Jacquard: dual 2.2 GHz Opteron, Mellanox 4x InfiniBand (PCI-X), MVAPICH 0.9.4",
+               2, 320, 4.4, 5.0e-6, 0.85e9, 1.5e-6, 1.5e-6, 0.5e-6, 8192, "mvapich2", "C",
+               "best UPC ≈1.9× NAS (§6.1); MPI slabs spent its time in Waitall, pencils crashed",
+               "4x SDR InfiniBand behind PCI-X: ~0.85 GB/s, MPI ~5 us one way; MPI overhead 1.5 us per "
+               "send and receive, put 0.5 us (assumed period figures)"),
+    FtPlatform("Alpha/Elan3", "PSC Lemieux: quad 1 GHz Alpha 21264, Quadrics QsNet1 Elan3 (one rail)",
+               4, 750, 2.0, 4.5e-6, 0.30e9, 3.0e-6, 3.0e-6, 1.0e-6, 16384, "mpich", "D",
+               "UPC ≈1.8× NAS (the paper's average, §6.1)",
+               "QsNet1 Elan3 one rail behind 64-bit/66 MHz PCI: ~0.30 GB/s, MPI ~4.5 us; MPI overhead "
+               "3 us per send and receive on the 1 GHz Alpha, put 1 us (assumed period figures)"),
+    FtPlatform("Itanium2/Elan4", "LLNL Thunder: quad 1.4 GHz Itanium2, Quadrics QsNet2 Elan4",
+               4, 1024, 5.6, 2.0e-6, 0.90e9, 1.0e-6, 1.0e-6, 0.3e-6, 16384, "mpich", "D",
+               "best UPC ≈1.9× NAS, MPI competitive (§6.1, §6.2)",
+               "QsNet2 Elan4 behind PCI-X: ~0.9 GB/s, MPI ~2 us (Figure 2's order); MPI overhead 1 us "
+               "per send and receive (matching on the NIC), put 0.3 us (assumed period figures)"),
+    FtPlatform("x86/Myrinet", "UC Berkeley Millennium: dual 3.0 GHz Pentium 4 Xeon, Myrinet 2000 (GM)",
+               2, 64, 6.0, 7.0e-6, 0.24e9, 1.5e-6, 1.5e-6, 0.7e-6, 16384, "mpich", "C",
+               "UPC ≈1.8× NAS (average), MPI competitive (§6.1, §6.2)",
+               "Myrinet 2000 M3S-PCI64B: 2 Gb/s link, ~0.24 GB/s, MPI ~7 us; MPI overhead 1.5 us per "
+               "send and receive, put 0.7 us (assumed period figures)"),
+)
+
+
+def ft_speed_factor(fp: FtPlatform, here_fft_flops_per_s: float) -> float:
+    """How many times longer a piece of FFT work takes on fp's processor
+    than here (pure): this machine's measured rate over the platform's
+    peak times FT_PAPER_EFFICIENCY."""
+    return here_fft_flops_per_s / (fp.peak_gflops * 1e9 * FT_PAPER_EFFICIENCY)
+
+
+def ft_platform(fp: FtPlatform, ranks: int) -> Platform:
+    """The SMPI platform of fp with enough nodes for ranks: a node's ranks
+    share its port (the node's uplink), each rank on a core of its own."""
+    per_node = min(fp.cores_per_node, ranks)
+    nodes = -(-ranks // per_node)
+    if nodes > fp.max_nodes:
+        raise WeftError(f"{fp.name} has {fp.max_nodes} nodes of {fp.cores_per_node}, not enough for {ranks} ranks")
+    tag = fp.name.replace("/", "-")
+    levels = (Level("Machine", nodes, fp.lat_s / 2, fp.bw_Bps),
+              Level("Core", per_node, FT_INTRA_LAT_S / 2, FT_INTRA_BW_BPS))
+    cfg = {"smpi/simulate-computation": "no", "smpi/wtime": "0", "smpi/cpu-threshold": "0",
+           "smpi/os": f"0:{fp.o_send_s:.6g}:0", "smpi/ois": f"0:{fp.o_send_s:.6g}:0",
+           "smpi/or": f"0:{fp.o_recv_s:.6g}:0",
+           "smpi/send-is-detached-thresh": str(fp.eager_limit),
+           "smpi/async-small-thresh": str(fp.eager_limit), "smpi/coll-selector": fp.coll_selector}
+    return Platform(f"FT-{tag}-{ranks}", nodes * per_node, levels, f"core:{per_node} pu:1", 0,
+                    {"machine": fp.machine, "network": fp.sources,
+                     "compute": f"this machine's FFT rate scaled to {fp.peak_gflops} GFlop/s peak "
+                                f"x {FT_PAPER_EFFICIENCY}"}, cfg=cfg)
+
+
+FT_KINDS = ("plane", "row", "final", "evolve", "init", "twiddle")
+FT_FFT_KINDS = ("plane", "row", "final")
+
+
+def _fft_flops(n: int, count: float) -> float:
+    return 5.0 * n * math.log2(n) * count
+
+
+def ft_units(dims: tuple[int, int, int], ranks: int) -> dict[str, dict[str, float]]:
+    """Per rank, the units of each kind of one forward and one inverse
+    phase, as apps/ft counts them (pure): flops of the FFT kinds, elements
+    of the others."""
+    nx, ny, nz = dims
+    out = {}
+    for phase, (np_, na) in (("forward", (nz, ny)), ("inverse", (ny, nz))):
+        npl, nal = np_ // ranks, na // ranks
+        out[phase] = {"plane": npl * _fft_flops(na, nx), "row": npl * _fft_flops(nx, na),
+                      "final": _fft_flops(np_, nal * nx), "evolve": npl * na * nx if phase == "inverse" else 0.0}
+    out["setup"] = {"init": nx * ny * nz / ranks, "twiddle": nx * ny * nz / ranks}
+    return out
+
+
+def ft_messages(dims: tuple[int, int, int], ranks: int, alg: str) -> dict[str, tuple[int, int]]:
+    """Per rank and phase, (messages to other ranks, bytes of each) as
+    apps/ft sends them (pure)."""
+    nx, ny, nz = dims
+    out = {}
+    for phase, (np_, na) in (("forward", (nz, ny)), ("inverse", (ny, nz))):
+        npl, nal = np_ // ranks, na // ranks
+        grain = alg.split("-")[0]
+        if grain == "exchange":
+            out[phase] = (ranks - 1, npl * nal * nx * 16)
+        elif grain == "slabs":
+            out[phase] = ((ranks - 1) * npl, nal * nx * 16)
+        else:
+            out[phase] = ((ranks - 1) * npl * nal, nx * 16)
+    return out
+
+
+def ft_model(fp: FtPlatform, dims: tuple[int, int, int], niter: int, ranks: int, alg: str,
+             cost: dict[str, float]) -> dict[str, float]:
+    """The analytic overlap model of one run (pure), seconds: compute from
+    cost (seconds per unit on fp, each kind), a node's port carrying the
+    bytes its ranks send off the node, every message costing its CPU
+    overhead (MPI: send + receive; rma: a put).  exchange: compute, then
+    communication.  slabs, pencils: the plane and row FFTs (and the
+    evolution) overlap the port's transfer, whichever is longer, plus the
+    last message's transfer; the final FFTs follow."""
+    per_node = min(fp.cores_per_node, ranks)
+    units, msgs = ft_units(dims, ranks), ft_messages(dims, ranks, alg)
+    overhead = fp.o_put_s if alg.endswith("-rma") else fp.o_send_s + fp.o_recv_s
+    local_bytes = dims[0] * dims[1] * dims[2] * 16 / ranks
+    off_node = local_bytes * (ranks - per_node) / ranks * per_node
+    wire = off_node / fp.bw_Bps + (fp.lat_s if ranks > per_node else FT_INTRA_LAT_S)
+    wire = max(wire, local_bytes * (per_node - 1) / ranks / FT_INTRA_BW_BPS)
+    phases = {}
+    for phase in ("forward", "inverse"):
+        u = units[phase]
+        before = sum(u[k] * cost[k] for k in ("plane", "row", "evolve"))
+        final = u["final"] * cost["final"]
+        count, size = msgs[phase]
+        cpu = count * overhead
+        if alg.startswith("exchange"):
+            phases[phase] = before + cpu + wire + final
+        else:
+            last = size * per_node / (fp.bw_Bps if ranks > per_node else FT_INTRA_BW_BPS)
+            phases[phase] = max(before + cpu, wire) + last + final
+    setup = sum(units["setup"][k] * cost[k] for k in ("init", "twiddle"))
+    return {"time_s": setup + phases["forward"] + niter * phases["inverse"],
+            "forward_s": phases["forward"], "inverse_s": phases["inverse"], "wire_s": wire}
