@@ -19,6 +19,7 @@
 #define STEP_CHECK_MASK  63u          /* clocks are read every 64 steps */
 #define STALL_NS         200000000ull /* a gap this long between two clock reads of a
                                        * wait: this rank itself was not running */
+#define GRACE_NS         1000000000ull /* ... and the running time it then gets */
 
 /* The calling thread's last clock read in a wait (weft__wait_step). */
 static __thread uint64_t last_read_ns;
@@ -217,16 +218,16 @@ weft_status_t weft__wait_step(weft__waiter_t *w, unsigned progressed, const char
     poll_at(ctx, now);
     /* A deadline that passed while this rank was not running (stopped,
      * or descheduled for long) says nothing about the peer: its answer may
-     * be waiting in a socket that this rank could not read.  The wait gets
-     * the shorter of WEFT_TIMEOUT_MS and STALL_NS of running time more, so
-     * a rank that resumes does not declare its live peers failed (nested
-     * waits of the thread share the last read, so an inner wait's time is
-     * not a gap of the outer one). */
+     * be waiting in a socket that this rank could not read, or the peer
+     * may not have run either.  The wait gets the shorter of
+     * WEFT_TIMEOUT_MS and GRACE_NS more, so a rank that resumes does not
+     * declare its live peers failed (nested waits of the thread share the
+     * last read, so an inner wait's time is not a gap of the outer one). */
     if (w->deadline_ns != 0 && now >= w->deadline_ns && now - last_read_ns > STALL_NS &&
         last_read_ns < w->deadline_ns) {
         uint64_t grace = ctx->cfg.timeout_ms * 1000000ull;
 
-        w->deadline_ns = now + (grace < STALL_NS ? grace : STALL_NS);
+        w->deadline_ns = now + (grace < GRACE_NS ? grace : GRACE_NS);
     }
     last_read_ns = now;
     if (w->deadline_ns != 0 && now >= w->deadline_ns)
