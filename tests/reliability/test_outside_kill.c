@@ -12,14 +12,15 @@
  * context would need the dead rank), each waiting 20 s at most; then
  * weft_finalize.  The rank prints
  *
- *   RESULT rank R failed F learnt L ops N end E expired X
+ *   RESULT rank R failed F learnt L ops N end E expired X said S
  *
  * F the ranks it considers failed (comma-separated, "-" for none; a rank
  * seen to go after it said it was done is not counted), L the
  * CLOCK_MONOTONIC time in ns at which it learnt each (to compare with the
  * killer's clock), N its operations, E "ok" or "timeout" (the done
  * exchange), X the waits and flushes that WEFT_TIMEOUT_MS ended and that
- * were retried (a stopped rank: such an expiry declares nobody failed).  usage: test_outside_kill SECONDS */
+ * were retried (a stopped rank: such an expiry declares nobody failed), S
+ * the ranks that said they were done with this one.  usage: test_outside_kill SECONDS */
 #include "../common.h"
 
 #include <string.h>
@@ -277,8 +278,15 @@ int main(int argc, char **argv)
             printf("%s%llu", first ? "" : ",", (unsigned long long)learnt[r]);
             first = 0;
         }
-    printf("%s ops %lu end %s expired %lu\n", first ? "-" : "", ops, done_ok ? "ok" : "timeout",
-           expired);
+    printf("%s ops %lu end %s expired %lu said ", first ? "-" : "", ops,
+           done_ok ? "ok" : "timeout", expired);
+    first = 1;
+    for (int r = 0; r < n; r++)
+        if (r != me && said_done(r)) {
+            printf("%s%d", first ? "" : ",", r);
+            first = 0;
+        }
+    printf("%s\n", first ? "-" : "");
     fflush(stdout);
     {
         weft_status_t st = weft_finalize(ctx);
