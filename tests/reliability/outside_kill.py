@@ -80,6 +80,9 @@ def parse_args():
     p.add_argument("--hang", type=float, default=90.0, help="a trial longer than this hangs")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--log", help="append the whole output of every failed trial to this file")
+    p.add_argument("--export", action="append", default=[], metavar="VAR",
+                   help="pass this environment variable to the ranks too (e.g. LD_LIBRARY_PATH, "
+                        "to run another libweft); repeatable")
     p.add_argument("--tolerate-ucx-abort", action="store_true",
                    help="a survivor that UCX 1.13 aborts over TCP (\"Fatal: unexpected error\" "
                         "while it answers the dead rank: docs/limits.md) is counted, not "
@@ -125,7 +128,7 @@ def one_trial(a, rng, private):
     if a.path != "tcp":
         env.pop("WEFT_UCX_TLS", None)
     xflags = []
-    for k in ("OUTSIDE_KILL_DIR", "WEFT_TIMEOUT_MS", "WEFT_SHM", "WEFT_UCX_TLS"):
+    for k in ["OUTSIDE_KILL_DIR", "WEFT_TIMEOUT_MS", "WEFT_SHM", "WEFT_UCX_TLS"] + a.export:
         if k in env:
             xflags += ["-x", k]
     cmd = [a.mpiexec, "-np", str(a.np)] + a.mpiexec_flags.replace(";", " ").split() + \
