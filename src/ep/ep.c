@@ -132,6 +132,19 @@ void weft__ep_drop_failed(weft_ep_t ep)
     for (int r = 0; r < ep->nranks; r++) {
         if (!weft__peer_failed(ctx, r))
             continue;
+        /* An operation to r since the last weft_flush: it went out while
+         * r was thought alive, and nobody will ever complete it.  Recorded
+         * before the connection is closed, so the flush names the failure
+         * rather than the cancellation that the close causes. */
+        if (ep->touched[r] == ep->flush_epoch) {
+            weft_status_t none = WEFT_OK;
+
+            __atomic_compare_exchange_n(&ep->nbi_error, &none, WEFT_ERR_PEER_FAILED, 0,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+            if (ep->lost_rank < 0)
+                ep->lost_rank = r;
+            ep->touched[r] = 0;
+        }
         for (unsigned i = 0; i < ep->ntgts; i++) {
             struct weft__tgt *t = ep->tgts[i] ? &ep->tgts[i][r] : NULL;
 
@@ -265,6 +278,33 @@ weft_status_t weft__ep_window(weft_ep_t ep, const char *fn)
     return WEFT_OK;
 }
 
+/* The end of a flush epoch: failures learnt up to now are looked at (an
+ * operation of this epoch to a failed rank is lost), the epoch moves on,
+ * and the first loss of the epoch becomes the caller's error, recorded for
+ * fn, unless st is one already. */
+static weft_status_t end_epoch(weft_ep_t ep, weft_status_t st, const char *fn)
+{
+    weft_status_t err;
+    int lost;
+
+    weft__ep_sync_failed(ep);
+    if (WEFT__UNLIKELY(++ep->flush_epoch == 0))  /* 0 is the stamp of "never" */
+        ep->flush_epoch = 1;
+    if (WEFT__LIKELY(__atomic_load_n(&ep->nbi_error, __ATOMIC_RELAXED) == WEFT_OK))
+        return st;
+    err = __atomic_exchange_n(&ep->nbi_error, WEFT_OK, __ATOMIC_ACQ_REL);
+    lost = ep->lost_rank;
+    ep->lost_rank = -1;
+    if (st != WEFT_OK || err == WEFT_OK)
+        return st;
+    if (lost >= 0)
+        return weft__error(err, fn, "rank %d failed after operations of the endpoint to it "
+                           "were issued and before they were flushed: they may be lost "
+                           "(docs/failures.md)", lost);
+    return weft__error(err, fn, "an implicit operation of the endpoint was lost (%s)",
+                       weft_strerror(err));
+}
+
 weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn)
 {
     ucp_request_param_t p = {.op_attr_mask = 0};
@@ -282,11 +322,7 @@ weft_status_t weft__ep_flush(weft_ep_t ep, const char *fn)
     /* The flush completed every operation; their callbacks have run (on
      * a shared worker, perhaps in another thread, whose last error then
      * says it): the caller's message is recorded here. */
-    err = __atomic_exchange_n(&ep->nbi_error, WEFT_OK, __ATOMIC_ACQ_REL);
-    if (st == WEFT_OK && err != WEFT_OK)
-        st = weft__error(err, fn, "an implicit operation of the endpoint was lost (%s)",
-                         weft_strerror(err));
-    return st;
+    return end_epoch(ep, st, fn);
 }
 
 /* A pool endpoint belongs to its thread, which completes its operations
@@ -352,9 +388,10 @@ weft_status_t weft_flush(weft_ep_t ep)
     if (st != WEFT_OK)
         return st;
     /* Only direct operations since the last flush: UCX has nothing of
-     * this endpoint to complete (a flush of the worker costs 0.15-0.4 us). */
+     * this endpoint to complete (a flush of the worker costs 0.15-0.4 us),
+     * but a rank they went to may be known failed since. */
     if (!ep->ucx_issued)
-        return WEFT_OK;
+        return end_epoch(ep, WEFT_OK, __func__);
     ep->ucx_issued = 0;
     return weft__ep_flush(ep, __func__);
 }
@@ -438,9 +475,11 @@ static void destroy_ep(struct weft__ep *ep, int force, const char *fn)
         tgt_free_row(ep, i);
     free(ep->tgts);
     free(ep->peers);
+    free(ep->touched);
     ep->tgts = NULL;
     ep->ntgts = 0;
     ep->peers = NULL;
+    ep->touched = NULL;
     pthread_mutex_destroy(&ep->am_lock);
     weft__prof_unwatch(&ep->divert);
     ep->state = WEFT__DEAD;
@@ -488,10 +527,15 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
     if (ep == NULL)
         return weft__error(WEFT_ERR_NO_MEMORY, fn, "endpoint");
     ep->peers = calloc((size_t)ctx->nranks, sizeof(*ep->peers));
-    if (ep->peers == NULL) {
+    ep->touched = calloc((size_t)ctx->nranks, sizeof(*ep->touched));
+    if (ep->peers == NULL || ep->touched == NULL) {
+        free(ep->peers);
+        free(ep->touched);
         free(ep);
         return weft__error(WEFT_ERR_NO_MEMORY, fn, "peer table");
     }
+    ep->flush_epoch = 1;
+    ep->lost_rank = -1;
     ep->ctx = ctx;
     ep->nranks = ctx->nranks;
     ep->fail_gen = &ctx->fail_gen;
@@ -501,6 +545,7 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
     ep->divert = ep->check;
     if (weft__prof_watch(&ep->divert) != 0) {
         free(ep->peers);
+        free(ep->touched);
         free(ep);
         return weft__error(WEFT_ERR_NO_MEMORY, fn, "trace point watch list");
     }

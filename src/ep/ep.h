@@ -81,6 +81,15 @@ struct weft__ep {
     int                 check_owner;  /* weft_progress/flush check the caller */
     int                 owner_set;
     pthread_t           owner;        /* the thread that got it (check_owner) */
+    /* Operations lost to ranks that failed after they were issued: the
+     * target lookup (weft__ep_tgt) stamps the rank with the current flush
+     * epoch; a rank found failed (weft__ep_drop_failed) whose stamp is the
+     * current epoch had operations that no weft_flush has completed, and
+     * the next weft_flush reports it.  Stamps are never cleared: a flush
+     * moves the epoch on instead. */
+    unsigned           *touched;      /* [nranks]: epoch of the last operation to the rank */
+    unsigned            flush_epoch;  /* weft_flush calls so far, from 1 (0 is "never") */
+    int                 lost_rank;    /* a failed rank with operations of this epoch, or -1 */
 };
 
 /* A worker of a pool, with the lock its threads take under LOCK_CALLER. */
@@ -175,7 +184,10 @@ void weft__ep_backpressure(weft_ep_t ep);
 weft_status_t weft__ep_window(weft_ep_t ep, const char *fn);
 
 /* ep's entry for (segment id, rank), or NULL while it is not filled: the
- * read of the fast path. */
+ * read of the fast path.  Every one-sided operation finds its target here,
+ * so this is also where the rank is stamped with the flush epoch (a load
+ * of a line the caller reads anyway and a store, no branch): a flush that
+ * covers an operation to a rank that failed meanwhile reports the loss. */
 static inline const struct weft__tgt *weft__ep_tgt(const struct weft__ep *ep, unsigned id,
                                                    int rank)
 {
@@ -183,6 +195,7 @@ static inline const struct weft__tgt *weft__ep_tgt(const struct weft__ep *ep, un
 
     if (WEFT__UNLIKELY(id >= ep->ntgts || (row = ep->tgts[id]) == NULL || row[rank].base == 0))
         return NULL;
+    ep->touched[rank] = ep->flush_epoch;
     return &row[rank];
 }
 

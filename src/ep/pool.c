@@ -33,6 +33,8 @@ struct weft__ep_pool {
     size_t                    buf_bytes, buf_stride;
     size_t                    rss_bytes, heap_bytes;
     struct weft__ep_pool     *next;        /* the context's live pools */
+    int                       kept;        /* destroyed, its workers and contexts kept for
+                                            * events still outstanding (release) */
 };
 
 /* ---- policy names -------------------------------------------------------- */
@@ -287,15 +289,9 @@ static weft_status_t create_workers(struct weft__ep_pool *p)
     return WEFT_OK;
 }
 
-/* Release what create_workers and the endpoints made; endpoints first.  fn
- * names the public call in messages. */
-static void release(struct weft__ep_pool *p, const char *fn)
+/* The workers and UCX contexts of a pool. */
+static void release_workers(struct weft__ep_pool *p)
 {
-    int neps = p->nthreads * p->eps_per_thread;
-
-    for (int e = 0; p->eps && e < neps; e++)
-        if (p->eps[e] && p->eps[e]->state == WEFT__ALIVE)
-            weft__ep_destroy(p->eps[e], fn);
     for (unsigned w = 0; p->workers && w < p->nworkers; w++)
         if (p->workers[w].worker) {
             ucp_worker_destroy(p->workers[w].worker);
@@ -305,11 +301,32 @@ static void release(struct weft__ep_pool *p, const char *fn)
         ucp_cleanup(p->ucps[c]);
     free(p->ucps);
     free(p->workers);
-    free(p->bufs);
     p->ucps = NULL;
     p->workers = NULL;
-    p->bufs = NULL;
     p->nucps = p->nworkers = 0;
+    p->kept = 0;
+}
+
+/* Release what create_workers and the endpoints made; endpoints first.  fn
+ * names the public call in messages.  An event the caller still holds is
+ * a request in its worker's memory, which weft_wait and weft_test read to
+ * see that the event is stale: while any event of the context is
+ * outstanding, the workers and contexts stay (the pool's shell keeps
+ * them), to be released by weft_finalize if every event was waited for by
+ * then, else when the process exits, as the home worker is. */
+static void release(struct weft__ep_pool *p, const char *fn)
+{
+    int neps = p->nthreads * p->eps_per_thread;
+
+    for (int e = 0; p->eps && e < neps; e++)
+        if (p->eps[e] && p->eps[e]->state == WEFT__ALIVE)
+            weft__ep_destroy(p->eps[e], fn);
+    if (__atomic_load_n(&p->ctx->events_out, __ATOMIC_ACQUIRE) == 0)
+        release_workers(p);
+    else
+        p->kept = 1;
+    free(p->bufs);
+    p->bufs = NULL;
     p->state = WEFT__DEAD;
 }
 
@@ -479,6 +496,11 @@ void weft__pools_teardown(weft_ctx_t ctx)
         L->dead_pools = p;
     }
     L->pools = NULL;
+    /* pools destroyed earlier whose events have all been waited for since */
+    if (__atomic_load_n(&ctx->events_out, __ATOMIC_ACQUIRE) == 0)
+        for (p = L->dead_pools; p; p = p->next)
+            if (p->kept)
+                release_workers(p);
 }
 
 /* ---- access --------------------------------------------------------------- */

@@ -17,6 +17,12 @@
 
 #define SCAN_INTERVAL_NS 1000000ull   /* pidfds are polled at most once a ms */
 #define STEP_CHECK_MASK  63u          /* clocks are read every 64 steps */
+#define STALL_NS         200000000ull /* a gap this long between two clock reads of a
+                                       * wait: this rank itself was not running */
+#define GRACE_NS         1000000000ull /* ... and the running time it then gets */
+
+/* The calling thread's last clock read in a wait (weft__wait_step). */
+static __thread uint64_t last_read_ns;
 
 static uint64_t now_ns(void)
 {
@@ -188,11 +194,12 @@ void weft__wait_init(weft__waiter_t *w, weft_ctx_t ctx)
     w->ctx = ctx;
     w->spins = 0;
     w->deadline_ns = 0;
+    now = now_ns();
+    last_read_ns = now;
     if (ms == 0)
         return;
     /* a deadline past what 64 bits of nanoseconds hold is no deadline (it
      * would wrap around into the past: every wait would end at once) */
-    now = now_ns();
     w->deadline_ns = ms > (UINT64_MAX - now) / 1000000ull ? UINT64_MAX : now + ms * 1000000ull;
 }
 
@@ -209,6 +216,20 @@ weft_status_t weft__wait_step(weft__waiter_t *w, unsigned progressed, const char
         sched_yield();
     now = now_ns();
     poll_at(ctx, now);
+    /* A deadline that passed while this rank was not running (stopped,
+     * or descheduled for long) says nothing about the peer: its answer may
+     * be waiting in a socket that this rank could not read, or the peer
+     * may not have run either.  The wait gets the shorter of
+     * WEFT_TIMEOUT_MS and GRACE_NS more, so a rank that resumes does not
+     * declare its live peers failed (nested waits of the thread share the
+     * last read, so an inner wait's time is not a gap of the outer one). */
+    if (w->deadline_ns != 0 && now >= w->deadline_ns && now - last_read_ns > STALL_NS &&
+        last_read_ns < w->deadline_ns) {
+        uint64_t grace = ctx->cfg.timeout_ms * 1000000ull;
+
+        w->deadline_ns = now + (grace < GRACE_NS ? grace : GRACE_NS);
+    }
+    last_read_ns = now;
     if (w->deadline_ns != 0 && now >= w->deadline_ns)
         return weft__error(WEFT_ERR_TIMEOUT, fn, "no completion within WEFT_TIMEOUT_MS=%lu ms",
                            ctx->cfg.timeout_ms);

@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""Kill campaigns from outside the job.
+
+A process beside the job (not a rank) SIGKILLs, or SIGSTOPs for a while
+and then SIGCONTs, one random rank of test_outside_kill at a random moment
+-- during its operations ("ops") or as it starts the end of its run
+("end") -- without telling any rank.  mpirun --enable-recovery (Open MPI)
+lets the survivors live on.  Every trial then checks:
+
+  * every survivor finished (printed RESULT) within the hang bound, and
+    no rank died of anything but the kill (an abort inside UCX included);
+  * SIGKILL: every survivor reports exactly the killed rank failed;
+    SIGSTOP: no rank other than the stopped one is reported failed by any
+    rank that was not stopped (a stalled rank must not split the job);
+  * leftovers: as root each trial runs in mount and IPC namespaces of its
+    own with a private /dev/shm, so every file there and every System V
+    segment after the job is the job's; otherwise nothing is counted.
+
+It prints one line per trial and a summary: trials, survivors without
+hang, detection times (kill -> the survivor learnt it, CLOCK_MONOTONIC of
+the killer and the rank), leftovers.
+
+Examples (from the build directory):
+
+  tests/reliability/outside_kill.py --exe tests/reliability/test_outside_kill \\
+      --path tcp --signal KILL --point ops --trials 30
+  tests/reliability/outside_kill.py --exe ... --path tcp --signal STOP --stall 3 \\
+      --timeout-ms 1000 --trials 20
+
+The exit status is 1 if any trial failed a check, 0 otherwise.
+"""
+import argparse
+import os
+import random
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+PATHS = {
+    "direct": {"WEFT_SHM": "1"},
+    "ucxshm": {"WEFT_SHM": "0"},
+    "tcp": {"WEFT_SHM": "0", "WEFT_UCX_TLS": "tcp,self"},
+}
+
+# Wrapper run as root: a private /dev/shm and IPC namespace for the job,
+# listed after it.
+PRIVATE = r'''
+mount -t tmpfs -o mode=1777,size=1g tmpfs /dev/shm || exit 97
+"$@"
+rc=$?
+sleep 0.5
+echo "LEFT-SHM $(ls -A /dev/shm | tr '\n' ' ')"
+echo "LEFT-SYSV $(ipcs -m | awk '$1 ~ /^0x/ {print $2}' | tr '\n' ' ')"
+exit $rc
+'''
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--exe", required=True, help="test_outside_kill")
+    p.add_argument("--mpiexec", default="mpiexec")
+    p.add_argument("--mpiexec-flags", default="--oversubscribe --bind-to none",
+                   help="flags for the launcher (default: %(default)s)")
+    p.add_argument("--np", type=int, default=4)
+    p.add_argument("--path", choices=sorted(PATHS), default="tcp")
+    p.add_argument("--signal", choices=["KILL", "STOP"], default="KILL")
+    p.add_argument("--point", choices=["ops", "end"], default="ops",
+                   help="ops: a random moment of the operations; end: as the victim starts "
+                        "the end of its run (default: %(default)s)")
+    p.add_argument("--trials", type=int, default=10)
+    p.add_argument("--seconds", type=float, default=2.0, help="each rank's operations")
+    p.add_argument("--stall", type=float, default=3.0, help="SIGSTOP: seconds stopped")
+    p.add_argument("--timeout-ms", type=int, default=5000, help="WEFT_TIMEOUT_MS")
+    p.add_argument("--hang", type=float, default=90.0, help="a trial longer than this hangs")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--log", help="append the whole output of every failed trial to this file")
+    p.add_argument("--export", action="append", default=[], metavar="VAR",
+                   help="pass this environment variable to the ranks too (e.g. LD_LIBRARY_PATH, "
+                        "to run another libweft); repeatable")
+    p.add_argument("--tolerate-ucx-abort", action="store_true",
+                   help="a survivor that UCX 1.13 aborts over TCP (\"Fatal: unexpected error\" "
+                        "while it answers the dead rank: docs/limits.md) is counted, not "
+                        "failed; the other survivors are checked as usual")
+    p.add_argument("--no-private", action="store_true",
+                   help="do not run trials in a private /dev/shm even as root")
+    a = p.parse_args()
+    if a.np < 3 or a.trials < 1 or a.seconds <= 0 or a.stall <= 0 or a.timeout_ms < 0:
+        p.error("need --np >= 3, --trials >= 1, --seconds > 0, --stall > 0, --timeout-ms >= 0")
+    if not os.access(a.exe, os.X_OK):
+        p.error(f"--exe {a.exe}: not an executable")
+    return a
+
+
+def private_ok():
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    return subprocess.run(["unshare", "--mount", "--ipc", "true"],
+                          capture_output=True).returncode == 0
+
+
+def wait_files(d, name, np, proc, deadline):
+    """pid of every rank once each has written d/name.R, or None."""
+    while time.monotonic() < deadline and proc.poll() is None:
+        pids = {}
+        for r in range(np):
+            try:
+                with open(os.path.join(d, f"{name}.{r}")) as f:
+                    pids[r] = int(f.read().strip() or 0)
+            except (OSError, ValueError):
+                break
+        if len(pids) == np and all(pids.values()):
+            return pids
+        time.sleep(0.005)
+    return None
+
+
+def one_trial(a, rng, private):
+    d = tempfile.mkdtemp(prefix="weft-outside-kill-")
+    env = dict(os.environ, OUTSIDE_KILL_DIR=d, WEFT_TIMEOUT_MS=str(a.timeout_ms),
+               **PATHS[a.path])
+    env.pop("UCX_TLS", None)
+    if a.path != "tcp":
+        env.pop("WEFT_UCX_TLS", None)
+    xflags = []
+    for k in ["OUTSIDE_KILL_DIR", "WEFT_TIMEOUT_MS", "WEFT_SHM", "WEFT_UCX_TLS"] + a.export:
+        if k in env:
+            xflags += ["-x", k]
+    cmd = [a.mpiexec, "-np", str(a.np)] + a.mpiexec_flags.replace(";", " ").split() + \
+        ["--enable-recovery"] + \
+        xflags + [a.exe, str(a.seconds)]
+    if private:
+        cmd = ["unshare", "--mount", "--ipc", "--", "bash", "-c", PRIVATE, "bash"] + cmd
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    res = {"victim": None, "t_kill": None, "hang": False, "out": "", "pids": {}}
+    try:
+        pids = wait_files(d, "pid", a.np, proc, start + a.hang)
+        if pids is not None:
+            res["pids"] = pids
+            victim = rng.randrange(a.np)
+            res["victim"] = victim
+            if a.point == "ops":
+                time.sleep(rng.uniform(0.05, a.seconds * 0.9))
+            else:
+                # the victim's end marker, then up to 5 ms into the end
+                t_end = time.monotonic() + a.seconds + 10
+                path = os.path.join(d, f"end.{victim}")
+                while not os.path.exists(path) and time.monotonic() < t_end and \
+                        proc.poll() is None:
+                    time.sleep(0.001)
+                time.sleep(rng.uniform(0, 0.005))
+            res["t_kill"] = time.monotonic_ns()
+            try:
+                if a.signal == "KILL":
+                    os.kill(pids[victim], signal.SIGKILL)
+                else:
+                    os.kill(pids[victim], signal.SIGSTOP)
+                    time.sleep(a.stall)
+                    os.kill(pids[victim], signal.SIGCONT)
+            except ProcessLookupError:
+                res["t_kill"] = None   # it had already exited: no kill this trial
+        out, _ = proc.communicate(timeout=max(1.0, start + a.hang - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        res["hang"] = True
+    res["out"] = out
+    res["seconds"] = time.monotonic() - start
+    shutil.rmtree(d, ignore_errors=True)
+    return res
+
+
+def judge(a, res, private):
+    """(ok, one-line verdict, detection times in ms, leftovers)."""
+    out, victim = res["out"], res["victim"]
+    results = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 15 and f[0] == "RESULT":
+            failed = [] if f[4] == "-" else [int(x) for x in f[4].split(",")]
+            learnt = [] if f[6] == "-" else [int(x) for x in f[6].split(",")]
+            said = [] if f[14] == "-" else [int(x) for x in f[14].split(",")]
+            results[int(f[2])] = {"failed": failed, "learnt": dict(zip(failed, learnt)),
+                                  "end": f[10], "said": said}
+    left = []
+    for line in out.splitlines():
+        if line.startswith("LEFT-SHM") or line.startswith("LEFT-SYSV"):
+            left += [f"{line.split()[0][5:].lower()}:{x}" for x in line.split()[1:]]
+    problems = []
+    # UCX's own abort of a rank: "[host:PID :0:TID] file:line  Fatal: ..."
+    rank_of = {pid: r for r, pid in res["pids"].items()}
+    ucx_aborted = sorted({rank_of[int(m.group(1))] for m in
+                          re.finditer(r"^\[[^:\]]+:(\d+) *:\d+:\d+\].*Fatal: unexpected error",
+                                      out, re.M) if int(m.group(1)) in rank_of})
+    tolerated = set(ucx_aborted) if a.tolerate_ucx_abort else set()
+    res["ucx_aborted"] = ucx_aborted
+    aborts = [ln for ln in out.splitlines()
+              if "FAIL: " in ln or ("Fatal:" in ln and not tolerated) or
+              ("received signal" in ln and not tolerated) or
+              "Caught signal" in ln or "MPI_ABORT" in ln or "Assertion" in ln]
+    if victim is None:
+        return False, "no trial: the job did not start", [], left
+    if res["hang"]:
+        problems.append(f"HANG (> {a.hang:.0f} s)")
+    if res["t_kill"] is None:
+        problems.append("victim had exited before the signal")
+    survivors = [r for r in range(a.np)
+                 if (a.signal == "STOP" or r != victim) and r not in tolerated]
+    if ucx_aborted and not tolerated:
+        problems.append(f"UCX aborted ranks {ucx_aborted}")
+    missing = [r for r in survivors if r not in results]
+    if missing:
+        problems.append(f"no RESULT from ranks {missing}")
+    detect = []
+    victim_done = victim in results
+    if a.signal == "KILL" and victim_done:
+        res["late"] = True
+    for r, v in sorted(results.items()):
+        if r in tolerated:
+            continue
+        if a.signal == "KILL":
+            seen = sorted(set(v["failed"]) - tolerated)
+            # a victim that had said it was done with this survivor (the
+            # "end" kill point) may die unnoticed: it was leaving anyway
+            if seen != [victim] and not (victim in v["said"] and seen == []) and r != victim:
+                problems.append(f"rank {r} reports failed {v['failed'] or 'none'}")
+            elif seen == [victim] and res["t_kill"] is not None:
+                detect.append((v["learnt"][victim] - res["t_kill"]) / 1e6)
+        elif r != victim:
+            wrong = [x for x in v["failed"] if x != victim and x not in tolerated]
+            if wrong:
+                problems.append(f"rank {r} (not stopped) reports live ranks {wrong} failed")
+            if victim in v["learnt"] and res["t_kill"] is not None:
+                detect.append((v["learnt"][victim] - res["t_kill"]) / 1e6)
+        if v["end"] != "ok" and (a.signal == "KILL" or r != victim):
+            problems.append(f"rank {r}: done exchange timed out")
+    if aborts:
+        problems.append("abnormal output: " + " | ".join(x.strip()[:160] for x in aborts[:3]))
+    weft_left = [x for x in left if "weft" in x or "ucx" in x or x.startswith("sysv:")]
+    if weft_left:
+        problems.append(f"left behind: {' '.join(weft_left)}")
+    stopped_view = ""
+    if a.signal == "STOP" and victim in results:
+        stopped_view = f"; stopped rank {victim} reports {results[victim]['failed'] or 'none'}"
+    verdict = "ok" if not problems else "; ".join(problems)
+    if res.get("late"):
+        verdict += " (the victim had finished its run: killed in weft_finalize or after)"
+    if tolerated:
+        verdict += f" (UCX aborted ranks {sorted(tolerated)}, tolerated)"
+    dtxt = (" detect_ms " + ",".join(f"{x:.1f}" for x in detect)) if detect else ""
+    return not problems, f"victim {victim} {res['seconds']:.1f}s {verdict}{dtxt}{stopped_view}", \
+        detect, weft_left
+
+
+def main():
+    a = parse_args()
+    rng = random.Random(a.seed)
+    private = not a.no_private and private_ok()
+    print(f"outside kill: path {a.path}, SIG{a.signal} at '{a.point}', {a.np} ranks, "
+          f"{a.trials} trials, WEFT_TIMEOUT_MS={a.timeout_ms}"
+          + (f", stall {a.stall} s" if a.signal == "STOP" else "")
+          + (", private /dev/shm and IPC namespace" if private
+             else ", leftovers not counted (needs root and unshare)"), flush=True)
+    nok = nsurv = nsurv_ok = nleft = nucx = 0
+    detect = []
+    for t in range(a.trials):
+        res = one_trial(a, rng, private)
+        ok, verdict, d, left = judge(a, res, private)
+        survivors = a.np if a.signal == "STOP" else a.np - 1
+        nsurv += survivors
+        got = sum(1 for ln in res["out"].splitlines() if ln.startswith("RESULT") and
+                  (a.signal == "STOP" or f"rank {res['victim']} " not in ln))
+        nsurv_ok += 0 if res["hang"] else min(got, survivors)
+        nok += ok
+        nleft += bool(left)
+        nucx += bool(res.get("ucx_aborted"))
+        detect += d
+        print(f"trial {t + 1}: {verdict}", flush=True)
+        if not ok and a.log:
+            with open(a.log, "a") as f:
+                f.write(f"==== trial {t + 1}: {verdict}\n{res['out']}\n")
+        if not ok:
+            tail = [ln for ln in res["out"].splitlines() if not ln.startswith("RESULT")][-12:]
+            print("    " + "\n    ".join(tail), flush=True)
+    line = (f"SUMMARY path={a.path} signal={a.signal} point={a.point} np={a.np}: "
+            f"{nok}/{a.trials} trials ok, {nsurv_ok}/{nsurv} survivors finished without hang, "
+            f"trials with leftovers {nleft if private else 'not counted'}, "
+            f"trials with a survivor aborted by UCX {nucx}")
+    if detect:
+        detect.sort()
+        line += (f", detection ms median {statistics.median(detect):.1f} "
+                 f"p90 {detect[min(len(detect) - 1, int(len(detect) * 0.9))]:.1f} "
+                 f"max {detect[-1]:.1f} (n={len(detect)})")
+    print(line, flush=True)
+    return 0 if nok == a.trials else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

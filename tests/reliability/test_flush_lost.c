@@ -1,0 +1,109 @@
+/* A flush that covers operations to a rank that died after they were
+ * issued reports the loss: weft_flush returns WEFT_ERR_PEER_FAILED, once,
+ * naming the rank.  An endpoint whose operations to that rank were all
+ * flushed before it died, and flushes that cover only live ranks, still
+ * return WEFT_OK.
+ *
+ * The survivors issue implicit puts and adds to the last rank and to each
+ * other and leave them unflushed; the last rank SIGKILLs itself after a
+ * barrier (the operations went out while it was alive); the survivors
+ * learn of the death from a second barrier, then flush.  Run with 3 ranks
+ * under mpirun --enable-recovery. */
+#include "../common.h"
+
+#include <signal.h>
+#include <string.h>
+
+#define SEG_BYTES 65536
+#define OFF_WORD  0
+#define OFF_DONE  64
+#define OFF_DATA  4096
+
+int main(void)
+{
+    weft_ctx_t ctx;
+    weft_ep_t ep, early;
+    weft_ep_pool_t pool;
+    weft_ep_pool_params_t pp;
+    weft_seg_t seg;
+    char buf[1024], want[32];
+    int me, n, victim, failed;
+    weft_status_t st;
+
+    memset(buf, 7, sizeof(buf));
+    OK(weft_init(NULL, &ctx));
+    OK(weft_rank(ctx, &me));
+    OK(weft_nranks(ctx, &n));
+    CHECK(n >= 3);
+    victim = n - 1;
+    OK(weft_ep_default(ctx, &ep));
+    /* a second endpoint, whose operations to the victim are flushed while
+     * it lives */
+    memset(&pp, 0, sizeof(pp));
+    pp.nthreads = 1;
+    pp.policy = "single";
+    OK(weft_ep_pool_create(ctx, &pp, &pool));
+    OK(weft_ep_get(pool, 0, &early));
+    OK(weft_seg_alloc(ctx, SEG_BYTES, &seg, NULL));
+    OK(weft_barrier(ctx));
+    if (me != victim) {
+        OK(weft_put_nbi(early, victim, seg, OFF_DATA, buf, 8));
+        OK(weft_flush(early));
+        OK(weft_put_nbi(ep, victim, seg, OFF_DATA, buf, 8));
+        OK(weft_put_nbi(ep, victim, seg, OFF_DATA, buf, sizeof(buf)));
+        OK(weft_atomic_add_nbi(ep, victim, seg, OFF_WORD, 1));
+        for (int r = 0; r < victim; r++)
+            if (r != me)
+                OK(weft_put_nbi(ep, r, seg, OFF_DATA + 8 * (size_t)me, buf, 8));
+    }
+    st = weft_barrier(ctx);
+    /* over TCP a survivor may learn of the death inside this barrier
+     * already, if the victim left it first */
+    CHECK(st == WEFT_OK || (me != victim && st == WEFT_ERR_PEER_FAILED));
+    if (me == victim)
+        raise(SIGKILL);
+    st = weft_barrier(ctx);
+    if (st != WEFT_ERR_PEER_FAILED) {
+        fprintf(stderr, "FAIL: rank %d: barrier with a dead rank -> %s\n", me, weft_strerror(st));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    OK(weft_rank_failed(ctx, victim, &failed));
+    CHECK(failed == 1);
+
+    /* the loss is reported by the flush that covers it, and names the rank */
+    st = weft_flush(ep);
+    if (st != WEFT_ERR_PEER_FAILED) {
+        fprintf(stderr, "FAIL: rank %d: flush of puts to a rank that died -> %s\n", me,
+                weft_strerror(st));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    snprintf(want, sizeof(want), "rank %d failed", victim);
+    CHECK(strstr(weft_last_error(), want) != NULL);
+    /* once: the next flush covers nothing of the dead rank */
+    OK(weft_flush(ep));
+    /* everything the other endpoint sent the victim was flushed in time */
+    OK(weft_flush(early));
+    /* operations to live ranks only: nothing lost */
+    for (int r = 0; r < victim; r++)
+        if (r != me) {
+            OK(weft_put_nbi(ep, r, seg, OFF_DATA + 8 * (size_t)me, buf, 8));
+            OK(weft_put_nbi(early, r, seg, OFF_DATA + 8 * (size_t)me, buf, 8));
+        }
+    OK(weft_flush(ep));
+    OK(weft_flush(early));
+    /* a survivor that exits while another still operates on it would be
+     * a second failure: each tells the others it is done with them, and
+     * leaves once they all told it */
+    for (int r = 0; r < victim; r++)
+        if (r != me) {
+            uint64_t old;
+
+            OK(weft_atomic_fetch_add(ep, r, seg, OFF_DONE, 1, &old));
+        }
+    OK(weft_signal_wait_until(ep, seg, OFF_DONE, (uint64_t)victim - 1, NULL));
+    printf("PASS rank %d\n", me);
+    fflush(stdout);
+    st = weft_finalize(ctx);
+    CHECK(st == WEFT_ERR_PEER_FAILED);
+    return 0;
+}
