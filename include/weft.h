@@ -228,9 +228,11 @@ weft_status_t weft_barrier(weft_ctx_t ctx);
  *   (blocking or not)             | waiting); nothing is sent
  *   weft_wait/weft_test of an     | WEFT_ERR_PEER_FAILED, the event is
  *   operation to it               | consumed
- *   weft_flush(ep)                | WEFT_ERR_PEER_FAILED once if implicit
- *                                 | operations of ep to it were lost;
- *                                 | everything else is complete
+ *   weft_flush(ep)                | WEFT_ERR_PEER_FAILED once if ep issued
+ *                                 | operations to it since its previous
+ *                                 | flush (they may be lost, even those
+ *                                 | issued before the failure); the
+ *                                 | others are complete
  *   weft_signal_wait_until        | WEFT_ERR_PEER_FAILED if a rank failure
  *                                 | is learnt during the wait (the signal
  *                                 | may never come); a failure known
@@ -281,7 +283,8 @@ weft_status_t weft_barrier(weft_ctx_t ctx);
  * Operations issued to a rank of the node over the direct path after it
  * died but before its failure is learnt complete normally (they are
  * stores into memory this rank still maps) and are lost with the rank;
- * weft_flush does not report them.  The launcher must let the survivors
+ * the next weft_flush of their endpoint that runs once the failure is
+ * known reports them (WEFT_ERR_PEER_FAILED, naming the rank).  The launcher must let the survivors
  * live on: with Open MPI, mpirun --enable-recovery (docs/failures.md).
  *
  * \param rank    a rank of ctx
