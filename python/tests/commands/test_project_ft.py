@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import RenderableType
 
-from tests.conftest import REAL_BUILD_DIR, real_program
+from conftest import REAL_BUILD_DIR, real_program
 from weft import WeftError, cli
 from weft.commands import project
 from weft.core import results
