@@ -29,7 +29,7 @@
 #endif
 /* Polls before a waiting thread yields its core: threads may outnumber
  * cores, and a sleeping leader must get to run. */
-#define SPINS 256
+#define SPINS 1024
 
 typedef struct {
     alignas(64) _Atomic uint64_t seq;   /* the member's latest call */
@@ -41,6 +41,7 @@ typedef struct {
     alignas(64) _Atomic uint64_t done;  /* the leader's latest finished call */
     const void                  *result;
     weft_status_t                st;
+    int                          nranks;  /* of the ranks' team: 0 or 1 when none */
     lslot_t                      slot[];
 } area_t;
 
@@ -105,13 +106,18 @@ static void wait_for(_Atomic uint64_t *w, uint64_t v)
 /* The rank's area, made by the first member that needs it. */
 static area_t *area_of(weft__eshared_t *sh)
 {
+    void *made = __atomic_load_n(&sh->coll, __ATOMIC_ACQUIRE);
+    if (made)
+        return made;
     pthread_mutex_lock(&sh->lock);
     if (!sh->coll) {
         size_t bytes = sizeof(area_t) + (size_t)sh->nlocal * sizeof(lslot_t);
         void  *p = NULL;
         if (posix_memalign(&p, 64, bytes) == 0) {
             memset(p, 0, bytes);
-            sh->coll = p;
+            if (sh->ranks)
+                weft_team_nranks(sh->ranks, &((area_t *)p)->nranks);
+            __atomic_store_n(&sh->coll, p, __ATOMIC_RELEASE);
         }
     }
     pthread_mutex_unlock(&sh->lock);
@@ -143,7 +149,6 @@ static weft_status_t et_call(const char *fn, weft__eteam_t *et, const void *src,
     int              me = et->member - sh->first;
     area_t          *a = area_of(sh);
     weft_status_t    st = WEFT_OK;
-    int              nr = 0;
 
     if (op >= 0 && count && (!src || !dst))
         return weft__error(WEFT_ERR_INVALID_ARG, fn, "src or dst is NULL");
@@ -167,9 +172,7 @@ static weft_status_t et_call(const char *fn, weft__eteam_t *et, const void *src,
         if (op >= 0)
             combine(dst, a->slot[i].src, count, type, (weft_op_t)op);
     }
-    if (sh->ranks)
-        weft_team_nranks(sh->ranks, &nr);
-    if (nr > 1)
+    if (a->nranks > 1)
         st = op >= 0 ? weft_team_allreduce(sh->ranks, dst, dst, count, type, (weft_op_t)op)
                      : weft_team_barrier(sh->ranks);
     a->result = dst;
