@@ -423,9 +423,8 @@ static weft_status_t split_rank(weft__eshared_t *sh, join_t *j)
     int               *rank_list = malloc(sizeof(int) * (size_t)n);
     weft__eshared_t  **child = calloc((size_t)n + 1, sizeof(*child));
     weft__eshared_t   *roots = NULL;
-    int               *child_of = calloc((size_t)n, sizeof(int)); /* local member -> its child */
 
-    if (!pp || !id || !order || !kids || !color || !list || !rank_list || !child || !child_of)
+    if (!pp || !id || !order || !kids || !color || !list || !rank_list || !child)
         st = weft__fail(err, WEFT_ERR_NO_MEMORY, "out of memory for the split");
     for (int i = 0; st == WEFT_OK && i < j->arrived; i++) {
         const arrival_t *a = &j->a[i];
@@ -476,8 +475,8 @@ static weft_status_t split_rank(weft__eshared_t *sh, join_t *j)
             continue;
         weft__eshared_t *e = child_new(sh, list, cnt, rank_list, &nr);
         if (!e) {
-            /* Out of memory is not agreed on here: the create below must
-             * still be entered, with a placeholder list. */
+            /* Not agreed on: the other ranks of this child may wait in its
+             * creation (a few hundred bytes short; accepted). */
             st = weft__fail(err, WEFT_ERR_NO_MEMORY, "out of memory for a child team");
             break;
         }
@@ -502,24 +501,18 @@ out:
             arrival_t *a = &j->a[i];
             int        m = sh->first + a->thread, c = color[m];
             weft__eshared_t *e = c >= 0 ? child[c] : NULL;
-            a->res = e ? handle_new(e, (int)(m - 0), a->ep) : NULL;
-            /* the member's position in its child */
-            if (a->res) {
-                weft__eteam_t *et = weft__team_et(a->res);
-                int pos = 0;
-                for (int q = 0; q < m; q++)
-                    pos += color[q] == c;
-                et->member = pos;
-            }
+            int pos = 0;   /* the member's position in its child */
+            for (int q = 0; q < m; q++)
+                pos += c >= 0 && color[q] == c;
+            a->res = e ? handle_new(e, pos, a->ep) : NULL;
+            if (e && !a->res)   /* this rank only: the others' teams stand */
+                j->st = weft__fail(err, WEFT_ERR_NO_MEMORY, "out of memory for a team handle");
             a->res_roots = NULL;
             if (a->want_roots && roots && c >= 0 && kids[c].first == m) {
-                a->res_roots = handle_new(roots, 0, a->ep);
-                if (a->res_roots) {
-                    int pos = 0;
-                    for (int q = 0; q < m; q++)
-                        pos += color[q] >= 0 && kids[color[q]].first == q;
-                    weft__team_et(a->res_roots)->member = pos;
-                }
+                pos = 0;
+                for (int q = 0; q < m; q++)
+                    pos += color[q] >= 0 && kids[color[q]].first == q;
+                a->res_roots = handle_new(roots, pos, a->ep);
             }
         }
     }
@@ -530,7 +523,7 @@ out:
     if (roots && roots->refs == 0)
         eshared_free(roots);
     free(pp), free(id), free(order), free(kids), free(color), free(list), free(rank_list);
-    free(child), free(child_of);
+    free(child);
     return st;
 }
 
@@ -550,7 +543,9 @@ weft_status_t weft__et_split(weft_team_t parent, weft_team_t *child, weft_team_t
         return weft__error(WEFT_ERR_NO_MEMORY, "weft_team_split_topology",
                            "out of memory for the join");
     if (last) {
-        j->st = split_rank(et->sh, j);
+        weft_status_t st = split_rank(et->sh, j);
+        if (st != WEFT_OK)
+            j->st = st;
         finish(j);
     }
     weft_status_t st = j->st;
@@ -558,6 +553,12 @@ weft_status_t weft__et_split(weft_team_t parent, weft_team_t *child, weft_team_t
         *child = j->a[idx].res;
         if (roots)
             *roots = j->a[idx].res_roots;
+    } else {
+        /* a handle short of memory on this rank: the others are let go */
+        if (j->a[idx].res)
+            weft_team_free(&j->a[idx].res);
+        if (j->a[idx].res_roots)
+            weft_team_free(&j->a[idx].res_roots);
     }
     weft__msg_t err = j->err;
     leave(j);
