@@ -200,6 +200,60 @@ static void *bad_join(void *arg)
     return NULL;
 }
 
+/* A split of an endpoint team with bad arguments: thread 1 gives a NULL
+ * child, or splits through thread 0's handle (a member joining twice). */
+typedef struct {
+    int          t, mode;
+    weft_team_t *teams;
+    weft_status_t st;
+    char         msg[256];
+} bad_split_t;
+
+static pthread_barrier_t two;
+
+static void *bad_split(void *arg)
+{
+    bad_split_t *b = arg;
+    weft_ep_t    ep;
+    weft_team_t  child = WEFT_TEAM_NULL;
+
+    weft_ep_get(pool, b->t, &ep);
+    TCHECK(weft_team_join(world, b->t, 2, ep, &b->teams[b->t]) == WEFT_OK, "join: %s",
+           weft_last_error());
+    pthread_barrier_wait(&two);
+    weft_team_t use = b->mode == 1 && b->t == 1 ? b->teams[0] : b->teams[b->t];
+    b->st = weft_team_split_topology(use, b->mode == 0 && b->t == 1 ? NULL : &child, NULL);
+    snprintf(b->msg, sizeof(b->msg), "%s", weft_last_error());
+    if (child)
+        weft_team_free(&child);
+    pthread_barrier_wait(&two);
+    weft_team_free(&b->teams[b->t]);
+    return NULL;
+}
+
+static void bad_split_case(const char *what, int mode, const char *frag)
+{
+    pthread_t   th[2];
+    weft_team_t teams[2] = {0};
+    bad_split_t b[2] = {{.t = 0, .mode = mode, .teams = teams},
+                        {.t = 1, .mode = mode, .teams = teams}};
+    int         named = 0, all_named = 0;
+
+    pthread_barrier_init(&two, NULL, 2);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, bad_split, &b[i]);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&two);
+    for (int i = 0; i < 2; i++) {
+        CHECK(b[i].st == WEFT_ERR_INVALID_ARG, "%s: thread %d got %d (%s)", what, i,
+              (int)b[i].st, b[i].msg);
+        named |= strstr(b[i].msg, frag) != NULL;
+    }
+    MPI_Allreduce(&named, &all_named, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(all_named, "%s: no message names '%s' (%s)", what, frag, b[0].msg);
+}
+
 /* Two threads join with the arguments given; both must fail with st and
  * a message naming frag (on the rank that saw the error). */
 static void bad_case(const char *what, bad_t b0, bad_t b1, weft_status_t st, const char *frag)
@@ -226,6 +280,8 @@ static void bad_input(void)
     weft_team_t t = WEFT_TEAM_NULL;
     weft_ep_t   ep;
 
+    /* The cases join 2 threads a rank: the scenario's thread list goes. */
+    unsetenv("WEFT_TOPO_THREAD_BIND");
     weft_ep_get(pool, 0, &ep);
     CHECK(weft_team_join(NULL, 0, 1, ep, &t) == WEFT_ERR_INVALID_ARG && !t, "NULL parent");
     CHECK(weft_team_member(NULL, 0, NULL, NULL) == WEFT_ERR_INVALID_ARG, "member of NULL");
@@ -242,6 +298,8 @@ static void bad_input(void)
     bad_case("NULL team", (bad_t){.thread = 0, .nthreads = 2},
              (bad_t){.thread = 1, .nthreads = 2, .null_team = 1}, WEFT_ERR_INVALID_ARG,
              "NULL team");
+    bad_split_case("split, NULL child", 0, "child is NULL");
+    bad_split_case("split, joined twice", 1, "twice");
     /* A list with a part for neither every rank nor one per rank. */
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
