@@ -6,18 +6,24 @@
  * members; then bad input (joining twice, different thread counts, NULL
  * arguments, a malformed WEFT_TOPO_THREAD_BIND).
  *
- * Usage: test_eteam NTHREADS LINE...  where a LINE is
+ * Usage: test_eteam NTHREADS pinned   (this machine: thread t bound to CPU
+ *                                      t mod 2, the walk must end in the team
+ *                                      of the threads on that CPU)
+ *        test_eteam NTHREADS LINE...  where a LINE is
  * "depth:Type:index/num:r.t,r.t,..." for every team of the walk (depth 1
  * is the first split); a member in no line at a depth gets WEFT_TEAM_NULL
  * there. */
+#define _GNU_SOURCE
 #include <weft.h>
+#include <sched.h>
+#include <unistd.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
 
-static int         nthreads, me_rank, nlines;
+static int         nthreads, me_rank, nlines, pinned, ncpu;
 static char      **lines;
 static weft_team_t world;
 static weft_ep_pool_t pool;
@@ -121,6 +127,14 @@ static void *walk(void *arg)
     char        got[512];
 
     TCHECK(weft_ep_get(pool, t, &ep) == WEFT_OK, "weft_ep_get: %s", weft_last_error());
+    if (pinned) {
+        /* This machine, bindings from the OS: thread t on CPU t mod ncpu,
+         * on every rank, whatever the launcher bound the rank to. */
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(t % ncpu, &set);
+        TCHECK(pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0, "pinning");
+    }
     TCHECK(weft_team_join(world, t, nthreads, ep, &team) == WEFT_OK, "join: %s",
            weft_last_error());
     int n = 0, size;
@@ -141,7 +155,28 @@ static void *walk(void *arg)
         TCHECK(weft_team_split_topology(team, &child, d == 1 ? &roots : NULL) == WEFT_OK,
                "depth %d: split: %s", d, weft_last_error());
         const char *want = line_of(d, me_rank, t);
-        if (!child) {
+        if (pinned) {
+            /* The walk ends in the team of the threads on the caller's
+             * CPU, all of them, on every rank: the only members whose
+             * paths are the same. */
+            if (!child) {
+                int n = 0, size, same = 0;
+                MPI_Comm_size(MPI_COMM_WORLD, &size);
+                weft_team_nranks(team, &n);
+                for (int m = 0; m < n; m++) {
+                    int mr, mt;
+                    weft_team_member(team, m, &mr, &mt);
+                    same += mt % ncpu == t % ncpu;
+                }
+                int want_n = 0;
+                for (int q = 0; q < nthreads; q++)
+                    want_n += q % ncpu == t % ncpu;
+                TCHECK(same == n && n == want_n * size,
+                       "%d.%d: deepest team (depth %d) has %d members, %d on its CPU; want "
+                       "the %d threads of every rank on CPU %d", me_rank, t, d - 1, n, same,
+                       want_n * size, t % ncpu);
+            }
+        } else if (!child) {
             TCHECK(!want, "%d.%d at depth %d: no team, want %s", me_rank, t, d, want);
         } else {
             describe(child, d, got, sizeof(got));
@@ -150,7 +185,7 @@ static void *walk(void *arg)
             snprintf(got, sizeof(got), "depth %d", d);
             check_allreduce(child, me_rank, t, got);
         }
-        if (d == 1) {
+        if (d == 1 && !pinned) {
             /* The roots: the first member of every depth-1 team, in order. */
             int is_root = 0;
             if (want) {
@@ -325,6 +360,10 @@ int main(int argc, char **argv)
     }
     lines = argv + 2;
     nlines = argc - 2;
+    pinned = nlines == 1 && strcmp(lines[0], "pinned") == 0;
+    ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (pinned && ncpu > 2)
+        ncpu = 2;   /* 2 CPUs: same-core or not, depending on the machine */
     CHECK(weft_init(NULL, &ctx) == WEFT_OK, "weft_init: %s", weft_last_error());
     CHECK(weft_team_world(ctx, &world) == WEFT_OK, "weft_team_world: %s", weft_last_error());
     weft_ep_pool_params_t p = {.nthreads = nthreads > 2 ? nthreads : 2};
