@@ -17,7 +17,12 @@ struct scratch {
     int        nslots, nranks;
     int        next;      /* the lowest slot no team of this rank uses */
     int        refs;      /* teams of the family still alive here */
+    unsigned   taken;     /* slots some team of this rank holds or held (a bit each) */
 };
+
+/* Guards every family's next, refs and taken: the threads of an endpoint
+ * team's rank make and free teams of one family at the same time. */
+static pthread_mutex_t scratch_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct weft__team {
     uint32_t           magic;
@@ -122,9 +127,13 @@ static void scratch_join(weft_team_t t, struct scratch *s, int slot)
 {
     if (!t || !s)
         return;
+    pthread_mutex_lock(&scratch_lock);
     t->scratch = s;
-    t->slot = slot < s->nslots ? slot : -1;
+    t->slot = slot >= 0 && slot < s->nslots ? slot : -1;
+    if (t->slot >= 0)
+        s->taken |= 1u << slot;
     s->refs++;
+    pthread_mutex_unlock(&scratch_lock);
 }
 
 weft_status_t weft__team_scratch(weft_team_t team, weft__team_scratch_t *out)
@@ -163,15 +172,37 @@ weft_team_t weft__team_new_endpoint(weft_ctx_t ctx, weft__eteam_t *et)
     return t;
 }
 
-/* A slot of parent's family for t, agreed over comm (t's ranks). */
+/* A slot of parent's family for t, agreed over comm (t's ranks).  Other
+ * threads of this rank may agree on slots of the same family at the same
+ * time, over other communicators, so no lock is held across the
+ * collective: each rank reserves a candidate, the ranks take the highest,
+ * and try again (from above it) while the highest is a slot another team
+ * of some rank took meanwhile.  Slots are not reused, so this ends. */
 static void scratch_agree(struct scratch *s, MPI_Comm comm, weft_team_t t)
 {
     if (!s)
         return;
-    int next = s->next;
-    MPI_Allreduce(MPI_IN_PLACE, &next, 1, MPI_INT, MPI_MAX, comm);
-    scratch_join(t, s, next);
-    s->next = next + 1;
+    for (;;) {
+        int cand, agreed, ok, all_ok;
+        pthread_mutex_lock(&scratch_lock);
+        cand = s->next++;
+        if (cand < s->nslots)
+            s->taken |= 1u << cand;
+        pthread_mutex_unlock(&scratch_lock);
+        MPI_Allreduce(&cand, &agreed, 1, MPI_INT, MPI_MAX, comm);
+        pthread_mutex_lock(&scratch_lock);
+        ok = agreed == cand || agreed >= s->nslots || !(s->taken & (1u << agreed));
+        if (ok && agreed < s->nslots)
+            s->taken |= 1u << agreed;
+        if (s->next <= agreed)
+            s->next = agreed + 1;
+        pthread_mutex_unlock(&scratch_lock);
+        MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+        if (all_ok) {
+            scratch_join(t, s, agreed);
+            return;
+        }
+    }
 }
 
 weft_status_t weft__team_dup(weft_team_t parent, weft_team_t *out, weft__msg_t *err)
@@ -278,12 +309,17 @@ weft_status_t weft_team_split_topology(weft_team_t parent, weft_team_t *child,
      * part; the highest next free slot is free on every member. */
     struct scratch *s = parent->scratch;
     if (s) {
+        pthread_mutex_lock(&scratch_lock);
         int next = s->next;
+        pthread_mutex_unlock(&scratch_lock);
         MPI_Allreduce(MPI_IN_PLACE, &next, 1, MPI_INT, MPI_MAX, parent->comm);
         scratch_join(*child, s, next);
         if (roots)
             scratch_join(*roots, s, next + 1);
-        s->next = next + 2;
+        pthread_mutex_lock(&scratch_lock);
+        if (s->next < next + 2)
+            s->next = next + 2;
+        pthread_mutex_unlock(&scratch_lock);
     }
     return WEFT_OK;
 }
@@ -387,7 +423,10 @@ weft_status_t weft_team_free(weft_team_t *team)
     (*team)->state = NULL;
     /* The segment itself is the context's (freed by weft_finalize): freeing
      * it would take every rank of the context, which a team free is not. */
-    if ((*team)->scratch && --(*team)->scratch->refs == 0)
+    pthread_mutex_lock(&scratch_lock);
+    int last = (*team)->scratch && --(*team)->scratch->refs == 0;
+    pthread_mutex_unlock(&scratch_lock);
+    if (last)
         free((*team)->scratch);
     (*team)->scratch = NULL;
     if ((*team)->et)
