@@ -1040,6 +1040,61 @@ weft_status_t weft_team_ctx_rank(weft_team_t team, int team_rank, int *ctx_rank)
 /** Free a team and set *team to WEFT_TEAM_NULL.  Collective over the team;
  *  freeing WEFT_TEAM_NULL does nothing. */
 weft_status_t weft_team_free(weft_team_t *team);
+
+/**
+ * Endpoint teams: teams whose members are threads, each bringing its own
+ * endpoint (of a pool, weft_ep_get) and its binding, so that the threads
+ * sharing a core, a cache, a NUMA node or a node form a level
+ * (docs/topology.md, "Endpoint teams").
+ *
+ * weft_team_join makes one over a rank team: collective over nthreads
+ * threads of every rank of ranks, each calling it once with its own thread
+ * index in [0, nthreads) (nthreads may differ across ranks).  Members are
+ * ordered by rank, then thread index; weft_team_rank() is a member's
+ * position, weft_team_nranks() the number of members, and
+ * weft_team_member() says who a member is.  Joining protocol: the threads
+ * of a rank meet in the parent team (they sleep until the last has
+ * arrived); the last runs the rank's part, MPI collectives over ranks
+ * included (MPI_THREAD_MULTIPLE, which weft_init asks for), and every
+ * thread returns the same status, on every rank.  The join is complete
+ * once as many threads have arrived as the smallest nthreads any gave:
+ * different counts, an index outside [0, nthreads) or given twice, a NULL
+ * ep or team fail the join everywhere with WEFT_ERR_INVALID_ARG; if every
+ * thread overstates nthreads the join waits, as a collective missing a
+ * member does.  A thread's binding is read with hwloc
+ * (hwloc_get_thread_cpubind) on this machine; WEFT_TOPO_THREAD_BIND sets it
+ * (a WEFT_TOPO_BIND list over a rank's threads, ranks separated by ';');
+ * on a described machine (WEFT_TOPO_SYNTHETIC/XML) without it, and for a
+ * thread given as "unbound", a thread has its rank's binding.
+ *
+ * weft_team_split_topology() splits an endpoint team as it splits a rank
+ * team (same code, same levels, roots teams, weft_team_level_info), and is
+ * collective over every member, each with its own handle.
+ * weft_team_allreduce() and weft_team_barrier() work on endpoint teams
+ * (every member calls them, in the same order); the other team
+ * collectives return WEFT_ERR_UNSUPPORTED, and WEFT_Team_comm() fails.
+ * Thread safety: a handle is its member's; members of different endpoint
+ * teams may run collectives at the same time on a node, but the step
+ * between ranks of a team's collective runs on the context's default
+ * endpoint, so across nodes (UCX) one endpoint team per rank at a time.
+ * Each member frees its own handle (weft_team_free, not collective); the
+ * rank team a join was made over must outlive the join call only.
+ * \param ranks     a rank team (not an endpoint team)
+ * \param thread    the caller's index among its rank's threads
+ * \param nthreads  threads of this rank that join
+ * \param ep        the caller's endpoint
+ * \param team      [out] the caller's handle of the new team
+ */
+weft_status_t weft_team_join(weft_team_t ranks, int thread, int nthreads, weft_ep_t ep,
+                             weft_team_t *team);
+
+/** Who member `member` of a team is: its context rank and its thread index
+ *  (0 for a rank team); either pointer may be NULL.  Local. */
+weft_status_t weft_team_member(weft_team_t team, int member, int *ctx_rank, int *thread);
+
+/** The endpoint the caller brought to an endpoint team (the context's
+ *  default endpoint for a rank team).  Local. */
+weft_status_t weft_team_ep(weft_team_t team, weft_ep_t *ep);
 /* ---- end of Teams ------------------------------------------------------ */
 
 /* ---- Team collectives (coll layer) ------------------------------------ */

@@ -84,6 +84,18 @@ static weft__os_t *onesided(weft_team_t team, MPI_Comm comm, weft__hier_t *h, we
     return *st == WEFT_OK ? os : NULL;
 }
 
+/* Endpoint teams run their own allreduce and barrier (eteam.c) and no
+ * other collective yet. */
+static int endpoint_team(const char *fn, weft_team_t team, weft_status_t *st)
+{
+    int n;
+    if (weft_team_nranks(team, &n) != WEFT_OK || !weft__et_is(team))
+        return 0;
+    *st = weft__error(WEFT_ERR_UNSUPPORTED, fn,
+                      "an endpoint team has allreduce and barrier only");
+    return 1;
+}
+
 static weft_status_t done(const char *fn, int rc)
 {
     if (rc == MPI_SUCCESS)
@@ -107,6 +119,9 @@ weft_status_t weft_team_bcast(weft_team_t team, void *buf, size_t count, weft_ty
     MPI_Datatype  t;
     weft_status_t st = check_root(__func__, root);
 
+    if (endpoint_team(__func__, team, &st))
+        return st;
+
     if (st == WEFT_OK)
         st = prepare(__func__, team, count, type, -1, root, &h, &comm, &t);
     weft__os_t *os = st == WEFT_OK ? onesided(team, comm, h, &st) : NULL;
@@ -122,6 +137,9 @@ weft_status_t weft_team_reduce(weft_team_t team, const void *src, void *dst, siz
     MPI_Comm      comm;
     MPI_Datatype  t;
     weft_status_t st = check_root(__func__, root);
+
+    if (endpoint_team(__func__, team, &st))
+        return st;
 
     if (st == WEFT_OK)
         st = prepare(__func__, team, count, type, (int)op, root, &h, &comm, &t);
@@ -139,6 +157,10 @@ weft_status_t weft_team_allreduce(weft_team_t team, const void *src, void *dst, 
     weft__hier_t *h;
     MPI_Comm      comm;
     MPI_Datatype  t;
+    int           n;
+
+    if (weft_team_nranks(team, &n) == WEFT_OK && weft__et_is(team))
+        return weft__et_allreduce(team, src, dst, count, type, op);
     weft_status_t st = prepare(__func__, team, count, type, (int)op, -1, &h, &comm, &t);
     weft__os_t   *os = st == WEFT_OK ? onesided(team, comm, h, &st) : NULL;
 
@@ -157,6 +179,9 @@ weft_status_t weft_team_gather(weft_team_t team, const void *src, void *dst, siz
     MPI_Datatype  t;
     weft_status_t st = check_root(__func__, root);
 
+    if (endpoint_team(__func__, team, &st))
+        return st;
+
     if (st == WEFT_OK)
         st = prepare_for(__func__, team, count, type, -1, root, &h, &comm, &t, 0);
     return st != WEFT_OK ? st
@@ -169,6 +194,10 @@ weft_status_t weft_team_barrier(weft_team_t team)
     weft__hier_t *h;
     MPI_Comm      comm;
     MPI_Datatype  t;
+    int           n;
+
+    if (weft_team_nranks(team, &n) == WEFT_OK && weft__et_is(team))
+        return weft__et_barrier(team);
     weft_status_t st = prepare(__func__, team, 0, WEFT_TYPE_BYTE, -1, -1, &h, &comm, &t);
     weft__os_t   *os = st == WEFT_OK ? onesided(team, comm, h, &st) : NULL;
 

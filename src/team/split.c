@@ -225,29 +225,97 @@ static weft_status_t local_index(MPI_Comm comm, const char node[WEFT__TOPO_NAME_
     return WEFT_OK;
 }
 
-/* The local (no MPI) part: topology, binding, network, path. */
+/* Threads whose paths path_from computes besides the rank's (n == 0:
+ * none): their ids, WEFT_TOPO_THREAD_BIND, the rank's index in its lists. */
+typedef struct {
+    int                n;
+    const pthread_t   *tid;
+    const char        *spec;
+    int                rank, nranks;
+    weft__topo_path_t *paths;
+} threads_t;
+
+/* part of spec (';'-separated) for rank: the only part, or the rank's. */
+static weft_status_t thread_part(const char *spec, int rank, int nranks, char *out, size_t cap,
+                                 weft__msg_t *err)
+{
+    int         parts = 1;
+    const char *p = spec;
+
+    for (const char *c = spec; *c; c++)
+        parts += *c == ';' || *c == '|';
+    if (parts != 1 && parts != nranks)
+        return weft__fail(err, WEFT_ERR_CONFIG,
+                          "WEFT_TOPO_THREAD_BIND has %d ';'-separated parts for %d ranks: give "
+                          "one for every rank or one per rank", parts, nranks);
+    for (int i = 0; parts > 1 && i < rank; i++)
+        p += strcspn(p, ";|") + 1;
+    size_t len = strcspn(p, ";|");
+    if (len == 0 || len >= cap)
+        return weft__fail(err, WEFT_ERR_CONFIG, "WEFT_TOPO_THREAD_BIND: part %d is %s", rank,
+                          len ? "too long" : "empty");
+    memcpy(out, p, len);
+    out[len] = 0;
+    return WEFT_OK;
+}
+
+/* Thread t's binding into ts (set is the rank's): see weft__topo_thread_paths. */
+static weft_status_t thread_set(hwloc_topology_t topo, const threads_t *th, int t, int described,
+                                hwloc_const_bitmap_t set, hwloc_bitmap_t ts, weft__msg_t *err)
+{
+    char              part[1024];
+    weft__topo_bind_t tb;
+    weft_status_t     st;
+
+    hwloc_bitmap_copy(ts, set);
+    if (th->spec) {
+        if ((st = thread_part(th->spec, th->rank, th->nranks, part, sizeof(part), err)) != WEFT_OK ||
+            (st = weft__topo_parse_bind(part, t, th->n, &tb, err)) != WEFT_OK)
+            return weft__fail(err, st, "WEFT_TOPO_THREAD_BIND: %.250s", err->msg);
+        if (tb.kind == WEFT__BIND_UNBOUND)
+            return WEFT_OK;
+        return weft__topo_bind_cpuset(topo, &tb, t, 1, ts, err);
+    }
+    /* This machine: the thread's own binding; failing that, the rank's. */
+    if (!described && th->tid && hwloc_get_thread_cpubind(topo, th->tid[t], ts, 0) != 0)
+        hwloc_bitmap_copy(ts, set);
+    if (hwloc_bitmap_iszero(ts))
+        hwloc_bitmap_copy(ts, set);
+    return WEFT_OK;
+}
+
+/* The local (no MPI) part: topology, binding, network, path (and the
+ * threads' paths). */
 static weft_status_t path_from(const weft__topo_settings_t *s, const weft__topo_bind_t *bind,
                                const char *node, int index, weft__topo_path_t *path,
-                               weft__msg_t *err)
+                               const threads_t *th, weft__msg_t *err)
 {
     weft__topo_net_t  net = {0};
     hwloc_topology_t  topo;
-    hwloc_bitmap_t    set;
+    hwloc_bitmap_t    set, ts = NULL;
     weft_status_t     st;
 
     if (s->slurm_conf && (st = weft__topo_slurm_load(s->slurm_conf, &net, err)) != WEFT_OK)
         return st;
     if ((st = weft__topo_load(s, node, &topo, err)) != WEFT_OK)
         goto out_free_net;
-    if (!(set = hwloc_bitmap_alloc())) {
+    if (!(set = hwloc_bitmap_alloc()) || (th && !(ts = hwloc_bitmap_alloc()))) {
         st = weft__fail(err, WEFT_ERR_NO_MEMORY, "out of memory");
-        goto out_destroy_topo;
+        goto out_free_sets;
     }
     st = weft__topo_bind_cpuset(topo, bind, index, s->synthetic || s->xml, set, err);
     if (st == WEFT_OK)
         st = weft__topo_path(s->slurm_conf ? &net : NULL, node, topo, set, path, err);
+    for (int t = 0; th && st == WEFT_OK && t < th->n; t++) {
+        st = thread_set(topo, th, t, s->synthetic || s->xml, set, ts, err);
+        if (st == WEFT_OK)
+            st = weft__topo_path(s->slurm_conf ? &net : NULL, node, topo, ts, &th->paths[t], err);
+        if (st != WEFT_OK)
+            st = weft__fail(err, st, "thread %d: %.250s", t, err->msg);
+    }
+out_free_sets:
+    hwloc_bitmap_free(ts);
     hwloc_bitmap_free(set);
-out_destroy_topo:
     hwloc_topology_destroy(topo);
 out_free_net:
     weft__topo_net_free(&net);
@@ -269,7 +337,7 @@ out_free_net:
  * not known beyond it without a collective over the job). */
 static weft_status_t path_build(MPI_Comm comm, const weft__topo_settings_t *s, unsigned from_env,
                                 weft_status_t st, weft__topo_path_t *path, uint64_t *jobsig,
-                                weft__msg_t *err)
+                                threads_t *th, weft__msg_t *err)
 {
     weft__topo_bind_t bind = {0};
     char              node[WEFT__TOPO_NAME_MAX] = "";
@@ -310,7 +378,11 @@ static weft_status_t path_build(MPI_Comm comm, const weft__topo_settings_t *s, u
     free(names);
     if (st != WEFT_OK)
         return st;
-    st = path_from(s, &bind, node, index, path, err);
+    if (th) {
+        th->rank = wrank;   /* an environment setting: a list over the job */
+        th->nranks = wsize;
+    }
+    st = path_from(s, &bind, node, index, path, th, err);
     if (st != WEFT_OK)
         return weft__fail(err, st, "rank %d (node %s): %.250s", rank, node, err->msg);
     return WEFT_OK;
@@ -334,19 +406,35 @@ static weft_status_t path_of(MPI_Comm comm, MPI_Info info, weft__topo_path_t *pa
             *jobsig = attr->jobsig;
         }
     } else {
-        st = path_build(comm, &s, from_env, st, path, jobsig, err);
+        st = path_build(comm, &s, from_env, st, path, jobsig, NULL, err);
     }
     weft__topo_settings_free(&s);
     return st;
 }
 
+weft_status_t weft__topo_thread_paths(MPI_Comm comm, weft_status_t st, int nthreads,
+                                      const pthread_t *tid, weft__topo_path_t *paths,
+                                      weft__msg_t *err)
+{
+    weft__topo_settings_t s = {0};
+    weft__topo_path_t     rank_path;
+    uint64_t              jobsig, vals[1];
+    int                   from_info;
+    unsigned              from_env = 0;
+    const char           *spec = getenv("WEFT_TOPO_THREAD_BIND");
+    threads_t             th = {.n = nthreads, .tid = tid, .spec = spec && *spec ? spec : NULL,
+                                .paths = paths};
+
+    if (st == WEFT_OK)
+        st = settings_get(MPI_INFO_NULL, &s, &from_info, &from_env, err);
+    st = path_build(comm, &s, from_env, st, &rank_path, &jobsig, &th, err);
+    weft__topo_settings_free(&s);
+    return agree(comm, st, vals, 1, err);
+}
+
 /* ---- the split ------------------------------------------------------------- */
 
-typedef struct {
-    uint64_t id;      /* the child object, 0 for none */
-    int64_t  order;
-    int      first;   /* lowest rank of the parent under it */
-} child_t;
+typedef weft__topo_kid_t child_t;
 
 static int by_id(const void *a, const void *b)
 {
@@ -364,6 +452,36 @@ static int by_position(const void *a, const void *b)
     return x->first - y->first;
 }
 
+weft_status_t weft__topo_number_children(int n, const uint64_t *id, const int64_t *order,
+                                         weft__topo_kid_t *kids, int *num)
+{
+    int k = 0, distinct = 0;
+
+    for (int r = 0; r < n; r++)
+        if (id[r] != 0)
+            kids[k++] = (child_t){.id = id[r], .order = order[r], .first = r};
+    qsort(kids, (size_t)k, sizeof(*kids), by_id);
+    for (int i = 0; i < k; i++)
+        if (i == 0 || kids[i].id != kids[i - 1].id)
+            kids[distinct++] = kids[i];
+    qsort(kids, (size_t)distinct, sizeof(*kids), by_position);
+    *num = distinct;
+    return WEFT_OK;
+}
+
+int weft__topo_common_depth(int n, const weft__topo_path_t *const *paths)
+{
+    int k = n > 0 ? paths[0]->depth : 0;
+
+    for (int m = 1; m < n; m++) {
+        int c = 0;
+        while (c < k && c < paths[m]->depth && paths[m]->elem[c].id == paths[0]->elem[c].id)
+            c++;
+        k = c;
+    }
+    return k;
+}
+
 /* Number the distinct children of the ancestor in sibling order (then by
  * lowest rank, for nodes of a flat network): the index of the rank's own
  * child is its color and its communicator's index.  all and kids have room
@@ -373,24 +491,28 @@ static weft_status_t number_children(MPI_Comm parent, const weft__topo_elem_t *m
 {
     int     size;
     int64_t sent[2] = {mine ? (int64_t)mine->id : 0, mine ? mine->order : 0};
-    int     n = 0, distinct = 0;
 
     MPI_Comm_size(parent, &size);
     if (MPI_Allgather(sent, 2, MPI_INT64_T, all, 2, MPI_INT64_T, parent) != MPI_SUCCESS)
         return weft__fail(err, WEFT_ERR_MPI, "MPI_Allgather failed");
+    /* ids and orders side by side in place: ids first, then orders */
+    uint64_t *ids = (uint64_t *)all;
+    int64_t   tmp_order;
+    for (int r = 0; r < size; r++) {
+        /* all[2r] (id) moves to ids[r] (r <= 2r: never overwrites an unread id);
+         * the orders are kept in kids' first field meanwhile */
+        tmp_order = all[2 * r + 1];
+        ids[r] = (uint64_t)all[2 * r];
+        kids[r].order = tmp_order;
+    }
+    int64_t *orders = all + size;
     for (int r = 0; r < size; r++)
-        if (all[2 * r] != 0)
-            kids[n++] = (child_t){.id = (uint64_t)all[2 * r], .order = all[2 * r + 1], .first = r};
-    qsort(kids, (size_t)n, sizeof(*kids), by_id);
-    for (int i = 0; i < n; i++)
-        if (i == 0 || kids[i].id != kids[i - 1].id)
-            kids[distinct++] = kids[i];
-    qsort(kids, (size_t)distinct, sizeof(*kids), by_position);
+        orders[r] = kids[r].order;
+    weft__topo_number_children(size, ids, orders, kids, num);
     *color = MPI_UNDEFINED;
-    for (int i = 0; mine && i < distinct; i++)
+    for (int i = 0; mine && i < *num; i++)
         if (kids[i].id == mine->id)
             *color = i;
-    *num = distinct;
     return WEFT_OK;
 }
 

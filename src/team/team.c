@@ -17,7 +17,12 @@ struct scratch {
     int        nslots, nranks;
     int        next;      /* the lowest slot no team of this rank uses */
     int        refs;      /* teams of the family still alive here */
+    unsigned   taken;     /* slots some team of this rank holds or held (a bit each) */
 };
+
+/* Guards every family's next, refs and taken: the threads of an endpoint
+ * team's rank make and free teams of one family at the same time. */
+static pthread_mutex_t scratch_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct weft__team {
     uint32_t           magic;
@@ -27,6 +32,8 @@ struct weft__team {
     int                slot;       /* -1: none */
     void              *state;      /* the coll layer's */
     void             (*state_free)(void *);
+    weft__eteam_t     *et;         /* an endpoint team's member (eteam.c), else NULL */
+    void              *join;       /* endpoint teams being joined over this team (eteam.c) */
     struct weft__team *next_shell;
 };
 
@@ -120,9 +127,13 @@ static void scratch_join(weft_team_t t, struct scratch *s, int slot)
 {
     if (!t || !s)
         return;
+    pthread_mutex_lock(&scratch_lock);
     t->scratch = s;
-    t->slot = slot < s->nslots ? slot : -1;
+    t->slot = slot >= 0 && slot < s->nslots ? slot : -1;
+    if (t->slot >= 0)
+        s->taken |= 1u << slot;
     s->refs++;
+    pthread_mutex_unlock(&scratch_lock);
 }
 
 weft_status_t weft__team_scratch(weft_team_t team, weft__team_scratch_t *out)
@@ -144,6 +155,100 @@ void weft__team_state_set(weft_team_t team, void *state, void (*free_fn)(void *)
 {
     team->state = state;
     team->state_free = free_fn;
+}
+
+weft__eteam_t *weft__team_et(weft_team_t team) { return team ? team->et : NULL; }
+MPI_Comm       weft__team_comm(weft_team_t team) { return team->comm; }
+weft_ctx_t     weft__team_ctx(weft_team_t team) { return team->ctx; }
+void         **weft__team_join_slot(weft_team_t team) { return &team->join; }
+
+weft_team_t weft__team_new_endpoint(weft_ctx_t ctx, weft__eteam_t *et)
+{
+    weft_team_t t = malloc(sizeof(*t));
+
+    if (t)
+        *t = (struct weft__team){.magic = TEAM_ALIVE, .ctx = ctx, .comm = MPI_COMM_NULL,
+                                 .slot = -1, .et = et};
+    return t;
+}
+
+/* A slot of parent's family for t, agreed over comm (t's ranks).  Other
+ * threads of this rank may agree on slots of the same family at the same
+ * time, over other communicators, so no lock is held across the
+ * collective: each rank reserves a candidate, the ranks take the highest,
+ * and try again (from above it) while the highest is a slot another team
+ * of some rank took meanwhile.  Slots are not reused, so this ends. */
+static void scratch_agree(struct scratch *s, MPI_Comm comm, weft_team_t t)
+{
+    if (!s)
+        return;
+    for (;;) {
+        int cand, agreed, ok, all_ok;
+        pthread_mutex_lock(&scratch_lock);
+        cand = s->next++;
+        if (cand < s->nslots)
+            s->taken |= 1u << cand;
+        pthread_mutex_unlock(&scratch_lock);
+        MPI_Allreduce(&cand, &agreed, 1, MPI_INT, MPI_MAX, comm);
+        pthread_mutex_lock(&scratch_lock);
+        ok = agreed == cand || agreed >= s->nslots || !(s->taken & (1u << agreed));
+        if (ok && agreed < s->nslots)
+            s->taken |= 1u << agreed;
+        if (s->next <= agreed)
+            s->next = agreed + 1;
+        pthread_mutex_unlock(&scratch_lock);
+        MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+        if (all_ok) {
+            scratch_join(t, s, agreed);
+            return;
+        }
+    }
+}
+
+weft_status_t weft__team_dup(weft_team_t parent, weft_team_t *out, weft__msg_t *err)
+{
+    MPI_Comm comm;
+    const int one = 1;
+
+    *out = WEFT_TEAM_NULL;
+    weft_team_t t;
+    if (teams_alloc(parent->comm, &t, &one, 1, "weft_team_join") != WEFT_OK)
+        return weft__fail(err, WEFT_ERR_NO_MEMORY, "out of memory for a team");
+    if (MPI_Comm_dup(parent->comm, &comm) != MPI_SUCCESS) {
+        free(t);
+        return weft__fail(err, WEFT_ERR_MPI, "MPI_Comm_dup failed");
+    }
+    *out = team_wrap(t, parent->ctx, comm);
+    scratch_agree(parent->scratch, comm, *out);
+    return WEFT_OK;
+}
+
+weft_status_t weft__team_subset(weft_team_t parent, const int *ranks, int n, int tag,
+                                weft_team_t *out, weft__msg_t *err)
+{
+    MPI_Group pg, g;
+    MPI_Comm  comm = MPI_COMM_NULL;
+    weft_team_t t = malloc(sizeof(*t));
+    int       rc;
+
+    *out = WEFT_TEAM_NULL;
+    MPI_Comm_group(parent->comm, &pg);
+    MPI_Group_incl(pg, n, ranks, &g);
+    /* Every member of the group enters, also short of memory, and frees
+     * what it got then: the others' creation must not hang. */
+    rc = MPI_Comm_create_group(parent->comm, g, tag, &comm);
+    MPI_Group_free(&g);
+    MPI_Group_free(&pg);
+    if (rc != MPI_SUCCESS || !t) {
+        if (comm != MPI_COMM_NULL)
+            MPI_Comm_free(&comm);
+        free(t);
+        return weft__fail(err, t ? WEFT_ERR_MPI : WEFT_ERR_NO_MEMORY,
+                          t ? "MPI_Comm_create_group failed" : "out of memory for a team");
+    }
+    *out = team_wrap(t, parent->ctx, comm);
+    scratch_agree(parent->scratch, comm, *out);
+    return WEFT_OK;
 }
 
 weft_status_t weft_team_world(weft_ctx_t ctx, weft_team_t *team)
@@ -184,6 +289,8 @@ weft_status_t weft_team_split_topology(weft_team_t parent, weft_team_t *child,
 
     if (st != WEFT_OK)
         return st;
+    if (parent->et)
+        return weft__et_split(parent, child, roots);
     if (!child)
         return weft__error(WEFT_ERR_INVALID_ARG, __func__, "child is NULL");
     if ((st = teams_alloc(parent->comm, t, want, 2, __func__)) != WEFT_OK)
@@ -202,12 +309,17 @@ weft_status_t weft_team_split_topology(weft_team_t parent, weft_team_t *child,
      * part; the highest next free slot is free on every member. */
     struct scratch *s = parent->scratch;
     if (s) {
+        pthread_mutex_lock(&scratch_lock);
         int next = s->next;
+        pthread_mutex_unlock(&scratch_lock);
         MPI_Allreduce(MPI_IN_PLACE, &next, 1, MPI_INT, MPI_MAX, parent->comm);
         scratch_join(*child, s, next);
         if (roots)
             scratch_join(*roots, s, next + 1);
-        s->next = next + 2;
+        pthread_mutex_lock(&scratch_lock);
+        if (s->next < next + 2)
+            s->next = next + 2;
+        pthread_mutex_unlock(&scratch_lock);
     }
     return WEFT_OK;
 }
@@ -222,6 +334,16 @@ weft_status_t weft_team_level_info(weft_team_t team, int *num, int *index, const
         return st;
     if (!num || !index || !type)
         return weft__error(WEFT_ERR_INVALID_ARG, __func__, "NULL output argument");
+    if (team->et) {
+        if (!team->et->sh->has_level)
+            return weft__error(WEFT_ERR_INVALID_ARG, __func__,
+                               "this endpoint team is not a hardware level (make it with "
+                               "weft_team_split_topology)");
+        *num = team->et->sh->level.num_comms;
+        *index = team->et->sh->level.index;
+        *type = team->et->sh->level.type;
+        return WEFT_OK;
+    }
     if ((st = weft__topo_level(team->comm, &level, &err)) != WEFT_OK)
         return weft__error(st, __func__, "%s", err.msg);
     *num = level.num_comms;
@@ -236,7 +358,9 @@ weft_status_t weft_team_rank(weft_team_t team, int *rank)
 
     if (st == WEFT_OK && !rank)
         st = weft__error(WEFT_ERR_INVALID_ARG, __func__, "rank is NULL");
-    if (st == WEFT_OK)
+    if (st == WEFT_OK && team->et)
+        *rank = team->et->member;
+    else if (st == WEFT_OK)
         MPI_Comm_rank(team->comm, rank);
     return st;
 }
@@ -247,7 +371,9 @@ weft_status_t weft_team_nranks(weft_team_t team, int *nranks)
 
     if (st == WEFT_OK && !nranks)
         st = weft__error(WEFT_ERR_INVALID_ARG, __func__, "nranks is NULL");
-    if (st == WEFT_OK)
+    if (st == WEFT_OK && team->et)
+        *nranks = team->et->sh->n;
+    else if (st == WEFT_OK)
         MPI_Comm_size(team->comm, nranks);
     return st;
 }
@@ -262,6 +388,13 @@ weft_status_t weft_team_ctx_rank(weft_team_t team, int team_rank, int *ctx_rank)
         return st;
     if (!ctx_rank)
         return weft__error(WEFT_ERR_INVALID_ARG, __func__, "ctx_rank is NULL");
+    if (team->et) {
+        if (team_rank < 0 || team_rank >= team->et->sh->n)
+            return weft__error(WEFT_ERR_RANK, __func__, "team member %d outside [0, %d)",
+                               team_rank, team->et->sh->n);
+        *ctx_rank = team->et->sh->mctx[team_rank];
+        return WEFT_OK;
+    }
     MPI_Comm_size(team->comm, &size);
     if (team_rank < 0 || team_rank >= size)
         return weft__error(WEFT_ERR_RANK, __func__, "team rank %d outside [0, %d)", team_rank, size);
@@ -290,11 +423,17 @@ weft_status_t weft_team_free(weft_team_t *team)
     (*team)->state = NULL;
     /* The segment itself is the context's (freed by weft_finalize): freeing
      * it would take every rank of the context, which a team free is not. */
-    if ((*team)->scratch && --(*team)->scratch->refs == 0)
+    pthread_mutex_lock(&scratch_lock);
+    int last = (*team)->scratch && --(*team)->scratch->refs == 0;
+    pthread_mutex_unlock(&scratch_lock);
+    if (last)
         free((*team)->scratch);
     (*team)->scratch = NULL;
+    if ((*team)->et)
+        weft__et_release((*team)->et);
+    (*team)->et = NULL;
     /* After MPI_Finalize the communicator is gone with MPI. */
-    if (!finalized)
+    if (!finalized && (*team)->comm != MPI_COMM_NULL)
         MPI_Comm_free(&(*team)->comm);
     pthread_mutex_lock(&shells_lock);
     (*team)->next_shell = shells;
@@ -308,6 +447,11 @@ int WEFT_Team_comm(weft_team_t team, MPI_Comm *comm)
 {
     if (team_check(team, __func__) != WEFT_OK || !comm)
         return MPI_ERR_ARG;
+    if (team->et) {
+        weft__error(WEFT_ERR_INVALID_ARG, __func__,
+                    "an endpoint team has no communicator (its members are threads)");
+        return MPI_ERR_ARG;
+    }
     *comm = team->comm;
     return MPI_SUCCESS;
 }

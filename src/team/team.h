@@ -27,6 +27,7 @@
 #include "runtime/settings.h"
 #include <mpi.h>
 #include <hwloc.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -151,6 +152,37 @@ weft_status_t weft__topo_path(const weft__topo_net_t *net, const char *node,
 
 /* ---- Splits (split.c) -------------------------------------------------- */
 
+/* The split's core over members' paths, shared by rank teams (after their
+ * gather over MPI) and endpoint teams (over the paths gathered when the
+ * team was joined).  A child of the common ancestor, and the lowest member
+ * under it. */
+typedef struct {
+    uint64_t id;      /* the child object, 0 for none */
+    int64_t  order;
+    int      first;   /* lowest member of the parent under it */
+} weft__topo_kid_t;
+
+/* Number the distinct non-zero ids[0..n) in sibling order (order, then
+ * lowest member): kids[0..*num) in that order, so a member's color is the
+ * index of its id.  kids has room for n. */
+weft_status_t weft__topo_number_children(int n, const uint64_t *id, const int64_t *order,
+                                         weft__topo_kid_t *kids, int *num);
+
+/* Number of leading objects every one of the n paths shares (the common
+ * ancestor is elem[k-1]). */
+int weft__topo_common_depth(int n, const weft__topo_path_t *const *paths);
+
+/* Paths of the nthreads threads of this rank (tid[t] is thread t's id, for
+ * their OS binding), collective over comm, which every rank enters also
+ * when st is an error: the statuses are agreed on and the first failing
+ * rank's returned everywhere.  A thread's binding comes from
+ * WEFT_TOPO_THREAD_BIND (the rank's ';'-separated part, a WEFT_TOPO_BIND
+ * list over its threads), else from the OS on this machine (hwloc), else
+ * (a described machine) is the rank's; an unbound thread has the rank's. */
+weft_status_t weft__topo_thread_paths(MPI_Comm comm, weft_status_t st, int nthreads,
+                                      const pthread_t *tid, weft__topo_path_t *paths,
+                                      weft__msg_t *err);
+
 /* What a hierarchical communicator knows about its level. */
 typedef struct {
     int         num_comms, index;
@@ -210,5 +242,60 @@ weft_status_t weft__team_scratch(weft_team_t team, weft__team_scratch_t *out);
  * it when the team is freed. */
 void *weft__team_state(weft_team_t team);
 void  weft__team_state_set(weft_team_t team, void *state, void (*free_fn)(void *));
+
+/* ---- Endpoint teams (eteam.c) ------------------------------------------ */
+
+/* A team whose members are threads: (rank, thread index, endpoint).  Every
+ * thread holds a handle of its own (struct weft__team with `et` set); the
+ * members of one rank share the rank's part of the team, below, which the
+ * coll layer's collectives synchronise on.  Members are ordered by rank,
+ * then thread index, and splits keep that order, so the members of a rank
+ * are consecutive. */
+typedef struct weft__eshared {
+    pthread_mutex_t    lock;
+    int                refs;      /* handles of this rank still alive */
+    weft_ctx_t         ctx;
+    int                n;         /* members */
+    int               *mctx;      /* [n] context rank of each member */
+    int               *mrk;       /* [n] its rank's position in `ranks` */
+    int               *mthread;   /* [n] its thread index */
+    weft__topo_path_t *path;      /* [n] */
+    int                has_level; /* 0 for a joined team and a roots team */
+    weft__topo_level_t level;
+    int                first, nlocal; /* this rank's members: [first, first + nlocal) */
+    weft_team_t        ranks;     /* the ranks holding members (one-sided collectives
+                                     between them); WEFT_TEAM_NULL for one rank */
+    void              *join;      /* a split being joined (eteam.c) */
+    void              *coll;      /* the coll layer's area (freed with free()) */
+} weft__eshared_t;
+
+/* An endpoint team handle's own part. */
+typedef struct {
+    weft__eshared_t *sh;
+    int              member;      /* position in the team */
+    weft_ep_t        ep;
+    uint64_t         calls;       /* collectives made through this handle */
+} weft__eteam_t;
+
+/* The endpoint part of team, NULL for a rank team. */
+weft__eteam_t *weft__team_et(weft_team_t team);
+
+/* For eteam.c: a handle of ctx for an endpoint member (NULL when memory ran
+ * out), and the rank-level operations its creation needs. */
+weft_team_t   weft__team_new_endpoint(weft_ctx_t ctx, weft__eteam_t *et);
+MPI_Comm      weft__team_comm(weft_team_t team);
+weft_ctx_t    weft__team_ctx(weft_team_t team);
+void        **weft__team_join_slot(weft_team_t team);
+/* A team of parent's ranks ranks[0..n) (ascending) made by those ranks only
+ * (MPI_Comm_create_group with tag), with a scratch slot of parent's family
+ * agreed over them. */
+weft_status_t weft__team_subset(weft_team_t parent, const int *ranks, int n, int tag,
+                                weft_team_t *out, weft__msg_t *err);
+/* A duplicate of parent (collective over it), scratch slot included. */
+weft_status_t weft__team_dup(weft_team_t parent, weft_team_t *out, weft__msg_t *err);
+
+/* Endpoint-team forms of the team calls (team.c dispatches to them). */
+weft_status_t weft__et_split(weft_team_t parent, weft_team_t *child, weft_team_t *roots);
+void          weft__et_release(weft__eteam_t *et);
 
 #endif

@@ -1,0 +1,389 @@
+/* Endpoint teams: threads of every rank join a team, which is split level
+ * by level down to the bottom.  Every member checks its team at every
+ * level (members, level name, index and count) against the expected
+ * hierarchy given on the command line, the roots team of the first split,
+ * and allreduce/barrier results against a serial sum over the expected
+ * members; then bad input (joining twice, different thread counts, NULL
+ * arguments, a malformed WEFT_TOPO_THREAD_BIND).
+ *
+ * Usage: test_eteam NTHREADS pinned   (this machine: thread t bound to CPU
+ *                                      t mod 2, the walk must end in the team
+ *                                      of the threads on that CPU)
+ *        test_eteam NTHREADS LINE...  where a LINE is
+ * "depth:Type:index/num:r.t,r.t,..." for every team of the walk (depth 1
+ * is the first split); a member in no line at a depth gets WEFT_TEAM_NULL
+ * there. */
+#define _GNU_SOURCE
+#include <weft.h>
+#include <sched.h>
+#include <unistd.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+
+static int         nthreads, me_rank, nlines, pinned, ncpu;
+static char      **lines;
+static weft_team_t world;
+static weft_ep_pool_t pool;
+static pthread_mutex_t check_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define TCHECK(cond, ...)                                                                  \
+    do {                                                                                   \
+        int ok_ = (cond);                                                                  \
+        pthread_mutex_lock(&check_lock);                                                   \
+        CHECK(ok_, __VA_ARGS__);                                                           \
+        pthread_mutex_unlock(&check_lock);                                                 \
+    } while (0)
+
+/* The expected line holding member r.t at depth d, or NULL. */
+static const char *line_of(int d, int r, int t)
+{
+    char who[32];
+    snprintf(who, sizeof(who), "%d.%d", r, t);
+    for (int i = 0; i < nlines; i++) {
+        if (atoi(lines[i]) != d)
+            continue;
+        const char *list = strrchr(lines[i], ':') + 1;
+        char        copy[512];
+        snprintf(copy, sizeof(copy), "%s", list);
+        for (char *s, *tok = strtok_r(copy, ",", &s); tok; tok = strtok_r(NULL, ",", &s))
+            if (strcmp(tok, who) == 0)
+                return lines[i];
+    }
+    return NULL;
+}
+
+/* The team's description in the lines' format. */
+static void describe(weft_team_t team, int d, char *out, size_t cap)
+{
+    int         num = -1, index = -1, n = 0;
+    const char *type = "?";
+    size_t      len;
+
+    weft_team_level_info(team, &num, &index, &type);
+    weft_team_nranks(team, &n);
+    len = (size_t)snprintf(out, cap, "%d:%s:%d/%d:", d, type, index, num);
+    for (int m = 0; m < n && len < cap; m++) {
+        int r = -1, t = -1;
+        weft_team_member(team, m, &r, &t);
+        len += (size_t)snprintf(out + len, cap - len, "%s%d.%d", m ? "," : "", r, t);
+    }
+}
+
+static int64_t value(int r, int t, int i) { return 1000 * r + 10 * t + i + 1; }
+
+/* Allreduce over team (members as described) against the serial sum. */
+static void check_allreduce(weft_team_t team, int r, int t, const char *what)
+{
+    enum { BIG = 20000 };   /* over a ranks' team chunk, so it is pipelined */
+    int      n = 0, sizes[] = {1, 7, BIG};
+    int64_t *src = malloc(BIG * sizeof(int64_t)), *dst = malloc(BIG * sizeof(int64_t));
+    double   ds, dd;
+
+    weft_team_nranks(team, &n);
+    for (int round = 0; round < 20; round++) {
+        int count = sizes[round % 3];
+        for (int i = 0; i < count; i++)
+            src[i] = value(r, t, i) + round;
+        TCHECK(weft_team_allreduce(team, src, dst, (size_t)count, WEFT_TYPE_INT64, WEFT_OP_SUM) ==
+                   WEFT_OK, "%s: allreduce: %s", what, weft_last_error());
+        for (int i = 0; i < count; i++) {
+            int64_t want = 0;
+            for (int m = 0; m < n; m++) {
+                int mr, mt;
+                weft_team_member(team, m, &mr, &mt);
+                want += value(mr, mt, i) + round;
+            }
+            if (dst[i] != want) {
+                TCHECK(0, "%s: round %d element %d: %lld, want %lld", what, round, i,
+                       (long long)dst[i], (long long)want);
+                break;
+            }
+        }
+        TCHECK(weft_team_barrier(team) == WEFT_OK, "%s: barrier: %s", what, weft_last_error());
+    }
+    /* In place, and a maximum of doubles */
+    ds = r * 0.5 + t;
+    TCHECK(weft_team_allreduce(team, &ds, &ds, 1, WEFT_TYPE_DOUBLE, WEFT_OP_MAX) == WEFT_OK,
+           "%s: allreduce in place: %s", what, weft_last_error());
+    dd = -1;
+    for (int m = 0; m < n; m++) {
+        int mr, mt;
+        weft_team_member(team, m, &mr, &mt);
+        dd = mr * 0.5 + mt > dd ? mr * 0.5 + mt : dd;
+    }
+    TCHECK(ds == dd, "%s: max %g, want %g", what, ds, dd);
+    free(src);
+    free(dst);
+}
+
+static void *walk(void *arg)
+{
+    int         t = (int)(intptr_t)arg, d = 0;
+    weft_ep_t   ep;
+    weft_team_t team, child, roots;
+    char        got[512];
+
+    TCHECK(weft_ep_get(pool, t, &ep) == WEFT_OK, "weft_ep_get: %s", weft_last_error());
+    if (pinned) {
+        /* This machine, bindings from the OS: thread t on CPU t mod ncpu,
+         * on every rank, whatever the launcher bound the rank to. */
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(t % ncpu, &set);
+        TCHECK(pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0, "pinning");
+    }
+    TCHECK(weft_team_join(world, t, nthreads, ep, &team) == WEFT_OK, "join: %s",
+           weft_last_error());
+    int n = 0, size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    weft_team_nranks(team, &n);
+    TCHECK(n == size * nthreads, "joined team has %d members, want %d", n, size * nthreads);
+    int pos = -1;
+    weft_team_rank(team, &pos);
+    TCHECK(pos == me_rank * nthreads + t, "member %d, want %d", pos, me_rank * nthreads + t);
+    weft_ep_t back = NULL;
+    weft_team_ep(team, &back);
+    TCHECK(back == ep, "weft_team_ep gives another endpoint");
+    TCHECK(weft_team_bcast(team, got, 1, WEFT_TYPE_BYTE, 0) == WEFT_ERR_UNSUPPORTED,
+           "bcast on an endpoint team");
+    check_allreduce(team, me_rank, t, "joined");
+    while (team != WEFT_TEAM_NULL) {
+        d++;
+        TCHECK(weft_team_split_topology(team, &child, d == 1 ? &roots : NULL) == WEFT_OK,
+               "depth %d: split: %s", d, weft_last_error());
+        const char *want = line_of(d, me_rank, t);
+        if (pinned) {
+            /* The walk ends in the team of the threads on the caller's
+             * CPU, all of them, on every rank: the only members whose
+             * paths are the same. */
+            if (!child) {
+                int n = 0, size, same = 0;
+                MPI_Comm_size(MPI_COMM_WORLD, &size);
+                weft_team_nranks(team, &n);
+                for (int m = 0; m < n; m++) {
+                    int mr, mt;
+                    weft_team_member(team, m, &mr, &mt);
+                    same += mt % ncpu == t % ncpu;
+                }
+                int want_n = 0;
+                for (int q = 0; q < nthreads; q++)
+                    want_n += q % ncpu == t % ncpu;
+                TCHECK(same == n && n == want_n * size,
+                       "%d.%d: deepest team (depth %d) has %d members, %d on its CPU; want "
+                       "the %d threads of every rank on CPU %d", me_rank, t, d - 1, n, same,
+                       want_n * size, t % ncpu);
+            }
+        } else if (!child) {
+            TCHECK(!want, "%d.%d at depth %d: no team, want %s", me_rank, t, d, want);
+        } else {
+            describe(child, d, got, sizeof(got));
+            TCHECK(want && strcmp(got, want) == 0, "%d.%d at depth %d: %s, want %s", me_rank, t,
+                   d, got, want ? want : "no team");
+            snprintf(got, sizeof(got), "depth %d", d);
+            check_allreduce(child, me_rank, t, got);
+        }
+        if (d == 1 && !pinned) {
+            /* The roots: the first member of every depth-1 team, in order. */
+            int is_root = 0;
+            if (want) {
+                char first[32];
+                int  len = snprintf(first, sizeof(first), "%d.%d", me_rank, t);
+                const char *list = strrchr(want, ':') + 1;
+                is_root = strncmp(list, first, (size_t)len) == 0 &&
+                          (list[len] == ',' || list[len] == 0);
+            }
+            TCHECK((roots != NULL) == is_root, "%d.%d: roots %s, want %s", me_rank, t,
+                   roots ? "set" : "null", is_root ? "set" : "null");
+            if (roots) {
+                int num, index;
+                const char *type;
+                TCHECK(weft_team_level_info(roots, &num, &index, &type) == WEFT_ERR_INVALID_ARG,
+                       "a roots team is no level");
+                check_allreduce(roots, me_rank, t, "roots");
+                weft_team_free(&roots);
+            }
+        }
+        weft_team_free(&team);
+        team = child;
+    }
+    return NULL;
+}
+
+/* ---- bad input ----------------------------------------------------------- */
+
+typedef struct {
+    int          thread, nthreads, null_ep, null_team;
+    weft_status_t st;
+    char         msg[256];
+} bad_t;
+
+static void *bad_join(void *arg)
+{
+    bad_t      *b = arg;
+    weft_ep_t   ep;
+    weft_team_t team = WEFT_TEAM_NULL;
+
+    weft_ep_get(pool, b->thread < 0 ? 0 : b->thread % nthreads, &ep);
+    b->st = weft_team_join(world, b->thread, b->nthreads, b->null_ep ? NULL : ep,
+                           b->null_team ? NULL : &team);
+    snprintf(b->msg, sizeof(b->msg), "%s", weft_last_error());
+    if (team)
+        weft_team_free(&team);
+    return NULL;
+}
+
+/* A split of an endpoint team with bad arguments: thread 1 gives a NULL
+ * child, or splits through thread 0's handle (a member joining twice). */
+typedef struct {
+    int          t, mode;
+    weft_team_t *teams;
+    weft_status_t st;
+    char         msg[256];
+} bad_split_t;
+
+static pthread_barrier_t two;
+
+static void *bad_split(void *arg)
+{
+    bad_split_t *b = arg;
+    weft_ep_t    ep;
+    weft_team_t  child = WEFT_TEAM_NULL;
+
+    weft_ep_get(pool, b->t, &ep);
+    TCHECK(weft_team_join(world, b->t, 2, ep, &b->teams[b->t]) == WEFT_OK, "join: %s",
+           weft_last_error());
+    pthread_barrier_wait(&two);
+    weft_team_t use = b->mode == 1 && b->t == 1 ? b->teams[0] : b->teams[b->t];
+    b->st = weft_team_split_topology(use, b->mode == 0 && b->t == 1 ? NULL : &child, NULL);
+    snprintf(b->msg, sizeof(b->msg), "%s", weft_last_error());
+    if (child)
+        weft_team_free(&child);
+    pthread_barrier_wait(&two);
+    weft_team_free(&b->teams[b->t]);
+    return NULL;
+}
+
+static void bad_split_case(const char *what, int mode, const char *frag)
+{
+    pthread_t   th[2];
+    weft_team_t teams[2] = {0};
+    bad_split_t b[2] = {{.t = 0, .mode = mode, .teams = teams},
+                        {.t = 1, .mode = mode, .teams = teams}};
+    int         named = 0, all_named = 0;
+
+    pthread_barrier_init(&two, NULL, 2);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, bad_split, &b[i]);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&two);
+    for (int i = 0; i < 2; i++) {
+        CHECK(b[i].st == WEFT_ERR_INVALID_ARG, "%s: thread %d got %d (%s)", what, i,
+              (int)b[i].st, b[i].msg);
+        named |= strstr(b[i].msg, frag) != NULL;
+    }
+    MPI_Allreduce(&named, &all_named, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(all_named, "%s: no message names '%s' (%s)", what, frag, b[0].msg);
+}
+
+/* Two threads join with the arguments given; both must fail with st and
+ * a message naming frag (on the rank that saw the error). */
+static void bad_case(const char *what, bad_t b0, bad_t b1, weft_status_t st, const char *frag)
+{
+    pthread_t th[2];
+    bad_t     b[2] = {b0, b1};
+    int       named = 0, all_named = 0;
+
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, bad_join, &b[i]);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < 2; i++) {
+        CHECK(b[i].st == st, "%s: thread %d got %d (%s), want %d", what, i, (int)b[i].st,
+              b[i].msg, (int)st);
+        named |= strstr(b[i].msg, frag) != NULL;
+    }
+    MPI_Allreduce(&named, &all_named, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(all_named, "%s: no message names '%s' (%s)", what, frag, b[0].msg);
+}
+
+static void bad_input(void)
+{
+    weft_team_t t = WEFT_TEAM_NULL;
+    weft_ep_t   ep;
+
+    /* The cases join 2 threads a rank: the scenario's thread list goes. */
+    unsetenv("WEFT_TOPO_THREAD_BIND");
+    weft_ep_get(pool, 0, &ep);
+    CHECK(weft_team_join(NULL, 0, 1, ep, &t) == WEFT_ERR_INVALID_ARG && !t, "NULL parent");
+    CHECK(weft_team_member(NULL, 0, NULL, NULL) == WEFT_ERR_INVALID_ARG, "member of NULL");
+    CHECK(weft_team_ep(world, NULL) == WEFT_ERR_INVALID_ARG, "NULL ep");
+    bad_case("joining twice", (bad_t){.thread = 0, .nthreads = 2},
+             (bad_t){.thread = 0, .nthreads = 2}, WEFT_ERR_INVALID_ARG, "joined twice");
+    bad_case("thread counts", (bad_t){.thread = 0, .nthreads = 2},
+             (bad_t){.thread = 1, .nthreads = 3}, WEFT_ERR_INVALID_ARG, "thread counts");
+    bad_case("index", (bad_t){.thread = 0, .nthreads = 2},
+             (bad_t){.thread = 2, .nthreads = 2}, WEFT_ERR_INVALID_ARG, "outside");
+    bad_case("NULL ep", (bad_t){.thread = 0, .nthreads = 2},
+             (bad_t){.thread = 1, .nthreads = 2, .null_ep = 1}, WEFT_ERR_INVALID_ARG,
+             "NULL endpoint");
+    bad_case("NULL team", (bad_t){.thread = 0, .nthreads = 2},
+             (bad_t){.thread = 1, .nthreads = 2, .null_team = 1}, WEFT_ERR_INVALID_ARG,
+             "NULL team");
+    bad_split_case("split, NULL child", 0, "child is NULL");
+    bad_split_case("split, joined twice", 1, "twice");
+    /* A list with a part for neither every rank nor one per rank. */
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    char spec[256] = "core:0";
+    for (int i = 0; i < size; i++)
+        strcat(spec, ";core:0");
+    setenv("WEFT_TOPO_THREAD_BIND", spec, 1);
+    bad_case("thread bind", (bad_t){.thread = 0, .nthreads = 2},
+             (bad_t){.thread = 1, .nthreads = 2}, WEFT_ERR_CONFIG, "WEFT_TOPO_THREAD_BIND");
+}
+
+int main(int argc, char **argv)
+{
+    weft_ctx_t ctx;
+    int        provided;
+
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me_rank);
+    check_rank = me_rank;
+    if (argc < 2 || (nthreads = atoi(argv[1])) < 1 || provided < MPI_THREAD_MULTIPLE) {
+        fprintf(stderr, "usage: test_eteam NTHREADS LINE... (needs MPI_THREAD_MULTIPLE)\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    lines = argv + 2;
+    nlines = argc - 2;
+    pinned = nlines == 1 && strcmp(lines[0], "pinned") == 0;
+    ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (pinned && ncpu > 2)
+        ncpu = 2;   /* 2 CPUs: same-core or not, depending on the machine */
+    CHECK(weft_init(NULL, &ctx) == WEFT_OK, "weft_init: %s", weft_last_error());
+    CHECK(weft_team_world(ctx, &world) == WEFT_OK, "weft_team_world: %s", weft_last_error());
+    weft_ep_pool_params_t p = {.nthreads = nthreads > 2 ? nthreads : 2};
+    CHECK(weft_ep_pool_create(ctx, &p, &pool) == WEFT_OK, "pool: %s", weft_last_error());
+
+    pthread_t *th = malloc(sizeof(*th) * (size_t)nthreads);
+    for (int t = 0; t < nthreads; t++)
+        pthread_create(&th[t], NULL, walk, (void *)(intptr_t)t);
+    for (int t = 0; t < nthreads; t++)
+        pthread_join(th[t], NULL);
+    free(th);
+    bad_input();
+
+    weft_team_free(&world);
+    weft_ep_pool_destroy(pool);
+    weft_finalize(ctx);
+    int failed = 0;
+    MPI_Allreduce(&check_failures, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (me_rank == 0)
+        printf("test_eteam: %s\n", failed ? "FAILED" : "ok");
+    MPI_Finalize();
+    return failed != 0;
+}
