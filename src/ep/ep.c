@@ -61,11 +61,14 @@ weft_status_t weft__ep_connect(weft_ep_t ep, int rank, const char *fn)
     return WEFT_OK;
 }
 
+const char weft__last_none;
+
 /* Release ep's row of segment id: the keys unpacked into it and the row. */
 static void tgt_free_row(struct weft__ep *ep, unsigned id)
 {
     struct weft__tgt *row;
 
+    weft__last_clear(&ep->last);
     if (id >= ep->ntgts || (row = ep->tgts[id]) == NULL)
         return;
     for (int r = 0; r < ep->nranks; r++)
@@ -436,6 +439,7 @@ static void destroy_ep(struct weft__ep *ep, int force, const char *fn)
     /* rows of segments still alive (freed ones were released then) */
     for (unsigned i = 0; i < ep->ntgts; i++)
         tgt_free_row(ep, i);
+    weft__last_clear(&ep->last);
     free(ep->tgts);
     free(ep->peers);
     ep->tgts = NULL;
@@ -495,6 +499,7 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
     ep->ctx = ctx;
     ep->nranks = ctx->nranks;
     ep->fail_gen = &ctx->fail_gen;
+    weft__last_clear(&ep->last);
     ep->worker = worker;
     ep->max_inflight = 4096;
     ep->check = ctx->cfg.check != 0;
