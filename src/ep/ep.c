@@ -515,6 +515,9 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
     ep->prm_nbi.cb.send = nbi_done;
     ep->prm_nbi.user_data = ep;
     ep->prm_nb.op_attr_mask = 0;
+    ep->prm_nbi64 = ep->prm_nbi;
+    ep->prm_nbi64.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    ep->prm_nbi64.datatype = ucp_dt_make_contig(sizeof(uint64_t));
 
     if (ctx->cfg.connect == WEFT_CONNECT_EAGER)
         for (int r = 0; r < ctx->nranks; r++)

@@ -101,6 +101,8 @@ struct weft__ep {
     pthread_mutex_t     am_lock;      /* am_slots, when cb_shared */
     ucp_request_param_t prm_nbi;      /* implicit ops: completion callback */
     ucp_request_param_t prm_nb;       /* explicit ops: completion via event */
+    ucp_request_param_t prm_nbi64;    /* prm_nbi with a datatype of 8 bytes: a 64-bit
+                                       * implicit atomic without a reply (rma.c) */
     struct weft__am_slot *am_slots;   /* free send-header buffers of the am layer */
     struct weft__ep    *next;         /* the context's list */
     /* pool endpoints */

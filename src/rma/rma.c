@@ -1016,6 +1016,51 @@ weft_status_t weft_atomic_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
     return to_event(ep, ucp_ep_flush_nbx(t.ep, &ep->prm_nb), ev, __func__, "ucp_ep_flush_nbx");
 }
 
+/* The non-fetching ops whose UCX operation takes the operand as it is. */
+#define POST_OPS ((1u << WEFT_AOP_ADD) | (1u << WEFT_AOP_AND) | (1u << WEFT_AOP_OR) | \
+                  (1u << WEFT_AOP_XOR))
+
+/* weft_atomic_nbi of a non-fetching add, and, or or xor of a 64-bit word
+ * (GUPS's update) when its target is in the cache: the checks of the fast
+ * target lookup, then one atomic instruction or one ucp_atomic_op_nbx
+ * with a parameter built when ep was (prm_nbi64), and no copy of it.
+ * 0 when the call must take the complete path. */
+static inline int atomic_post64(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                weft_aop_t op, weft_atype_t type, uint64_t operand,
+                                weft_status_t *st)
+{
+    static const uint64_t nonnull = 0;
+    static const ucp_atomic_op_t uop[] = {
+        [WEFT_AOP_ADD] = UCP_ATOMIC_OP_ADD, [WEFT_AOP_AND] = UCP_ATOMIC_OP_AND,
+        [WEFT_AOP_OR] = UCP_ATOMIC_OP_OR,   [WEFT_AOP_XOR] = UCP_ATOMIC_OP_XOR,
+    };
+    struct target t;
+
+    if (!((unsigned)op <= WEFT_AOP_XOR && (POST_OPS >> op & 1u) &&
+          (type == WEFT_ATYPE_UINT64 || type == WEFT_ATYPE_INT64) &&
+          fast_target(ep, rank, seg, off, sizeof(uint64_t), &nonnull, &t) && (t.addr & 7u) == 0))
+        return 0;
+    if (t.local) {
+        uint64_t *w = (uint64_t *)(void *)t.local;
+
+        if (op == WEFT_AOP_XOR)
+            __atomic_fetch_xor(w, operand, __ATOMIC_SEQ_CST);
+        else if (op == WEFT_AOP_ADD)
+            __atomic_fetch_add(w, operand, __ATOMIC_SEQ_CST);
+        else if (op == WEFT_AOP_AND)
+            __atomic_fetch_and(w, operand, __ATOMIC_SEQ_CST);
+        else
+            __atomic_fetch_or(w, operand, __ATOMIC_SEQ_CST);
+        *st = WEFT_OK;
+        return 1;
+    }
+    ep->ucx_issued = 1;
+    *st = weft__ep_track(ep, ucp_atomic_op_nbx(t.ep, uop[op], &operand, 1, t.addr, t.rkey,
+                                               &ep->prm_nbi64),
+                         "weft_atomic_nbi", "ucp_atomic_op_nbx");
+    return 1;
+}
+
 weft_status_t weft_atomic_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
                               weft_aop_t op, weft_atype_t type, uint64_t operand,
                               uint64_t compare, void *result)
@@ -1024,6 +1069,8 @@ weft_status_t weft_atomic_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
     size_t size;
     weft_status_t st;
 
+    if (WEFT__LIKELY(atomic_post64(ep, rank, seg, off, op, type, operand, &st)))
+        return st;
     if ((st = typed_target(ep, rank, seg, off, op, type, result, __func__, &t, &size)) != WEFT_OK)
         return st;
     if (t.local) {

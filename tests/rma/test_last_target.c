@@ -3,8 +3,9 @@
  * between ranks and segments of different sizes land where they should,
  * the bounds and the source are still checked on a hit, and a freed
  * segment is refused even when it was the last target (its replacement,
- * allocated after, is reached).  On the direct path the same calls are
- * the inline forms and must give the same results. */
+ * allocated after, is reached).  Also weft_atomic_nbi's short path for a
+ * non-fetching 64-bit add, and, or, xor (atomic_post64): every rank
+ * applies each to words of every rank, and the results are checked. */
 #include "../common.h"
 
 #include <stdint.h>
@@ -41,6 +42,44 @@ static void exchange(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t *segs, uint64_t **
         for (int from = 0; from < n; from++)
             for (int k = 0; k < WORDS; k++)
                 CHECK(local[s][(size_t)from * WORDS + (size_t)k] == value(from, s, k));
+    OK(weft_barrier(ctx));
+}
+
+/* Words 0-3 of seg at every rank: xor, or, and, add from every rank. */
+static void post_ops(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, uint64_t *local, int rank,
+                     int n)
+{
+    uint64_t xor_all = 0, or_all = 0, and_all = ~(uint64_t)0, sum = 0;
+
+    local[0] = 0;
+    local[1] = 0;
+    local[2] = ~(uint64_t)0;
+    local[3] = 0;
+    OK(weft_barrier(ctx));
+    for (int r = 0; r < n; r++) {
+        weft_atype_t t = r % 2 ? WEFT_ATYPE_INT64 : WEFT_ATYPE_UINT64;
+
+        OK(weft_atomic_nbi(ep, r, seg, 0, WEFT_AOP_XOR, t, 0x9e3779b97f4a7c15ull * (uint64_t)(rank + 1), 0,
+                           NULL));
+        OK(weft_atomic_nbi(ep, r, seg, 8, WEFT_AOP_OR, t, 1ull << rank, 0, NULL));
+        OK(weft_atomic_nbi(ep, r, seg, 16, WEFT_AOP_AND, t, ~(1ull << (rank + 32)), 0, NULL));
+        OK(weft_atomic_nbi(ep, r, seg, 24, WEFT_AOP_ADD, t, (uint64_t)rank + 1, 0, NULL));
+    }
+    /* a misaligned word is still refused on the short path's target */
+    FAILS(weft_atomic_nbi(ep, (rank + 1) % n, seg, 4, WEFT_AOP_XOR, WEFT_ATYPE_UINT64, 1, 0, NULL),
+          WEFT_ERR_ALIGN);
+    OK(weft_flush(ep));
+    OK(weft_barrier(ctx));
+    for (int r = 0; r < n; r++) {
+        xor_all ^= 0x9e3779b97f4a7c15ull * (uint64_t)(r + 1);
+        or_all |= 1ull << r;
+        and_all &= ~(1ull << (r + 32));
+        sum += (uint64_t)r + 1;
+    }
+    CHECK(__atomic_load_n(&local[0], __ATOMIC_ACQUIRE) == xor_all);
+    CHECK(__atomic_load_n(&local[1], __ATOMIC_ACQUIRE) == or_all);
+    CHECK(__atomic_load_n(&local[2], __ATOMIC_ACQUIRE) == and_all);
+    CHECK(__atomic_load_n(&local[3], __ATOMIC_ACQUIRE) == sum);
     OK(weft_barrier(ctx));
 }
 
@@ -87,6 +126,9 @@ int main(void)
     OK(weft_barrier(ctx));
     exchange(ctx, ep, segs, local, 2, rank, n);
     FAILS((weft_put_nbi)(ep, peer, freed, 0, &v, 8), WEFT_ERR_SEG);
+    post_ops(ctx, ep, segs[1], local[1], rank, n);
+    FAILS(weft_atomic_nbi(ep, peer, freed, 0, WEFT_AOP_XOR, WEFT_ATYPE_UINT64, 1, 0, NULL),
+          WEFT_ERR_SEG);
 
     OK(weft_seg_free(ctx, segs[1]));
     OK(weft_seg_free(ctx, segs[0]));
