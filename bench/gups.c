@@ -16,8 +16,11 @@
  * MPI_Win_flush_all).  The variants, each timed on every rank between two
  * barriers, in rotating order in each of R rounds (default 3):
  *
- *   weft-add         weft_atomic_add_nbi: an add, not HPCC's xor (weft
- *                    has no remote xor yet); on the node the inline path
+ *   weft-xor         weft_atomic_nbi(WEFT_AOP_XOR, WEFT_ATYPE_UINT64): HPCC's
+ *                    xor as a non-fetching atomic (over UCX one
+ *                    ucp_atomic_op_nbx each, without a reply)
+ *   weft-add         weft_atomic_add_nbi: an add where HPCC xors; on the
+ *                    node the inline path
  *   weft-direct-xor  __atomic_fetch_xor on the word through weft_ptr (only
  *                    when every rank is mapped here: the direct path)
  *   weft-getput      weft_get, xor, weft_put_nbi: not atomic, so two ranks
@@ -43,10 +46,10 @@
 #define MAX_ROUNDS  32
 #define MAX_LOG2    28
 
-enum { V_ADD, V_DIRECT_XOR, V_GETPUT, V_MPI_ACC, V_MPI_FOP, NVARIANTS };
-static const char *const vname[NVARIANTS] = {"weft-add", "weft-direct-xor", "weft-getput",
-                                             "mpi-acc", "mpi-fop"};
-static const char *const vop[NVARIANTS] = {"add", "xor", "xor", "xor", "xor"};
+enum { V_XOR, V_ADD, V_DIRECT_XOR, V_GETPUT, V_MPI_ACC, V_MPI_FOP, NVARIANTS };
+static const char *const vname[NVARIANTS] = {"weft-xor", "weft-add", "weft-direct-xor",
+                                             "weft-getput", "mpi-acc", "mpi-fop"};
+static const char *const vop[NVARIANTS] = {"xor", "add", "xor", "xor", "xor", "xor"};
 
 struct opts {
     const char *json;
@@ -115,6 +118,9 @@ static void updates(int k, uint64_t start, const struct opts *o, int inverse)
         r = owner(v);
         off = v & mask;
         switch (k) {
+        case V_XOR:
+            OK(weft_atomic_nbi(ep, r, seg, off * 8, WEFT_AOP_XOR, WEFT_ATYPE_UINT64, v, 0, NULL));
+            break;
         case V_ADD:
             OK(weft_atomic_add_nbi(ep, r, seg, off * 8, inverse ? (uint64_t)0 - v : v));
             break;

@@ -87,15 +87,22 @@ weft__inline_at(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n)
 
     if (__builtin_expect(e == NULL || s == NULL, 0))
         return (char *)0;
+    /* First whether rank is mapped here at all, so that an operation
+     * through UCX leaves for the library after the fewest tests. */
     mapped = s->mapped;
-    if (__builtin_expect((__atomic_load_n(&e->gate, __ATOMIC_RELAXED) |
-                          __atomic_load_n(e->fail_gen, __ATOMIC_RELAXED)) != 0 ||
-                             s->live_ctx != e->ctx || (unsigned)rank >= (unsigned)e->nranks ||
-                             off > s->size || n > s->size - off || mapped == (char *const *)0,
+    if (__builtin_expect(s->live_ctx != e->ctx || (unsigned)rank >= (unsigned)e->nranks ||
+                             mapped == (char *const *)0,
                          0))
         return (char *)0;
     base = mapped[rank];
-    return __builtin_expect(base != (char *)0, 1) ? base + off : (char *)0;
+    if (base == (char *)0)
+        return (char *)0;
+    if (__builtin_expect((__atomic_load_n(&e->gate, __ATOMIC_RELAXED) |
+                          __atomic_load_n(e->fail_gen, __ATOMIC_RELAXED)) != 0 ||
+                             off > s->size || n > s->size - off,
+                         0))
+        return (char *)0;
+    return base + off;
 }
 
 /* An 8- or 4-byte access is a double or float load or store, bit for bit:

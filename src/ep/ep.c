@@ -61,11 +61,14 @@ weft_status_t weft__ep_connect(weft_ep_t ep, int rank, const char *fn)
     return WEFT_OK;
 }
 
+const char weft__last_none;
+
 /* Release ep's row of segment id: the keys unpacked into it and the row. */
 static void tgt_free_row(struct weft__ep *ep, unsigned id)
 {
     struct weft__tgt *row;
 
+    weft__last_clear(&ep->last);
     if (id >= ep->ntgts || (row = ep->tgts[id]) == NULL)
         return;
     for (int r = 0; r < ep->nranks; r++)
@@ -473,6 +476,7 @@ static void destroy_ep(struct weft__ep *ep, int force, const char *fn)
     /* rows of segments still alive (freed ones were released then) */
     for (unsigned i = 0; i < ep->ntgts; i++)
         tgt_free_row(ep, i);
+    weft__last_clear(&ep->last);
     free(ep->tgts);
     free(ep->peers);
     free(ep->touched);
@@ -539,6 +543,7 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
     ep->ctx = ctx;
     ep->nranks = ctx->nranks;
     ep->fail_gen = &ctx->fail_gen;
+    weft__last_clear(&ep->last);
     ep->worker = worker;
     ep->max_inflight = 4096;
     ep->check = ctx->cfg.check != 0;
@@ -555,6 +560,9 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
     ep->prm_nbi.cb.send = nbi_done;
     ep->prm_nbi.user_data = ep;
     ep->prm_nb.op_attr_mask = 0;
+    ep->prm_nbi64 = ep->prm_nbi;
+    ep->prm_nbi64.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    ep->prm_nbi64.datatype = ucp_dt_make_contig(sizeof(uint64_t));
 
     if (ctx->cfg.connect == WEFT_CONNECT_EAGER)
         for (int r = 0; r < ctx->nranks; r++)

@@ -38,6 +38,34 @@ struct weft__tgt {
     char      *local;  /* rank's part mapped here (direct path), or NULL */
 };
 
+/* The last target weft_put_nbi reached through UCX, copied out of the
+ * target cache so that a run of puts to one (rank, segment) finds it with
+ * one compare of each and no table walk.  Empty (seg == WEFT__LAST_NONE)
+ * until a put fills it, and again when any row of the target cache is
+ * released (a segment freed, the endpoint destroyed: tgt_free_row), so
+ * its key is never one that was destroyed.  It holds the failure
+ * generation it was filled in (ep->fail_seen): once the context learns of
+ * a failure, the generations differ and every put takes the complete path,
+ * which refuses a failed rank and refills it. */
+struct weft__last {
+    const void *seg;    /* the segment handle, or WEFT__LAST_NONE */
+    int         rank;
+    unsigned    gen;    /* ep->fail_seen when filled */
+    size_t      size;   /* the segment's bytes per rank */
+    ucp_ep_h    ep;
+    ucp_rkey_h  rkey;
+    uint64_t    base;   /* the segment's base address at rank */
+};
+
+/* No handle is this address: an empty last target matches no call. */
+extern const char weft__last_none;
+#define WEFT__LAST_NONE ((const void *)&weft__last_none)
+
+static inline void weft__last_clear(struct weft__last *l)
+{
+    l->seg = WEFT__LAST_NONE;
+}
+
 /* The first four fields are what the inline path of weft_inline.h reads
  * (struct weft_inline_ep, layout WEFT_INLINE_LAYOUT): moving or changing
  * one is a new layout; ep.c checks the offsets when it compiles. */
@@ -49,6 +77,7 @@ struct weft__ep {
     int                 nranks;
     weft_ctx_t          ctx;
     const unsigned     *fail_gen;     /* &ctx->fail_gen, for the inline path */
+    struct weft__last   last;         /* weft_put_nbi's last UCX target (rma.c) */
     uint32_t            state;        /* WEFT__ALIVE while usable */
     ucp_worker_h        worker;
     ucp_ep_h           *peers;        /* [nranks], connected on first use */
@@ -72,6 +101,8 @@ struct weft__ep {
     pthread_mutex_t     am_lock;      /* am_slots, when cb_shared */
     ucp_request_param_t prm_nbi;      /* implicit ops: completion callback */
     ucp_request_param_t prm_nb;       /* explicit ops: completion via event */
+    ucp_request_param_t prm_nbi64;    /* prm_nbi with a datatype of 8 bytes: a 64-bit
+                                       * implicit atomic without a reply (rma.c) */
     struct weft__am_slot *am_slots;   /* free send-header buffers of the am layer */
     struct weft__ep    *next;         /* the context's list */
     /* pool endpoints */

@@ -15,6 +15,16 @@
 #include <stdatomic.h>
 #include <string.h>
 
+/* The put of weft_put_nbi's fast path calls UCX through its GOT entry, not
+ * a PLT stub: one jump less on the hottest call weft makes. */
+#if defined(__has_attribute)
+#if __has_attribute(noplt)
+ucs_status_ptr_t ucp_put_nbx(ucp_ep_h ep, const void *buffer, size_t count, uint64_t remote_addr,
+                             ucp_rkey_h rkey, const ucp_request_param_t *param)
+    __attribute__((noplt));
+#endif
+#endif
+
 struct target {
     ucp_ep_h   ep;
     ucp_rkey_h rkey;
@@ -382,10 +392,47 @@ put_nbi_diverted(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void 
     return put_nbi_slow(ep, rank, seg, off, src, n);
 }
 
+/* A put that missed ep's last target (struct weft__last): the fast path
+ * above, which makes the target it reaches through UCX the last one. */
+static __attribute__((noinline)) weft_status_t
+put_nbi_miss(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src, size_t n)
+{
+    struct target t;
+
+    if (WEFT__UNLIKELY(!fast_target_of(ep, rank, seg, off, n, src, &t, 1)))
+        return put_nbi_diverted(ep, rank, seg, off, src, n);
+    if (t.local == NULL)
+        ep->last = (struct weft__last){.seg = seg, .rank = rank, .gen = ep->fail_seen,
+                                       .size = weft__seg_size(seg, rank), .ep = t.ep,
+                                       .rkey = t.rkey, .base = t.addr - off};
+    return rma_issue(ep, &t, RMA_PUT, DONE_IMPLICIT, 0,
+                     &(struct rma_args){.buf = (void *)src, .n = n}, "weft_put_nbi");
+}
+
+/* A put to the last target is ucp_put_nbx after one compare per argument:
+ * the handles (which also say that both are alive: freeing the segment or
+ * the endpoint empties it), the bounds, the source, and in one test the
+ * endpoint's divert word (WEFT_CHECK=1, a selected trace point) and
+ * whether the context learnt of a rank failure since the entry was
+ * filled.  Everything else takes put_nbi_miss. */
 __attribute__((aligned(64))) weft_status_t
 weft_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src, size_t n)
 {
-    return put_nbi_body(ep, rank, seg, off, src, n, 0);
+    const struct weft__last *l;
+
+    if (WEFT__LIKELY(ep != NULL)) {
+        l = &ep->last;
+        if (WEFT__LIKELY(l->seg == (const void *)seg && l->rank == rank && n <= l->size &&
+                         off <= l->size - n && src != NULL &&
+                         (__atomic_load_n(&ep->divert, __ATOMIC_RELAXED) |
+                          (l->gen ^ __atomic_load_n(ep->fail_gen, __ATOMIC_RELAXED))) == 0)) {
+            ep->ucx_issued = 1;
+            return weft__ep_track(ep, ucp_put_nbx(l->ep, src, n, l->base + off, l->rkey,
+                                                  &ep->prm_nbi),
+                                  "weft_put_nbi", "ucp_put_nbx");
+        }
+    }
+    return put_nbi_miss(ep, rank, seg, off, src, n);
 }
 
 weft_status_t weft_get_nbi(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off,
@@ -969,6 +1016,51 @@ weft_status_t weft_atomic_nb(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
     return to_event(ep, ucp_ep_flush_nbx(t.ep, &ep->prm_nb), ev, __func__, "ucp_ep_flush_nbx");
 }
 
+/* The non-fetching ops whose UCX operation takes the operand as it is. */
+#define POST_OPS ((1u << WEFT_AOP_ADD) | (1u << WEFT_AOP_AND) | (1u << WEFT_AOP_OR) | \
+                  (1u << WEFT_AOP_XOR))
+
+/* weft_atomic_nbi of a non-fetching add, and, or or xor of a 64-bit word
+ * (GUPS's update) when its target is in the cache: the checks of the fast
+ * target lookup, then one atomic instruction or one ucp_atomic_op_nbx
+ * with a parameter built when ep was (prm_nbi64), and no copy of it.
+ * 0 when the call must take the complete path. */
+static inline int atomic_post64(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
+                                weft_aop_t op, weft_atype_t type, uint64_t operand,
+                                weft_status_t *st)
+{
+    static const uint64_t nonnull = 0;
+    static const ucp_atomic_op_t uop[] = {
+        [WEFT_AOP_ADD] = UCP_ATOMIC_OP_ADD, [WEFT_AOP_AND] = UCP_ATOMIC_OP_AND,
+        [WEFT_AOP_OR] = UCP_ATOMIC_OP_OR,   [WEFT_AOP_XOR] = UCP_ATOMIC_OP_XOR,
+    };
+    struct target t;
+
+    if (!((unsigned)op <= WEFT_AOP_XOR && (POST_OPS >> op & 1u) &&
+          (type == WEFT_ATYPE_UINT64 || type == WEFT_ATYPE_INT64) &&
+          fast_target(ep, rank, seg, off, sizeof(uint64_t), &nonnull, &t) && (t.addr & 7u) == 0))
+        return 0;
+    if (t.local) {
+        uint64_t *w = (uint64_t *)(void *)t.local;
+
+        if (op == WEFT_AOP_XOR)
+            __atomic_fetch_xor(w, operand, __ATOMIC_SEQ_CST);
+        else if (op == WEFT_AOP_ADD)
+            __atomic_fetch_add(w, operand, __ATOMIC_SEQ_CST);
+        else if (op == WEFT_AOP_AND)
+            __atomic_fetch_and(w, operand, __ATOMIC_SEQ_CST);
+        else
+            __atomic_fetch_or(w, operand, __ATOMIC_SEQ_CST);
+        *st = WEFT_OK;
+        return 1;
+    }
+    ep->ucx_issued = 1;
+    *st = weft__ep_track(ep, ucp_atomic_op_nbx(t.ep, uop[op], &operand, 1, t.addr, t.rkey,
+                                               &ep->prm_nbi64),
+                         "weft_atomic_nbi", "ucp_atomic_op_nbx");
+    return 1;
+}
+
 weft_status_t weft_atomic_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
                               weft_aop_t op, weft_atype_t type, uint64_t operand,
                               uint64_t compare, void *result)
@@ -977,6 +1069,8 @@ weft_status_t weft_atomic_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
     size_t size;
     weft_status_t st;
 
+    if (WEFT__LIKELY(atomic_post64(ep, rank, seg, off, op, type, operand, &st)))
+        return st;
     if ((st = typed_target(ep, rank, seg, off, op, type, result, __func__, &t, &size)) != WEFT_OK)
         return st;
     if (t.local) {
