@@ -874,7 +874,9 @@ weft_status_t weft_flush(weft_ep_t ep);
  * An active-message handler.  Runs on the target, once per message, when
  * its home worker is progressed: inside weft_progress or any weft call that
  * waits, or on the progress thread when there is one.  hdr and payload are
- * valid only during the call.  It may issue non-blocking weft operations
+ * valid only during the call, and have no alignment (the transport may
+ * deliver them at any byte address): copy them out with memcpy to read
+ * them as wider types.  It may issue non-blocking weft operations
  * but must not wait (no blocking calls, weft_wait, weft_flush or
  * weft_progress inside it).  An endpoint is used by one thread at a time,
  * and a handler runs on whichever thread progresses the home worker: it

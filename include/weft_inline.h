@@ -54,6 +54,10 @@ struct weft_inline_ep {
     const void     *ctx;       /**< the context */
     const unsigned *fail_gen;  /**< the context's count of rank failures:
                                 *   nonzero sends every operation to the library */
+    unsigned       *touched;   /**< [rank]: the flush epoch of the endpoint's last
+                                *   operation to the rank, so that a flush reports
+                                *   operations lost to a rank that fails later */
+    unsigned        flush_epoch; /**< the endpoint's current flush epoch */
 } __attribute__((may_alias));
 
 /** What the inline path reads of a segment (layout 1): its first fields. */
@@ -102,6 +106,9 @@ weft__inline_at(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n)
                              off > s->size || n > s->size - off,
                          0))
         return (char *)0;
+    /* The stamp weft__ep_tgt makes too: a flush after rank fails reports
+     * this operation as possibly lost. */
+    e->touched[rank] = e->flush_epoch;
     return base + off;
 }
 

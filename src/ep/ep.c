@@ -11,7 +11,8 @@
     (offsetof(struct weft__ep, a) == offsetof(struct weft_inline_ep, b) && \
      sizeof(((struct weft__ep *)0)->a) == sizeof(((struct weft_inline_ep *)0)->b))
 _Static_assert(WEFT_INLINE_LAYOUT == 1 && SAME_FIELD(divert, gate) && SAME_FIELD(nranks, nranks) &&
-                   SAME_FIELD(ctx, ctx) && SAME_FIELD(fail_gen, fail_gen),
+                   SAME_FIELD(ctx, ctx) && SAME_FIELD(fail_gen, fail_gen) &&
+                   SAME_FIELD(touched, touched) && SAME_FIELD(flush_epoch, flush_epoch),
                "struct weft__ep does not begin with struct weft_inline_ep");
 
 /* Programs built with weft_inline.h refer to this symbol: a library of

@@ -66,7 +66,7 @@ static inline void weft__last_clear(struct weft__last *l)
     l->seg = WEFT__LAST_NONE;
 }
 
-/* The first four fields are what the inline path of weft_inline.h reads
+/* The first six fields are what the inline path of weft_inline.h reads
  * (struct weft_inline_ep, layout WEFT_INLINE_LAYOUT): moving or changing
  * one is a new layout; ep.c checks the offsets when it compiles. */
 struct weft__ep {
@@ -77,6 +77,14 @@ struct weft__ep {
     int                 nranks;
     weft_ctx_t          ctx;
     const unsigned     *fail_gen;     /* &ctx->fail_gen, for the inline path */
+    /* Operations lost to ranks that failed after they were issued: the
+     * target lookup (weft__ep_tgt) and the inline path stamp the rank with
+     * the current flush epoch; a rank found failed (weft__ep_drop_failed)
+     * whose stamp is the current epoch had operations that no weft_flush
+     * has completed, and the next weft_flush reports it.  Stamps are never
+     * cleared: a flush moves the epoch on instead. */
+    unsigned           *touched;      /* [nranks]: epoch of the last operation to the rank */
+    unsigned            flush_epoch;  /* weft_flush calls so far, from 1 (0 is "never") */
     struct weft__last   last;         /* weft_put_nbi's last UCX target (rma.c) */
     uint32_t            state;        /* WEFT__ALIVE while usable */
     ucp_worker_h        worker;
@@ -112,14 +120,6 @@ struct weft__ep {
     int                 check_owner;  /* weft_progress/flush check the caller */
     int                 owner_set;
     pthread_t           owner;        /* the thread that got it (check_owner) */
-    /* Operations lost to ranks that failed after they were issued: the
-     * target lookup (weft__ep_tgt) stamps the rank with the current flush
-     * epoch; a rank found failed (weft__ep_drop_failed) whose stamp is the
-     * current epoch had operations that no weft_flush has completed, and
-     * the next weft_flush reports it.  Stamps are never cleared: a flush
-     * moves the epoch on instead. */
-    unsigned           *touched;      /* [nranks]: epoch of the last operation to the rank */
-    unsigned            flush_epoch;  /* weft_flush calls so far, from 1 (0 is "never") */
     int                 lost_rank;    /* a failed rank with operations of this epoch, or -1 */
 };
 

@@ -37,7 +37,6 @@ static void on_request(weft_am_token_t token, const void *hdr, size_t hdr_len,
 {
     static uint32_t out[WEFT_AM_MAX_REPLY / sizeof(uint32_t)];
     struct req_hdr h;
-    const uint32_t *in = payload;
     weft_ctx_t ctx;
     int src;
 
@@ -48,8 +47,10 @@ static void on_request(weft_am_token_t token, const void *hdr, size_t hdr_len,
     CHECK(src == h.from);
     CHECK(len == values_of(h.seq) * sizeof(uint32_t));
     /* handlers run one at a time: out is this call's */
+    /* the payload has no alignment: read it with memcpy */
+    memcpy(out, payload, len);
     for (size_t i = 0; i < len / sizeof(uint32_t); i++)
-        out[i] = in[i] * 2u + (uint32_t)rank;
+        out[i] = out[i] * 2u + (uint32_t)rank;
     if (__atomic_fetch_add(&tried_bad, 1, __ATOMIC_RELAXED) == 0) {
         FAILS(weft_am_reply(token, UNUSED, &h, sizeof(h), out, len), WEFT_ERR_AM_ID);
         FAILS(weft_am_reply(token, ANSWER, &h, WEFT_AM_MAX_HDR + 1, out, len), WEFT_ERR_TOO_LARGE);
@@ -70,7 +71,7 @@ static void on_answer(weft_ctx_t ctx, int src, const void *hdr, size_t hdr_len,
                       const void *payload, size_t len, void *arg)
 {
     struct req_hdr h;
-    const uint32_t *v = payload;
+    const unsigned char *bytes = payload;
 
     (void)ctx;
     (void)arg;
@@ -78,8 +79,12 @@ static void on_answer(weft_ctx_t ctx, int src, const void *hdr, size_t hdr_len,
     memcpy(&h, hdr, sizeof(h));
     CHECK(h.from == rank);
     CHECK(len == values_of(h.seq) * sizeof(uint32_t));
-    for (size_t i = 0; i < len / sizeof(uint32_t); i++)
-        CHECK(v[i] == (h.seq + (uint32_t)i) * 2u + (uint32_t)src);
+    for (size_t i = 0; i < len / sizeof(uint32_t); i++) {
+        uint32_t v;
+
+        memcpy(&v, bytes + i * sizeof(v), sizeof(v));
+        CHECK(v == (h.seq + (uint32_t)i) * 2u + (uint32_t)src);
+    }
     __atomic_fetch_add(&answers, 1, __ATOMIC_RELEASE);
 }
 

@@ -22,7 +22,7 @@
 int main(void)
 {
     weft_ctx_t ctx;
-    weft_ep_t ep, early;
+    weft_ep_t ep, early, small;
     weft_ep_pool_t pool;
     weft_ep_pool_params_t pp;
     weft_seg_t seg;
@@ -40,15 +40,19 @@ int main(void)
     /* a second endpoint, whose operations to the victim are flushed while
      * it lives */
     memset(&pp, 0, sizeof(pp));
-    pp.nthreads = 1;
+    pp.nthreads = 2;
     pp.policy = "single";
     OK(weft_ep_pool_create(ctx, &pp, &pool));
     OK(weft_ep_get(pool, 0, &early));
+    /* a third, whose only operation to the victim is an 8-byte put: on the
+     * direct path the inline form of weft.h (weft_inline.h) does it */
+    OK(weft_ep_get(pool, 1, &small));
     OK(weft_seg_alloc(ctx, SEG_BYTES, &seg, NULL));
     OK(weft_barrier(ctx));
     if (me != victim) {
         OK(weft_put_nbi(early, victim, seg, OFF_DATA, buf, 8));
         OK(weft_flush(early));
+        OK(weft_put_nbi(small, victim, seg, OFF_DATA + 8, buf, 8));
         OK(weft_put_nbi(ep, victim, seg, OFF_DATA, buf, 8));
         OK(weft_put_nbi(ep, victim, seg, OFF_DATA, buf, sizeof(buf)));
         OK(weft_atomic_add_nbi(ep, victim, seg, OFF_WORD, 1));
@@ -81,6 +85,13 @@ int main(void)
     CHECK(strstr(weft_last_error(), want) != NULL);
     /* once: the next flush covers nothing of the dead rank */
     OK(weft_flush(ep));
+    st = weft_flush(small);
+    if (st != WEFT_ERR_PEER_FAILED) {
+        fprintf(stderr, "FAIL: rank %d: flush of an 8-byte put to a rank that died -> %s\n", me,
+                weft_strerror(st));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    OK(weft_flush(small));
     /* everything the other endpoint sent the victim was flushed in time */
     OK(weft_flush(early));
     /* operations to live ranks only: nothing lost */
