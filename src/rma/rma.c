@@ -639,6 +639,14 @@ signal_wait(weft_ep_t ep, weft_seg_t seg, size_t off, const weft_cmp_t cmp, uint
                                "a rank failed while waiting for %" PRIu64 " (word is %" PRIu64 ")",
                                value, v);
     }
+    /* With a progress thread, the signal and the data before it may have
+     * been written by UCX's handlers on that thread, under the home
+     * worker's lock, with atomics weft does not see.  Progressing the home
+     * worker takes that lock: everything the handlers wrote before they
+     * released it happens before the caller's reads, on any memory model
+     * (and for ThreadSanitizer, which cannot see inside UCX). */
+    if (ep->ctx->pthread_running)
+        (void)ucp_worker_progress(ep->ctx->home);
     if (seen)
         *seen = v;
     return WEFT_OK;
