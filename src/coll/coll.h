@@ -88,6 +88,14 @@ int weft__hgather_blocks(weft__hier_t *h, void *acc, MPI_Datatype block);
 
 /* ---- One-sided collectives (onesided.c) ----------------------------------- */
 
+/* The reduction kernel of the one-sided collectives (onesided.c), for
+ * every collective that combines in memory: d = a op b elementwise, d may
+ * be a; integers wrap as unsigned.  Bitwise ops on integer types only. */
+void weft__coll_combine(void *d, const void *a, const void *b, size_t n, weft_type_t t,
+                        weft_op_t op);
+/* Bytes of an element of each weft_type_t. */
+extern const size_t weft__coll_type_size[WEFT_TYPE_DOUBLE + 1];
+
 typedef struct weft__os weft__os_t;
 
 /* The one-sided state of team, built on first use from its hierarchy h

@@ -45,54 +45,6 @@ typedef struct {
     lslot_t                      slot[];
 } area_t;
 
-static const size_t esize[] = {
-    [WEFT_TYPE_BYTE] = 1,   [WEFT_TYPE_INT32] = 4,  [WEFT_TYPE_INT64] = 8,
-    [WEFT_TYPE_UINT32] = 4, [WEFT_TYPE_UINT64] = 8, [WEFT_TYPE_FLOAT] = 4,
-    [WEFT_TYPE_DOUBLE] = 8,
-};
-
-#define COMBINE_INT(T)                                                                   \
-    do {                                                                                 \
-        T *d = dst;                                                                      \
-        const T *s = src;                                                                \
-        for (size_t i = 0; i < n; i++)                                                   \
-            switch (op) {                                                                \
-            case WEFT_OP_SUM: d[i] = d[i] + s[i]; break;                                 \
-            case WEFT_OP_PROD: d[i] = d[i] * s[i]; break;                                \
-            case WEFT_OP_MIN: d[i] = s[i] < d[i] ? s[i] : d[i]; break;                   \
-            case WEFT_OP_MAX: d[i] = s[i] > d[i] ? s[i] : d[i]; break;                   \
-            case WEFT_OP_BAND: d[i] = d[i] & s[i]; break;                                \
-            case WEFT_OP_BOR: d[i] = d[i] | s[i]; break;                                 \
-            case WEFT_OP_BXOR: d[i] = d[i] ^ s[i]; break;                                \
-            }                                                                            \
-    } while (0)
-#define COMBINE_FP(T)                                                                    \
-    do {                                                                                 \
-        T *d = dst;                                                                      \
-        const T *s = src;                                                                \
-        for (size_t i = 0; i < n; i++)                                                   \
-            switch (op) {                                                                \
-            case WEFT_OP_SUM: d[i] = d[i] + s[i]; break;                                 \
-            case WEFT_OP_PROD: d[i] = d[i] * s[i]; break;                                \
-            case WEFT_OP_MIN: d[i] = s[i] < d[i] ? s[i] : d[i]; break;                   \
-            case WEFT_OP_MAX: d[i] = s[i] > d[i] ? s[i] : d[i]; break;                   \
-            default: break;                                                              \
-            }                                                                            \
-    } while (0)
-
-static void combine(void *dst, const void *src, size_t n, weft_type_t t, weft_op_t op)
-{
-    switch (t) {
-    case WEFT_TYPE_INT32: COMBINE_INT(int32_t); break;
-    case WEFT_TYPE_INT64: COMBINE_INT(int64_t); break;
-    case WEFT_TYPE_UINT32: COMBINE_INT(uint32_t); break;
-    case WEFT_TYPE_UINT64: COMBINE_INT(uint64_t); break;
-    case WEFT_TYPE_FLOAT: COMBINE_FP(float); break;
-    case WEFT_TYPE_DOUBLE: COMBINE_FP(double); break;
-    default: break;
-    }
-}
-
 static void wait_for(_Atomic uint64_t *w, uint64_t v)
 {
     for (unsigned i = 0; atomic_load_explicit(w, memory_order_acquire) < v; i++) {
@@ -126,7 +78,7 @@ static area_t *area_of(weft__eshared_t *sh)
 
 static weft_status_t check_args(const char *fn, size_t count, weft_type_t type, int op)
 {
-    if ((unsigned)type >= sizeof(esize) / sizeof(esize[0]))
+    if ((unsigned)type >= sizeof(weft__coll_type_size) / sizeof(weft__coll_type_size[0]))
         return weft__error(WEFT_ERR_INVALID_ARG, fn, "unknown datatype %d", (int)type);
     if (op >= 0 && op > WEFT_OP_BXOR)
         return weft__error(WEFT_ERR_INVALID_ARG, fn, "unknown operation %d", op);
@@ -145,7 +97,7 @@ static weft_status_t et_call(const char *fn, weft__eteam_t *et, const void *src,
                              size_t count, weft_type_t type, int op)
 {
     weft__eshared_t *sh = et->sh;
-    size_t           bytes = count * esize[type];
+    size_t           bytes = count * weft__coll_type_size[type];
     int              me = et->member - sh->first;
     area_t          *a = area_of(sh);
     weft_status_t    st = WEFT_OK;
@@ -170,7 +122,7 @@ static weft_status_t et_call(const char *fn, weft__eteam_t *et, const void *src,
     for (int i = 1; i < sh->nlocal; i++) {
         wait_for(&a->slot[i].seq, gen);
         if (op >= 0)
-            combine(dst, a->slot[i].src, count, type, (weft_op_t)op);
+            weft__coll_combine(dst, dst, a->slot[i].src, count, type, (weft_op_t)op);
     }
     if (a->nranks > 1)
         st = op >= 0 ? weft_team_allreduce(sh->ranks, dst, dst, count, type, (weft_op_t)op)

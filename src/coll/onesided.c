@@ -402,7 +402,8 @@ KERNEL(float, float)
 KERNEL(double, double)
 
 /* d = a op b, elementwise; d may be a. */
-static void combine(void *d, const void *a, const void *b, size_t n, weft_type_t t, weft_op_t op)
+void weft__coll_combine(void *d, const void *a, const void *b, size_t n, weft_type_t t,
+                        weft_op_t op)
 {
     switch (t) {
     case WEFT_TYPE_INT32: combine_int32_t(d, a, b, n, op); break;
@@ -415,7 +416,7 @@ static void combine(void *d, const void *a, const void *b, size_t n, weft_type_t
     }
 }
 
-static const size_t type_size[] = {
+const size_t weft__coll_type_size[WEFT_TYPE_DOUBLE + 1] = {
     [WEFT_TYPE_BYTE] = 1,   [WEFT_TYPE_INT32] = 4,  [WEFT_TYPE_INT64] = 8,
     [WEFT_TYPE_UINT32] = 4, [WEFT_TYPE_UINT64] = 8, [WEFT_TYPE_FLOAT] = 4,
     [WEFT_TYPE_DOUBLE] = 8,
@@ -424,13 +425,16 @@ static const size_t type_size[] = {
 /* ---- the collectives ------------------------------------------------------------- */
 
 /* The chunks of count elements: a whole number of elements each. */
-static size_t chunk_elems(const weft__os_t *s, weft_type_t t) { return s->sc.chunk / type_size[t]; }
+static size_t chunk_elems(const weft__os_t *s, weft_type_t t)
+{
+    return s->sc.chunk / weft__coll_type_size[t];
+}
 
 /* Top down: a member takes each chunk from its leader, a leader passes it
  * on to its members; a root other than 0 first hands it to rank 0. */
 weft_status_t weft__os_bcast(weft__os_t *s, void *buf, size_t count, weft_type_t t, int root)
 {
-    size_t        es = type_size[t], per = chunk_elems(s, t);
+    size_t        es = weft__coll_type_size[t], per = chunk_elems(s, t);
     weft_status_t st = WEFT_OK;
 
     for (size_t first = 0; first < count && st == WEFT_OK; first += per) {
@@ -463,7 +467,7 @@ weft_status_t weft__os_bcast(weft__os_t *s, void *buf, size_t count, weft_type_t
 static weft_status_t up(weft__os_t *s, int top, const char **have, char *acc, size_t n,
                         weft_type_t t, weft_op_t op, int *sent_at)
 {
-    size_t        len = n * type_size[t];
+    size_t        len = n * weft__coll_type_size[t];
     weft_status_t st;
 
     *sent_at = -1;
@@ -479,7 +483,7 @@ static weft_status_t up(weft__os_t *s, int top, const char **have, char *acc, si
             const char *data;
             if ((st = get_chunk(s, lv->member[i], len, &data)) != WEFT_OK)
                 return st;
-            combine(acc, *have, data, n, t, op);
+            weft__coll_combine(acc, *have, data, n, t, op);
             *have = acc;
             if ((st = release(s, lv->member[i])) != WEFT_OK)
                 return st;
@@ -491,7 +495,7 @@ static weft_status_t up(weft__os_t *s, int top, const char **have, char *acc, si
 weft_status_t weft__os_reduce(weft__os_t *s, const void *src, void *dst, size_t count,
                               weft_type_t t, weft_op_t op, int root)
 {
-    size_t        es = type_size[t], per = chunk_elems(s, t);
+    size_t        es = weft__coll_type_size[t], per = chunk_elems(s, t);
     weft_status_t st = WEFT_OK;
 
     for (size_t first = 0; first < count && st == WEFT_OK; first += per) {
@@ -519,7 +523,7 @@ weft_status_t weft__os_reduce(weft__os_t *s, const void *src, void *dst, size_t 
 weft_status_t weft__os_allreduce(weft__os_t *s, const void *src, void *dst, size_t count,
                                  weft_type_t t, weft_op_t op)
 {
-    size_t        es = type_size[t], per = chunk_elems(s, t);
+    size_t        es = weft__coll_type_size[t], per = chunk_elems(s, t);
     weft_status_t st = WEFT_OK;
     size_t        chunks = count ? (count + per - 1) / per : 1;   /* a barrier has one */
 
@@ -549,7 +553,7 @@ weft_status_t weft__os_allreduce(weft__os_t *s, const void *src, void *dst, size
                 if (i != top->me && (st = get_chunk(s, top->member[i], len, &v)) != WEFT_OK)
                     break;
                 if (prev)
-                    combine(acc, prev, v, n, t, op);
+                    weft__coll_combine(acc, prev, v, n, t, op);
                 else if (v != acc && len)
                     memcpy(acc, v, len);
                 prev = acc;
