@@ -22,14 +22,13 @@
  * were retried (a stopped rank: such an expiry declares nobody failed), S
  * the ranks that said they were done with this one.  usage: test_outside_kill SECONDS */
 #include "../common.h"
+#include "kill_ops.h"
 
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #define SEG_BYTES  65536
-#define BIG        16384
-#define AM_ID      3
 #define OFF_DONE   0      /* a word per rank: that rank is done with this one */
 #define OFF_ATOMIC 1024
 #define OFF_DATA   4096
@@ -41,18 +40,6 @@ static uint64_t now_ns(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static unsigned next_rand(unsigned *s)
-{
-    *s = *s * 1103515245u + 12345u;
-    return (*s >> 8) & 0xffffffu;
-}
-
-static void on_am(weft_ctx_t ctx, int src, const void *hdr, size_t hlen, const void *payload,
-                  size_t len, void *arg)
-{
-    (void)ctx; (void)src; (void)hdr; (void)hlen; (void)payload; (void)len; (void)arg;
 }
 
 static unsigned long expired;   /* waits that WEFT_TIMEOUT_MS ended and were retried */
@@ -79,49 +66,6 @@ static weft_status_t flush_on(weft_ep_t ep)
         expired++;
     return st;
 }
-
-/* One operation of kind k to rank: WEFT_OK or the status that ended it. */
-static weft_status_t one_op(weft_ep_t ep, int k, int rank, weft_seg_t seg, char *buf)
-{
-    weft_event_t ev;
-    weft_status_t st;
-    uint64_t old;
-
-    switch (k) {
-    case 0:  return weft_put(ep, rank, seg, OFF_DATA, buf, 64);
-    case 1:  return weft_get(ep, buf, rank, seg, OFF_DATA, 64);
-    case 2:
-        if ((st = weft_put_nb(ep, rank, seg, OFF_DATA, buf, BIG, &ev)) != WEFT_OK)
-            return st;
-        return wait_on(&ev);
-    case 3:
-        if ((st = weft_get_nb(ep, buf, rank, seg, OFF_DATA, BIG, &ev)) != WEFT_OK)
-            return st;
-        return wait_on(&ev);
-    case 4:
-        for (int i = 0; i < 16; i++)
-            if ((st = weft_put_nbi(ep, rank, seg, OFF_DATA + 8 * (size_t)i, buf, 8)) != WEFT_OK)
-                return st;
-        return flush_on(ep);
-    case 5:  return weft_atomic_fetch_add(ep, rank, seg, OFF_ATOMIC, 1, &old);
-    case 6:  return weft_atomic_cswap(ep, rank, seg, OFF_ATOMIC, 0, 0, &old);
-    case 7:
-        if ((st = weft_atomic_add_nbi(ep, rank, seg, OFF_ATOMIC, 1)) != WEFT_OK)
-            return st;
-        return flush_on(ep);
-    case 8:  return weft_am_send(ep, rank, AM_ID, "h", 1, buf, 256);
-    case 9:
-        if ((st = weft_am_send_nb(ep, rank, AM_ID, NULL, 0, buf, BIG, &ev)) != WEFT_OK)
-            return st;
-        return wait_on(&ev);
-    default:
-        if ((st = weft_put_signal_nb(ep, rank, seg, OFF_DATA, buf, 64, seg, OFF_ATOMIC, 1,
-                                     &ev)) != WEFT_OK)
-            return st;
-        return wait_on(&ev);
-    }
-}
-#define NKINDS 11
 
 static weft_ctx_t ctx;
 static int me, n;
@@ -202,7 +146,8 @@ int main(int argc, char **argv)
 {
     weft_ep_t ep;
     weft_seg_t seg;
-    char buf[BIG];
+    char buf[KILL_BIG];
+    struct kill_ops ops_of;
     const char *dir = getenv("OUTSIDE_KILL_DIR");
     double seconds = argc > 1 ? atof(argv[1]) : 2.0;
     unsigned rs;
@@ -220,7 +165,8 @@ int main(int argc, char **argv)
     CHECK(n >= 3 && n <= MAX_RANKS);
     OK(weft_ep_default(ctx, &ep));
     OK(weft_seg_alloc(ctx, SEG_BYTES, &seg, (void **)&mine));
-    OK(weft_am_register(ctx, AM_ID, on_am, NULL));
+    ops_of = (struct kill_ops){seg, OFF_DATA, OFF_ATOMIC, wait_on, flush_on};
+    OK(weft_am_register(ctx, KILL_AM_ID, kill_on_am, NULL));
     memset(buf, me, sizeof(buf));
     rs = (unsigned)getpid() * 2654435761u + (unsigned)me;
     mark(dir, "pid");
@@ -228,11 +174,11 @@ int main(int argc, char **argv)
 
     end = now_ns() + (uint64_t)(seconds * 1e9);
     while (now_ns() < end) {
-        int peer = (int)(next_rand(&rs) % (unsigned)n), k = (int)(next_rand(&rs) % NKINDS);
+        int peer = (int)(kill_next_rand(&rs) % (unsigned)n), k = (int)(kill_next_rand(&rs) % KILL_NKINDS);
 
         if (peer == me || learnt[peer] != 0)
             continue;
-        judge(one_op(ep, k, peer, seg, buf), peer, k, "an operation");
+        judge(kill_one_op(&ops_of, ep, k, peer, buf), peer, k, "an operation");
         if ((++ops & 63) == 0)
             refresh();
     }

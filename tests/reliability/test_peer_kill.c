@@ -14,6 +14,7 @@
  * PEER_KILL_QUIESCE=1 in the environment makes the victim flush its own
  * operations before it dies (used over TCP, see below). */
 #include "../common.h"
+#include "kill_ops.h"
 
 #include <signal.h>
 #include <string.h>
@@ -21,8 +22,6 @@
 #include <unistd.h>
 
 #define SEG_BYTES 65536
-#define BIG       16384          /* a put large enough for rendezvous/zcopy paths */
-#define AM_ID     3
 
 /* segment layout: [0, 8) phase counter on rank 0, [64, 72) a signal
  * nobody sets, [128, 136) atomics word, [4096, ...) data */
@@ -31,14 +30,7 @@
 #define OFF_ATOMIC 128
 #define OFF_DATA   4096
 
-static unsigned long am_seen;
-
-static void on_am(weft_ctx_t ctx, int src, const void *hdr, size_t hlen, const void *payload,
-                  size_t len, void *arg)
-{
-    (void)ctx; (void)src; (void)hdr; (void)hlen; (void)payload; (void)len; (void)arg;
-    am_seen++;
-}
+static unsigned long am_seen;   /* active messages served (kill_on_am) */
 
 static double now_us(void)
 {
@@ -47,61 +39,6 @@ static double now_us(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
-
-static unsigned next_rand(unsigned *s)
-{
-    *s = *s * 1103515245u + 12345u;
-    return (*s >> 8) & 0xffffffu;
-}
-
-/* One operation of kind k to rank; WEFT_OK or the status that ended it. */
-static weft_status_t one_op(weft_ep_t ep, weft_ctx_t ctx, int k, int rank, weft_seg_t seg,
-                            char *buf)
-{
-    weft_event_t ev;
-    weft_status_t st;
-    uint64_t old;
-    unsigned done = 0;
-
-    (void)ctx;
-    switch (k) {
-    case 0:  return weft_put(ep, rank, seg, OFF_DATA, buf, 64);
-    case 1:  return weft_get(ep, buf, rank, seg, OFF_DATA, 64);
-    case 2:
-        if ((st = weft_put_nb(ep, rank, seg, OFF_DATA, buf, BIG, &ev)) != WEFT_OK)
-            return st;
-        return weft_wait(&ev);
-    case 3:
-        if ((st = weft_get_nb(ep, buf, rank, seg, OFF_DATA, BIG, &ev)) != WEFT_OK)
-            return st;
-        return weft_wait(&ev);
-    case 4:
-        for (int i = 0; i < 16; i++)
-            if ((st = weft_put_nbi(ep, rank, seg, OFF_DATA + 8 * (size_t)i, buf, 8)) != WEFT_OK)
-                return st;
-        return weft_flush(ep);
-    case 5:  return weft_atomic_fetch_add(ep, rank, seg, OFF_ATOMIC, 1, &old);
-    case 6:  return weft_atomic_cswap(ep, rank, seg, OFF_ATOMIC, 0, 0, &old);
-    case 7:
-        if ((st = weft_atomic_add_nbi(ep, rank, seg, OFF_ATOMIC, 1)) != WEFT_OK)
-            return st;
-        return weft_flush(ep);
-    case 8:  return weft_am_send(ep, rank, AM_ID, "h", 1, buf, 256);
-    case 9:
-        if ((st = weft_am_send_nb(ep, rank, AM_ID, NULL, 0, buf, BIG, &ev)) != WEFT_OK)
-            return st;
-        return weft_wait(&ev);
-    default:
-        if ((st = weft_put_signal_nb(ep, rank, seg, OFF_DATA, buf, 64, seg, OFF_ATOMIC, 1,
-                                     &ev)) != WEFT_OK)
-            return st;
-        if ((st = weft_wait(&ev)) != WEFT_OK)
-            return st;
-        /* the direct path learns of deaths in waits and progress calls */
-        return weft_progress(ep, &done);
-    }
-}
-#define NKINDS 11
 
 /* Data to a live rank still arrives intact. */
 static void check_live(weft_ep_t ep, weft_ctx_t ctx, int live, weft_seg_t seg, int me)
@@ -112,11 +49,11 @@ static void check_live(weft_ep_t ep, weft_ctx_t ctx, int live, weft_seg_t seg, i
     for (size_t i = 0; i < sizeof(out); i++)
         out[i] = (char)test_pattern((unsigned)me, i);
     /* each survivor writes its own slot of the live rank's segment */
-    OK(weft_put(ep, live, seg, OFF_DATA + BIG + 256 * (size_t)me, out, sizeof(out)));
-    OK(weft_get(ep, in, live, seg, OFF_DATA + BIG + 256 * (size_t)me, sizeof(in)));
+    OK(weft_put(ep, live, seg, OFF_DATA + KILL_BIG + 256 * (size_t)me, out, sizeof(out)));
+    OK(weft_get(ep, in, live, seg, OFF_DATA + KILL_BIG + 256 * (size_t)me, sizeof(in)));
     CHECK(memcmp(in, out, sizeof(in)) == 0);
     OK(weft_atomic_fetch_add(ep, live, seg, OFF_ATOMIC, 0, &old));
-    OK(weft_am_send(ep, live, AM_ID, NULL, 0, out, sizeof(out)));
+    OK(weft_am_send(ep, live, KILL_AM_ID, NULL, 0, out, sizeof(out)));
     (void)ctx;
 }
 
@@ -125,13 +62,14 @@ int main(int argc, char **argv)
     weft_ctx_t ctx;
     weft_ep_t ep;
     weft_seg_t seg;
-    char *mine, buf[BIG];
+    char *mine, buf[KILL_BIG];
     int me, n, victim, failed, quiesce;
     unsigned seed, rs;
     double t0, last_ok, t_fail = 0;
     unsigned long ops = 0;
     weft_status_t st = WEFT_OK;
     weft_config_t cfg;
+    struct kill_ops ops_of = {0};
 
     seed = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 1;
     quiesce = getenv("PEER_KILL_QUIESCE") != NULL && atoi(getenv("PEER_KILL_QUIESCE")) == 1;
@@ -142,7 +80,8 @@ int main(int argc, char **argv)
     CHECK(n >= 3);
     OK(weft_ep_default(ctx, &ep));
     OK(weft_seg_alloc(ctx, SEG_BYTES, &seg, (void **)&mine));
-    OK(weft_am_register(ctx, AM_ID, on_am, NULL));
+    ops_of = (struct kill_ops){seg, OFF_DATA, OFF_ATOMIC, weft_wait, weft_flush};
+    OK(weft_am_register(ctx, KILL_AM_ID, kill_on_am, &am_seen));
     memset(buf, me, sizeof(buf));
     victim = 1 + (int)(seed % (unsigned)(n - 1));
     rs = seed * 2654435761u + (unsigned)me;
@@ -151,11 +90,11 @@ int main(int argc, char **argv)
     if (me == victim) {
         /* die after a random time (0-200 ms) spent serving the others and
          * sending to them: the kill lands anywhere in their operations */
-        double until = now_us() + (double)(next_rand(&rs) % 200000u);
+        double until = now_us() + (double)(kill_next_rand(&rs) % 200000u);
         int peer = 0;
 
         while (now_us() < until) {
-            (void)one_op(ep, ctx, (int)(next_rand(&rs) % NKINDS), peer, seg, buf);
+            (void)kill_one_op(&ops_of, ep, (int)(kill_next_rand(&rs) % KILL_NKINDS), peer, buf);
             peer = (peer + 1) % n;
             if (peer == me)
                 peer = (peer + 1) % n;
@@ -173,7 +112,7 @@ int main(int argc, char **argv)
     /* survivors: operations of random kinds to the victim until one fails */
     t0 = last_ok = now_us();
     while (now_us() - t0 < 30e6) {
-        st = one_op(ep, ctx, (int)(next_rand(&rs) % NKINDS), victim, seg, buf);
+        st = kill_one_op(&ops_of, ep, (int)(kill_next_rand(&rs) % KILL_NKINDS), victim, buf);
         ops++;
         if (st != WEFT_OK)
             break;
@@ -188,8 +127,8 @@ int main(int argc, char **argv)
     OK(weft_rank_failed(ctx, victim, &failed));
     CHECK(failed == 1);
     /* every kind of operation to it is now refused */
-    for (int k = 0; k < NKINDS; k++) {
-        weft_status_t s = one_op(ep, ctx, k, victim, seg, buf);
+    for (int k = 0; k < KILL_NKINDS; k++) {
+        weft_status_t s = kill_one_op(&ops_of, ep, k, victim, buf);
 
         if (s != WEFT_ERR_PEER_FAILED) {
             fprintf(stderr, "FAIL rank %d: operation %d to dead rank %d -> %s (%s)\n", me, k,
