@@ -1,12 +1,15 @@
-/* The workload that the kill tests (test_peer_kill.c, test_outside_kill.c)
- * run against a rank that dies: one operation of every kind weft has, to
- * a rank, chosen by a number.  Each test says where in the segment its
- * data and its atomic word lie and how it waits, since a test whose ranks
- * may be stopped retries a wait that WEFT_ERR_TIMEOUT ended. */
+/* What the tests in which a rank dies share.  kill_one_op is the workload
+ * of the kill tests (test_peer_kill.c, test_outside_kill.c): one operation
+ * of every kind weft has, to a rank, chosen by a number; each test says
+ * where in the segment its data and its atomic word lie and how it waits,
+ * since a test whose ranks may be stopped retries a wait that
+ * WEFT_ERR_TIMEOUT ended.  kill_learn_death and kill_survivors_leave are
+ * the two ends of the tests whose last rank kills itself at a chosen
+ * point (test_dead_everywhere.c, test_flush_lost.c). */
 #ifndef WEFT_TEST_KILL_OPS_H
 #define WEFT_TEST_KILL_OPS_H
 
-#include <weft.h>
+#include "../common.h"
 
 #include <stdint.h>
 
@@ -86,6 +89,38 @@ static inline weft_status_t kill_one_op(const struct kill_ops *o, weft_ep_t ep, 
         /* the direct path learns of deaths in waits and progress calls */
         return weft_progress(ep, &done);
     }
+}
+
+/* After the last rank (victim) killed itself: the survivor me learns it
+ * from a barrier of the context, which must say WEFT_ERR_PEER_FAILED, and
+ * weft_rank_failed must agree.  Aborts the job otherwise. */
+static inline void kill_learn_death(weft_ctx_t ctx, int victim, int me)
+{
+    weft_status_t st = weft_barrier(ctx);
+    int failed = 0;
+
+    if (st != WEFT_ERR_PEER_FAILED) {
+        fprintf(stderr, "FAIL: rank %d: barrier with a dead rank -> %s\n", me, weft_strerror(st));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    OK(weft_rank_failed(ctx, victim, &failed));
+    CHECK(failed == 1);
+}
+
+/* The survivors (ranks below victim) leave together: one that exits while
+ * another still operates on it would be a second failure, so each tells
+ * the others it is done with them (an add to the word at off_done of seg)
+ * and waits until they all told it. */
+static inline void kill_survivors_leave(weft_ep_t ep, weft_seg_t seg, size_t off_done,
+                                        int victim, int me)
+{
+    for (int r = 0; r < victim; r++)
+        if (r != me) {
+            uint64_t old;
+
+            OK(weft_atomic_fetch_add(ep, r, seg, off_done, 1, &old));
+        }
+    OK(weft_signal_wait_until(ep, seg, off_done, (uint64_t)victim - 1, NULL));
 }
 
 #endif

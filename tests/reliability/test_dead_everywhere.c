@@ -9,6 +9,7 @@
  * survivors learn it from a barrier and then try each operation on it.
  * Run with 3 ranks under mpirun --enable-recovery. */
 #include "../common.h"
+#include "kill_ops.h"
 
 #include <signal.h>
 #include <string.h>
@@ -19,12 +20,6 @@
 #define OFF_WORD  0
 #define OFF_DONE  64
 #define OFF_DATA  4096
-
-static void on_am(weft_ctx_t ctx, int src, const void *hdr, size_t hlen, const void *payload,
-                  size_t len, void *arg)
-{
-    (void)ctx; (void)src; (void)hdr; (void)hlen; (void)payload; (void)len; (void)arg;
-}
 
 /* One call that must be refused as WEFT_ERR_PEER_FAILED; name says which. */
 static void refused(weft_status_t st, const char *name, int me)
@@ -80,7 +75,7 @@ int main(void)
     weft_ep_t ep;
     weft_seg_t seg;
     char buf[1024];
-    int me, n, victim, failed;
+    int me, n, victim;
     weft_status_t st;
 
     memset(buf, 7, sizeof(buf));
@@ -90,7 +85,7 @@ int main(void)
     CHECK(n >= 3);
     victim = n - 1;
     OK(weft_ep_default(ctx, &ep));
-    OK(weft_am_register(ctx, AM_ID, on_am, NULL));
+    OK(weft_am_register(ctx, AM_ID, kill_on_am, NULL));
     OK(weft_seg_alloc(ctx, SEG_BYTES, &seg, NULL));
     OK(weft_barrier(ctx));
     /* every survivor's entries of the victim are filled: the fast path */
@@ -105,13 +100,7 @@ int main(void)
         OK(weft_flush(ep));
         raise(SIGKILL);
     }
-    st = weft_barrier(ctx);
-    if (st != WEFT_ERR_PEER_FAILED) {
-        fprintf(stderr, "FAIL: rank %d: barrier with a dead rank -> %s\n", me, weft_strerror(st));
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    OK(weft_rank_failed(ctx, victim, &failed));
-    CHECK(failed == 1);
+    kill_learn_death(ctx, victim, me);
     /* no weft_progress, flush or wait on ep between learning and using */
     every_op(ep, victim, seg, buf, 1, me);
     /* a second round: the refusal does not depend on being the first call */
@@ -128,16 +117,7 @@ int main(void)
             OK(weft_atomic_fetch_add(ep, r, seg, OFF_WORD, 0, &old));
         }
     OK(weft_flush(ep));
-    /* a survivor that exits while another still operates on it would be
-     * a second failure: each tells the others it is done with them, and
-     * leaves once they all told it */
-    for (int r = 0; r < victim; r++)
-        if (r != me) {
-            uint64_t old;
-
-            OK(weft_atomic_fetch_add(ep, r, seg, OFF_DONE, 1, &old));
-        }
-    OK(weft_signal_wait_until(ep, seg, OFF_DONE, (uint64_t)victim - 1, NULL));
+    kill_survivors_leave(ep, seg, OFF_DONE, victim, me);
     printf("PASS rank %d\n", me);
     fflush(stdout);
     st = weft_finalize(ctx);

@@ -10,6 +10,7 @@
  * learn of the death from a second barrier, then flush.  Run with 3 ranks
  * under mpirun --enable-recovery. */
 #include "../common.h"
+#include "kill_ops.h"
 
 #include <signal.h>
 #include <string.h>
@@ -27,7 +28,7 @@ int main(void)
     weft_ep_pool_params_t pp;
     weft_seg_t seg;
     char buf[1024], want[32];
-    int me, n, victim, failed;
+    int me, n, victim;
     weft_status_t st;
 
     memset(buf, 7, sizeof(buf));
@@ -66,13 +67,7 @@ int main(void)
     CHECK(st == WEFT_OK || (me != victim && st == WEFT_ERR_PEER_FAILED));
     if (me == victim)
         raise(SIGKILL);
-    st = weft_barrier(ctx);
-    if (st != WEFT_ERR_PEER_FAILED) {
-        fprintf(stderr, "FAIL: rank %d: barrier with a dead rank -> %s\n", me, weft_strerror(st));
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    OK(weft_rank_failed(ctx, victim, &failed));
-    CHECK(failed == 1);
+    kill_learn_death(ctx, victim, me);
 
     /* the loss is reported by the flush that covers it, and names the rank */
     st = weft_flush(ep);
@@ -102,16 +97,7 @@ int main(void)
         }
     OK(weft_flush(ep));
     OK(weft_flush(early));
-    /* a survivor that exits while another still operates on it would be
-     * a second failure: each tells the others it is done with them, and
-     * leaves once they all told it */
-    for (int r = 0; r < victim; r++)
-        if (r != me) {
-            uint64_t old;
-
-            OK(weft_atomic_fetch_add(ep, r, seg, OFF_DONE, 1, &old));
-        }
-    OK(weft_signal_wait_until(ep, seg, OFF_DONE, (uint64_t)victim - 1, NULL));
+    kill_survivors_leave(ep, seg, OFF_DONE, victim, me);
     printf("PASS rank %d\n", me);
     fflush(stdout);
     st = weft_finalize(ctx);
