@@ -34,6 +34,7 @@
 #include <weft.h>
 
 #include <mpi.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,28 +277,29 @@ static int parse(int argc, char **argv)
     static char pdef[] = "procs,process,dedicated-2x,dedicated,paired,single";
     static char vdef[] = "default";
     char *pl = pdef, *vl = vdef;
+    const char *pgiven = NULL, *vgiven = NULL;
+    long threads = 1, batch = 32, every = 64, rounds = 3;
+    const struct bench_opt opts[] = {
+        {"--threads", .value = &threads}, {"--policies", .text = &pgiven},
+        {"--variants", .text = &vgiven},  {"--batch", .value = &batch},
+        {"--every", .value = &every},     {"--secs", .real = &o.secs},
+        {"--rounds", .value = &rounds},   {"--json", .text = &o.json},
+        {NULL},
+    };
 
-    o.threads = 1;
-    o.batch = 32;
-    o.every = 64;
     o.secs = 0.3;
-    o.rounds = 3;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-        if (v == NULL)
-            return 0;
-        if (!strcmp(a, "--threads")) o.threads = atoi(v);
-        else if (!strcmp(a, "--policies")) pl = argv[i + 1];
-        else if (!strcmp(a, "--variants")) vl = argv[i + 1];
-        else if (!strcmp(a, "--batch")) o.batch = atoi(v);
-        else if (!strcmp(a, "--every")) o.every = atoi(v);
-        else if (!strcmp(a, "--secs")) o.secs = atof(v);
-        else if (!strcmp(a, "--rounds")) o.rounds = atoi(v);
-        else if (!strcmp(a, "--json")) o.json = v;
-        else return 0;
-        i++;
-    }
+    if (bench_parse_opts(argc, argv, opts) != 0 || threads > MAX_THREADS || batch > INT_MAX ||
+        every > INT_MAX || rounds > BENCH_POOL_MAX_ROUNDS)
+        return 0;
+    o.threads = (int)threads;
+    o.batch = (int)batch;
+    o.every = (int)every;
+    o.rounds = (int)rounds;
+    /* the lists are cut up in place: argv's strings are the program's */
+    if (pgiven != NULL)
+        pl = (char *)pgiven;
+    if (vgiven != NULL)
+        vl = (char *)vgiven;
     o.npolicies = bench_policy_list(NAME, pl, o.policies, MAX_ITEMS);
     o.nvariants = bench_split_list(vl, o.variants, MAX_ITEMS);
     for (int i = 0; i < o.nvariants; i++)

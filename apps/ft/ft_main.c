@@ -12,6 +12,7 @@
  *
  * Exit status: 0 verified, 1 not verified or a runtime failure, 2 bad usage.
  */
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -129,25 +130,46 @@ static int parse_args(int argc, char **argv, ft_options_t *opt, int *simulate, c
     *opt = (ft_options_t){.cls = ft_class_find("S"), .alg = "exchange-mpi",
                           .backend = &ft_backend_mpi, .grain = FT_GRAIN_EXCHANGE,
                           .fftw = FT_FFTW_WISDOM};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+    /* getopt_long scans ("--name value", "--name=value", unambiguous
+     * prefixes); the values are checked below. */
+    static const struct option lo[] = {
+        {"help", no_argument, NULL, 'h'},     {"class", required_argument, NULL, 'c'},
+        {"alg", required_argument, NULL, 'a'}, {"pad", required_argument, NULL, 'p'},
+        {"fftw", required_argument, NULL, 'f'}, {"json", required_argument, NULL, 'j'},
+        {"iters", required_argument, NULL, 'i'},
+#ifdef FT_SMPI
+        {"simulate", required_argument, NULL, 's'},
+        {"put-overhead", required_argument, NULL, 'o'},
+#endif
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+
+    opterr = 0;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "+:h", lo, NULL)) != -1) {
+        const char *v = optarg;
+
+        if (c == 'h') {
             snprintf(err, errlen, "help");
             return -1;
         }
-        if (i + 1 >= argc) {
-            snprintf(err, errlen, "unknown option or missing value: '%s'", a);
+        if (c == ':') {
+            snprintf(err, errlen, "missing value for option '%s'", argv[optind - 1]);
             return -1;
         }
-        const char *v = argv[++i];
-        if (strcmp(a, "--class") == 0) {
+        if (c == '?') {
+            snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+            return -1;
+        }
+        if (c == 'c') {
             opt->cls = ft_class_find(v);
             if (!opt->cls) {
                 snprintf(err, errlen, "unknown class '%s' (expected one of %s)", v,
                          ft_class_names());
                 return -1;
             }
-        } else if (strcmp(a, "--alg") == 0) {
+        } else if (c == 'a') {
             size_t k = 0;
             while (k < NALGS && strcmp(algorithms[k].name, v) != 0)
                 k++;
@@ -158,7 +180,7 @@ static int parse_args(int argc, char **argv, ft_options_t *opt, int *simulate, c
             opt->alg = algorithms[k].name;
             opt->backend = algorithms[k].backend;
             opt->grain = algorithms[k].grain;
-        } else if (strcmp(a, "--pad") == 0) {
+        } else if (c == 'p') {
             char *end;
             long pad = strtol(v, &end, 10);
             if (*v == '\0' || *end != '\0' || pad < 0 || pad > 64) {
@@ -166,7 +188,7 @@ static int parse_args(int argc, char **argv, ft_options_t *opt, int *simulate, c
                 return -1;
             }
             opt->pad = (int)pad;
-        } else if (strcmp(a, "--fftw") == 0) {
+        } else if (c == 'f') {
             const ft_fftw_mode_t modes[] = {FT_FFTW_WISDOM, FT_FFTW_ESTIMATE, FT_FFTW_MEASURE,
                                             FT_FFTW_PATIENT};
             size_t k = 0;
@@ -178,9 +200,9 @@ static int parse_args(int argc, char **argv, ft_options_t *opt, int *simulate, c
                 return -1;
             }
             opt->fftw = modes[k];
-        } else if (strcmp(a, "--json") == 0) {
+        } else if (c == 'j') {
             opt->json = v;
-        } else if (strcmp(a, "--iters") == 0) {
+        } else if (c == 'i') {
             char *end;
             long n = strtol(v, &end, 10);
             if (*v == '\0' || *end != '\0' || n < 1 || n > FT_MAX_NITER) {
@@ -190,11 +212,11 @@ static int parse_args(int argc, char **argv, ft_options_t *opt, int *simulate, c
             }
             opt->iters = (int)n;
 #ifdef FT_SMPI
-        } else if (strcmp(a, "--simulate") == 0) {
+        } else if (c == 's') {
             if (parse_costs(v, opt->sim_cost, err, errlen) != 0)
                 return -1;
             *simulate = 1;
-        } else if (strcmp(a, "--put-overhead") == 0) {
+        } else if (c == 'o') {
             char *end;
             opt->put_overhead = strtod(v, &end);
             if (*v == '\0' || *end != '\0' || !(opt->put_overhead >= 0.0)) {
@@ -202,10 +224,11 @@ static int parse_args(int argc, char **argv, ft_options_t *opt, int *simulate, c
                 return -1;
             }
 #endif
-        } else {
-            snprintf(err, errlen, "unknown option '%s'", a);
-            return -1;
         }
+    }
+    if (optind < argc) {
+        snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+        return -1;
     }
     return 0;
 }

@@ -289,28 +289,27 @@ static int parse(int argc, char **argv)
 {
     static char pdef[] = "procs,process,dedicated,paired,single";
     char *pl = pdef;
+    const char *pgiven = NULL;
+    long threads = 1, n = 512, tile = 64, rounds = 3;
+    const struct bench_opt opts[] = {
+        {"--threads", .value = &threads}, {"--policies", .text = &pgiven},
+        {"--n", .value = &n},             {"--tile", .value = &tile},
+        {"--rounds", .value = &rounds},   {"--json", .text = &o.json},
+        {NULL},
+    };
 
-    o.threads = 1;
-    o.n = 512;
-    o.tile = 64;
-    o.rounds = 3;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        const char *a = argv[i], *v = argv[i + 1];
-
-        if (!strcmp(a, "--threads")) o.threads = atoi(v);
-        else if (!strcmp(a, "--policies")) pl = argv[i + 1];
-        else if (!strcmp(a, "--n")) o.n = atoi(v);
-        else if (!strcmp(a, "--tile")) o.tile = atoi(v);
-        else if (!strcmp(a, "--rounds")) o.rounds = atoi(v);
-        else if (!strcmp(a, "--json")) o.json = v;
-        else return 0;
-    }
-    if (argc % 2 == 0)
+    if (bench_parse_opts(argc, argv, opts) != 0 || threads > MAX_THREADS || n > 8192 ||
+        tile > n || n % tile != 0 || rounds > BENCH_POOL_MAX_ROUNDS)
         return 0;
+    o.threads = (int)threads;
+    o.n = (int)n;
+    o.tile = (int)tile;
+    o.rounds = (int)rounds;
+    /* the list is cut up in place: argv's strings are the program's */
+    if (pgiven != NULL)
+        pl = (char *)pgiven;
     o.npolicies = bench_policy_list(NAME, pl, o.policies, MAX_ITEMS);
-    return o.threads >= 1 && o.threads <= MAX_THREADS && o.tile >= 1 && o.n >= o.tile &&
-           o.n % o.tile == 0 && o.n <= 8192 && o.rounds >= 1 &&
-           o.rounds <= BENCH_POOL_MAX_ROUNDS && o.npolicies > 0;
+    return o.npolicies > 0;
 }
 
 int main(int argc, char **argv)

@@ -95,33 +95,22 @@ static int parse_confs(const char *text, struct opts *o)
 
 static int parse(int argc, char **argv, struct opts *o)
 {
+    const char *sizes = "1,16,256,4096", *confs = NULL;
+    int no_topo = 0;
+    const struct bench_opt opts[] = {
+        {"--json", .text = &o->json},     {"--sizes", .text = &sizes},
+        {"--confs", .text = &confs},      {"--iters", .value = &o->iters},
+        {"--by-node", .value = &o->by_node}, {"--no-topo", .flag = &no_topo},
+        {NULL},
+    };
+
     *o = (struct opts){.topo = 1, .iters = 10};
-    o->nsizes = bench_parse_positive_list("1,16,256,4096", o->sizes, MAX_SIZES);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--no-topo")) {
-            o->topo = 0;
-            continue;
-        }
-        if (i + 1 >= argc)
-            return 0;
-        if (!strcmp(a, "--json"))
-            o->json = argv[++i];
-        else if (!strcmp(a, "--sizes")) {
-            if ((o->nsizes = bench_parse_positive_list(argv[++i], o->sizes, MAX_SIZES)) < 1)
-                return 0;
-        } else if (!strcmp(a, "--confs")) {
-            if (!parse_confs(argv[++i], o))
-                return 0;
-        } else if (!strcmp(a, "--iters")) {
-            if (bench_arg_positive(argc, argv, &i, &o->iters) || o->iters > MAX_ITERS)
-                return 0;
-        } else if (!strcmp(a, "--by-node")) {
-            if (bench_arg_positive(argc, argv, &i, &o->by_node))
-                return 0;
-        } else
-            return 0;
-    }
+    if (bench_parse_opts(argc, argv, opts) != 0 || o->iters > MAX_ITERS)
+        return 0;
+    o->topo = !no_topo;
+    if ((o->nsizes = bench_parse_positive_list(sizes, o->sizes, MAX_SIZES)) < 1 ||
+        (confs != NULL && !parse_confs(confs, o)))
+        return 0;
     return o->json && (o->topo || o->nconfs);
 }
 

@@ -23,6 +23,7 @@
 #include <weft.h>
 
 #include <mpi.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,31 +274,27 @@ static int parse(int argc, char **argv)
 {
     static char pdef[] = "process,dedicated-2x,dedicated,paired,single";
     char *pl = pdef;
+    const char *pgiven = NULL;
+    long threads = 1, rows = 512, cols = 512, iters = 200, rounds = 3;
+    const struct bench_opt opts[] = {
+        {"--threads", .value = &threads}, {"--policies", .text = &pgiven},
+        {"--rows", .value = &rows},       {"--cols", .value = &cols},
+        {"--iters", .value = &iters},     {"--rounds", .value = &rounds},
+        {"--json", .text = &o.json},      {"--private-completion", .flag = &o.private_cq},
+        {NULL},
+    };
 
-    o.threads = 1;
-    o.rows = 512;
-    o.cols = 512;
-    o.iters = 200;
-    o.rounds = 3;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-        if (!strcmp(a, "--private-completion")) {
-            o.private_cq = 1;
-            continue;
-        }
-        if (v == NULL)
-            return 0;
-        if (!strcmp(a, "--threads")) o.threads = atoi(v);
-        else if (!strcmp(a, "--policies")) pl = argv[i + 1];
-        else if (!strcmp(a, "--rows")) o.rows = atoi(v);
-        else if (!strcmp(a, "--cols")) o.cols = atoi(v);
-        else if (!strcmp(a, "--iters")) o.iters = atoi(v);
-        else if (!strcmp(a, "--rounds")) o.rounds = atoi(v);
-        else if (!strcmp(a, "--json")) o.json = v;
-        else return 0;
-        i++;
-    }
+    if (bench_parse_opts(argc, argv, opts) != 0 || threads > MAX_THREADS || rows > INT_MAX ||
+        cols > INT_MAX || iters > INT_MAX || rounds > BENCH_POOL_MAX_ROUNDS)
+        return 0;
+    o.threads = (int)threads;
+    o.rows = (int)rows;
+    o.cols = (int)cols;
+    o.iters = (int)iters;
+    o.rounds = (int)rounds;
+    /* the list is cut up in place: argv's strings are the program's */
+    if (pgiven != NULL)
+        pl = (char *)pgiven;
     o.npolicies = bench_split_list(pl, o.policies, MAX_ITEMS);
     for (int i = 0; i < o.npolicies; i++) {
         weft_ep_policy_t p;
@@ -307,8 +304,7 @@ static int parse(int argc, char **argv)
             return 0;
         }
     }
-    return o.threads >= 1 && o.threads <= MAX_THREADS && o.cols >= 3 && o.iters >= 1 &&
-           o.rounds >= 1 && o.rounds <= BENCH_POOL_MAX_ROUNDS && o.npolicies > 0 && o.rows >= 1;
+    return o.cols >= 3 && o.npolicies > 0;
 }
 
 int main(int argc, char **argv)

@@ -162,47 +162,29 @@ static int parse_variants(const char *text, struct opts *o)
 
 static int parse(int argc, char **argv, struct opts *o)
 {
+    const char *variants = NULL, *groups = NULL;
+    const struct bench_opt opts[] = {
+        {"--json", .text = &o->json},         {"--n", .value = &o->n},
+        {"--block", .value = &o->block},      {"--by-node", .value = &o->by_node},
+        {"--rounds", .value = &o->rounds},    {"--variants", .text = &variants},
+        {"--groups", .text = &groups},        {"--flop-rate", .real = &o->flop_rate},
+        {"--charge-only", .flag = &o->charge_only},
+        {NULL},
+    };
+
     *o = (struct opts){.n = 256, .block = 32, .rounds = 3, .variants = {1, 1, 0, 1},
                        .groups = {2}, .ngroups = 1};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--charge-only")) {
-            o->charge_only = 1;
-            continue;
-        }
-        if (i + 1 >= argc)
-            return 0;
-        if (!strcmp(a, "--json"))
-            o->json = argv[++i];
-        else if (!strcmp(a, "--n")) {
-            if (bench_arg_positive(argc, argv, &i, &o->n))
-                return 0;
-        } else if (!strcmp(a, "--block")) {
-            if (bench_arg_positive(argc, argv, &i, &o->block))
-                return 0;
-        } else if (!strcmp(a, "--by-node")) {
-            if (bench_arg_positive(argc, argv, &i, &o->by_node))
-                return 0;
-        } else if (!strcmp(a, "--rounds")) {
-            if (bench_arg_positive(argc, argv, &i, &o->rounds) || o->rounds > MAX_ROUNDS)
-                return 0;
-        } else if (!strcmp(a, "--variants")) {
-            if (!parse_variants(argv[++i], o))
-                return 0;
-        } else if (!strcmp(a, "--groups")) {
-            if ((o->ngroups = bench_parse_positive_list(argv[++i], o->groups, MAX_CONFIGS - 2)) < 1)
-                return 0;
-        } else if (!strcmp(a, "--flop-rate")) {
-            char *end;
-            o->flop_rate = strtod(argv[++i], &end);
-            if (*end || !(o->flop_rate > 0))
-                return 0;
+    if (bench_parse_opts(argc, argv, opts) != 0 || o->rounds > MAX_ROUNDS)
+        return 0;
+    if (variants != NULL && !parse_variants(variants, o))
+        return 0;
+    if (groups != NULL &&
+        (o->ngroups = bench_parse_positive_list(groups, o->groups, MAX_CONFIGS - 2)) < 1)
+        return 0;
 #ifndef SMPI_H
-            return 0;   /* a simulated cost: only under SMPI */
+    if (o->flop_rate > 0)
+        return 0;   /* a simulated cost: only under SMPI */
 #endif
-        } else
-            return 0;
-    }
     return o->json != NULL && (!o->charge_only || o->flop_rate > 0);
 }
 

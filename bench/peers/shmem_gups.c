@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <getopt.h>
 #include <string.h>
 #include <time.h>
 
@@ -60,26 +62,37 @@ static void updates(unsigned long *table, uint64_t start)
     }
 }
 
+/* getopt_long scans the line ("--name value" or "--name=value"); every
+ * count must be a positive integer. */
 static int parse(int argc, char **argv, const char **json)
 {
-    for (int i = 1; i < argc; i++) {
-        long *dst = !strcmp(argv[i], "--log2-table") ? &log2_table
-                    : !strcmp(argv[i], "--updates")  ? &nupdates
-                    : !strcmp(argv[i], "--window")   ? &window
-                    : !strcmp(argv[i], "--rounds")   ? &rounds
-                                                     : NULL;
+    static const struct option lo[] = {
+        {"log2-table", required_argument, NULL, 't'}, {"updates", required_argument, NULL, 'u'},
+        {"window", required_argument, NULL, 'w'},     {"rounds", required_argument, NULL, 'r'},
+        {"json", required_argument, NULL, 'j'},       {NULL, 0, NULL, 0},
+    };
+    int c;
+
+    opterr = 0;
+    optind = 0;   /* a new scan (glibc) */
+    while ((c = getopt_long(argc, argv, "+:", lo, NULL)) != -1) {
+        long *dst = c == 't' ? &log2_table : c == 'u' ? &nupdates : c == 'w' ? &window
+                  : c == 'r' ? &rounds : NULL;
         char *end;
 
-        if (!strcmp(argv[i], "--json") && i + 1 < argc) {
-            *json = argv[++i];
+        if (c == 'j') {
+            *json = optarg;
             continue;
         }
-        if (dst == NULL || i + 1 >= argc)
+        if (dst == NULL)
             return -1;
-        *dst = strtol(argv[++i], &end, 10);
-        if (*end != '\0' || *dst <= 0)
+        errno = 0;
+        *dst = strtol(optarg, &end, 10);
+        if (end == optarg || *end != '\0' || errno != 0 || *dst <= 0)
             return -1;
     }
+    if (optind < argc)
+        return -1;
     if (*json == NULL || log2_table < 4 || log2_table > MAX_LOG2 || rounds > MAX_ROUNDS)
         return -1;
     if (nupdates == 0)

@@ -17,6 +17,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <getopt.h>
 #include <string.h>
 #include <time.h>
 
@@ -143,16 +144,35 @@ int main(int argc, char **argv)
     long iters = 100000, window = 256, rounds = 5;
     char *sym, *src;
 
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
-        else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--window") && i + 1 < argc) window = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atol(argv[++i]);
-        else {
-            fprintf(stderr, "usage: oshrun -np 2 shmem_peer --json FILE [--iters N] [--window W] "
-                            "[--rounds R]\n");
-            return 2;
+    static const struct option lo[] = {
+        {"json", required_argument, NULL, 'j'},   {"iters", required_argument, NULL, 'i'},
+        {"window", required_argument, NULL, 'w'}, {"rounds", required_argument, NULL, 'r'},
+        {NULL, 0, NULL, 0},
+    };
+    int c, bad = 0;
+
+    /* getopt_long scans the line; a count that is not a whole number is
+     * refused below as not positive */
+    opterr = 0;
+    optind = 0;   /* a new scan (glibc) */
+    while ((c = getopt_long(argc, argv, "+:", lo, NULL)) != -1) {
+        long *dst = c == 'i' ? &iters : c == 'w' ? &window : c == 'r' ? &rounds : NULL;
+        char *end;
+
+        if (c == 'j') {
+            json = optarg;
+        } else if (dst == NULL) {
+            bad = 1;
+        } else {
+            *dst = strtol(optarg, &end, 10);
+            if (end == optarg || *end != '\0')
+                *dst = 0;
         }
+    }
+    if (bad || optind < argc) {
+        fprintf(stderr, "usage: oshrun -np 2 shmem_peer --json FILE [--iters N] [--window W] "
+                        "[--rounds R]\n");
+        return 2;
     }
     if (json == NULL || iters <= 0 || window <= 0 || window > iters || rounds <= 0 ||
         rounds > MAX_ROUNDS) {

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <ctype.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -43,36 +44,144 @@ int bench_need_two(const char *name, int args_ok, int rank, int nranks, void (*u
     return 2;
 }
 
+static int parse_positive(const char *text, long *dst);
+
 int bench_arg_positive(int argc, char **argv, int *i, long *dst)
 {
-    char *end;
-    long  v;
-
-    if (*i + 1 >= argc)
+    if (*i + 1 >= argc || parse_positive(argv[*i + 1], dst) != 0)
         return -1;
+    ++*i;
+    return 0;
+}
+
+/* The reason the last bench_parse_opts call failed. */
+static char opts_error[160];
+
+const char *bench_opts_error(void)
+{
+    return opts_error;
+}
+
+/* A reason for refusing the command line: kept for bench_opts_error and
+ * said on stderr by rank 0 (or by the process, before MPI starts). */
+static int opts_fail(const char *fmt, ...)
+{
+    va_list ap;
+    int initialized = 0, rank = 0;
+
+    va_start(ap, fmt);
+    vsnprintf(opts_error, sizeof(opts_error), fmt, ap);
+    va_end(ap);
+    MPI_Initialized(&initialized);
+    if (initialized)
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        fprintf(stderr, "%s\n", opts_error);
+    return -1;
+}
+
+/* A positive finite number with nothing after it. */
+static int parse_real(const char *text, double *dst)
+{
+    char *end;
+    double v;
+
     errno = 0;
-    v = strtol(argv[++*i], &end, 10);
-    if (*end != '\0' || errno != 0 || v <= 0)
+    v = strtod(text, &end);
+    if (end == text || *end != '\0' || errno != 0 || !(v > 0) || !isfinite(v))
         return -1;
     *dst = v;
     return 0;
 }
 
+/* A positive long with nothing after it. */
+static int parse_positive(const char *text, long *dst)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || errno != 0 || v <= 0)
+        return -1;
+    *dst = v;
+    return 0;
+}
+
+/* getopt_long does the scanning (long options only, "--name value" or
+ * "--name=value", unambiguous prefixes); values are checked here.  Values
+ * are stored only once the whole line is valid, so a refused line leaves
+ * every default as it was. */
 int bench_parse_opts(int argc, char **argv, const struct bench_opt *opts)
 {
-    for (int i = 1; i < argc; i++) {
-        const struct bench_opt *o = opts;
+    struct option lo[BENCH_MAX_OPTS + 1];
+    const char *given[BENCH_MAX_OPTS] = {0};
+    /* '+': stop at the first word that is not an option (no reordering of
+     * argv); ':' next: a missing value is told apart from an unknown
+     * option; then the one-letter options ("-m"). */
+    char shorts[3 + 2 * BENCH_MAX_OPTS + 1] = "+:";
+    size_t ns = 2;
+    int n = 0, nlong = 0, c;
 
-        while (o->name != NULL && strcmp(argv[i], o->name) != 0)
-            o++;
-        if (o->name == NULL)
-            return -1;
-        if (o->flag)
-            *o->flag = 1;
-        else if (o->text && i + 1 < argc)
-            *o->text = argv[++i];
-        else if (o->text || bench_arg_positive(argc, argv, &i, o->value) != 0)
-            return -1;
+    opts_error[0] = '\0';
+    for (; opts[n].name != NULL; n++) {
+        const char *name = opts[n].name;
+        int one = name[0] == '-' && name[1] != '-' && name[1] != '\0' && name[2] == '\0';
+
+        if (n == BENCH_MAX_OPTS || (!one && (strncmp(name, "--", 2) != 0 || name[2] == '\0')))
+            return opts_fail("bench_parse_opts: option '%s' is not --name or -x, or one too many",
+                             name);
+        if (one) {
+            shorts[ns++] = name[1];
+            if (!opts[n].flag)
+                shorts[ns++] = ':';
+            shorts[ns] = '\0';
+        } else {
+            /* getopt_long returns 256 + the option's index */
+            lo[nlong++] = (struct option){name + 2,
+                                          opts[n].flag ? no_argument : required_argument, NULL,
+                                          256 + n};
+        }
+    }
+    lo[nlong] = (struct option){NULL, 0, NULL, 0};
+    /* optind = 0 starts a new scan, as glibc documents */
+    opterr = 0;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+        int i = c - 256;
+
+        if (c == '?')
+            return opts_fail("unknown or ambiguous option '%s'", argv[optind - 1]);
+        if (c == ':')
+            return opts_fail("option '%s' needs a value", argv[optind - 1]);
+        if (c < 256)
+            for (i = 0; i < n && !(opts[i].name[1] == c && opts[i].name[2] == '\0'); i++)
+                ;
+        given[i] = opts[i].flag ? "" : optarg;
+    }
+    if (optind < argc)
+        return opts_fail("unexpected argument '%s'", argv[optind]);
+    for (int i = 0; i < n; i++) {
+        long v;
+        double r;
+
+        if (given[i] == NULL || opts[i].flag || opts[i].text)
+            continue;
+        if (opts[i].real ? parse_real(given[i], &r) : parse_positive(given[i], &v))
+            return opts_fail("%s '%s': not a positive %s", opts[i].name, given[i],
+                             opts[i].real ? "number" : "integer");
+    }
+    for (int i = 0; i < n; i++) {
+        if (given[i] == NULL)
+            continue;
+        if (opts[i].flag)
+            *opts[i].flag = 1;
+        else if (opts[i].text)
+            *opts[i].text = given[i];
+        else if (opts[i].real)
+            (void)parse_real(given[i], opts[i].real);
+        else
+            (void)parse_positive(given[i], opts[i].value);
     }
     return 0;
 }

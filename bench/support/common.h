@@ -33,23 +33,36 @@ int bench_need_two(const char *name, int args_ok, int rank, int nranks, void (*u
 
 /* The value of option argv[*i]: argv[*i + 1], a positive integer with
  * nothing after it, into *dst, and *i moved onto it; -1 (*dst unchanged)
- * when it is missing or not such an integer, or does not fit a long. */
+ * when it is missing or not such an integer, or does not fit a long.
+ * For a program that scans its own line; bench_parse_opts is the rest. */
 int bench_arg_positive(int argc, char **argv, int *i, long *dst);
 
-/* One option of a benchmark's command line: --name followed by a positive
- * integer (into *value), by a word (*text: a file name), or alone (*flag
- * set to 1); exactly one of the three is set. */
+/* One option of a benchmark's command line, --name or -x: followed by a positive
+ * integer (into *value), by a positive number (*real), by a word (*text:
+ * a file name, a list), or alone (*flag set to 1); exactly one of the four
+ * is set. */
 struct bench_opt {
     const char *name;
     long *value;
     const char **text;
     int *flag;
+    double *real;
 };
+#define BENCH_MAX_OPTS 32
 
-/* argv[1..argc) against opts[], which ends with a NULL name; what is not
- * given keeps its value.  0, or -1 for an unknown option, a missing value
- * or a value that is not a positive integer (bench_arg_positive). */
+/* argv[1..argc) against opts[], which ends with a NULL name (at most
+ * BENCH_MAX_OPTS options), scanned by getopt_long: "--name value" or
+ * "--name=value", an unambiguous prefix of a name too; "-x value" or
+ * "-xvalue" for a one-letter option.  What is not given
+ * keeps its value.  0, or -1 for an unknown option, a missing value, a
+ * value that is not a positive integer (or number), or a word that is not
+ * an option; then nothing is stored, and rank 0 says why on stderr
+ * (bench_opts_error keeps it). */
 int bench_parse_opts(int argc, char **argv, const struct bench_opt *opts);
+
+/* Why the last bench_parse_opts call refused its line ("" after one that
+ * did not). */
+const char *bench_opts_error(void);
 
 /* The options of the two breakdown benchmarks (weft_bench_breakdown,
  * weft_bench_breakdown_direct): --json FILE, --iters N, --lat-iters N,

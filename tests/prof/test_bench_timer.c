@@ -156,8 +156,64 @@ int main(void)
             CHECK(bench_parse_opts(3, bad[i], opts) == -1);
         char *lone_value[] = {"prog", "--m"}, *lone_word[] = {"prog", "--json"};
         CHECK(bench_parse_opts(2, lone_value, opts) == -1);
+        CHECK(strstr(bench_opts_error(), "'--m' needs a value") != NULL);
         CHECK(bench_parse_opts(2, lone_word, opts) == -1);
         CHECK(m == 9);
+        /* the reason names the option and the value */
+        CHECK(bench_parse_opts(3, bad[0], opts) == -1);
+        CHECK(strstr(bench_opts_error(), "unknown or ambiguous option '--x'") != NULL);
+        CHECK(bench_parse_opts(3, bad[3], opts) == -1);
+        CHECK(strstr(bench_opts_error(), "--m '4k': not a positive integer") != NULL);
+        /* a refused line stores nothing, even the options before the bad one */
+        char *half[] = {"prog", "--n", "5", "--quiet", "--m", "0"};
+        flag = 0;
+        CHECK(bench_parse_opts(6, half, opts) == -1 && n == 12 && flag == 0);
+        /* --name=value, an unambiguous prefix, a word that is no option */
+        char *eq[] = {"prog", "--n=21", "--qu", "--js=x.json"};
+        CHECK(bench_parse_opts(4, eq, opts) == 0 && n == 21 && flag == 1 &&
+              strcmp(file, "x.json") == 0);
+        CHECK(strcmp(bench_opts_error(), "") == 0);
+        char *stray[] = {"prog", "--n", "3", "extra"};
+        CHECK(bench_parse_opts(4, stray, opts) == -1 && n == 21);
+        CHECK(strstr(bench_opts_error(), "unexpected argument 'extra'") != NULL);
+        /* a flag given a value */
+        char *flag_value[] = {"prog", "--quiet=1"};
+        CHECK(bench_parse_opts(2, flag_value, opts) == -1);
+    }
+    /* one-letter options beside long ones */
+    {
+        const char *range = NULL;
+        long rounds = 1;
+        int v = 0;
+        const struct bench_opt opts[] = {
+            {"-m", .text = &range}, {"--rounds", .value = &rounds}, {"-v", .flag = &v}, {NULL},
+        };
+        char *spaced[] = {"prog", "-m", "8:64", "--rounds", "3", "-v"};
+        char *joined[] = {"prog", "-m16:32"};
+        char *lone[] = {"prog", "-m"}, *other[] = {"prog", "-x"};
+
+        CHECK(bench_parse_opts(6, spaced, opts) == 0 && strcmp(range, "8:64") == 0 &&
+              rounds == 3 && v == 1);
+        CHECK(bench_parse_opts(2, joined, opts) == 0 && strcmp(range, "16:32") == 0);
+        CHECK(bench_parse_opts(2, lone, opts) == -1);
+        CHECK(bench_parse_opts(2, other, opts) == -1);
+        /* a table entry that is neither --name nor -x */
+        const struct bench_opt wrong[] = {{"rounds", .value = &rounds}, {NULL}};
+        CHECK(bench_parse_opts(1, lone, wrong) == -1);
+    }
+    /* positive numbers */
+    {
+        double secs = 0.5;
+        const struct bench_opt opts[] = {{"--secs", .real = &secs}, {NULL}};
+        char *good[] = {"prog", "--secs", "1.5e-3"};
+        char *bad[][3] = {{"prog", "--secs", "0"}, {"prog", "--secs", "-1"},
+                          {"prog", "--secs", "nan"}, {"prog", "--secs", "inf"},
+                          {"prog", "--secs", "2s"}, {"prog", "--secs", ""}};
+
+        CHECK(bench_parse_opts(3, good, opts) == 0 && secs == 1.5e-3);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+            CHECK(bench_parse_opts(3, bad[i], opts) == -1 && secs == 1.5e-3);
+        CHECK(strstr(bench_opts_error(), "not a positive number") != NULL);
     }
     /* the breakdowns' options: defaults, limits, and the warm-up of at
      * least one batch */

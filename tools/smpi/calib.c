@@ -45,6 +45,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <getopt.h>
 #include <string.h>
 
 #define MAX_SIZES 32
@@ -205,17 +206,31 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     int ok = nranks >= 2;
-    for (int i = 1; i < argc && ok; i++) {
-        if (!strcmp(argv[i], "--json") && i + 1 < argc)
-            json = argv[++i];
-        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
-            ok = parse_sizes(argv[++i], sizes, &nsizes);
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
-            reps = atoi(argv[++i]);
-            ok = reps >= 1 && reps <= MAX_REPS;
-        } else
+    static const struct option lo[] = {
+        {"json", required_argument, NULL, 'j'}, {"sizes", required_argument, NULL, 's'},
+        {"reps", required_argument, NULL, 'r'}, {NULL, 0, NULL, 0},
+    };
+    int c;
+    char *end;
+
+    /* getopt_long scans the line ("--name value" or "--name=value") */
+    opterr = 0;
+    optind = 0;   /* a new scan (glibc); under SMPI every rank scans in one process */
+    while (ok && (c = getopt_long(argc, argv, "+:", lo, NULL)) != -1) {
+        if (c == 'j') {
+            json = optarg;
+        } else if (c == 's') {
+            ok = parse_sizes(optarg, sizes, &nsizes);
+        } else if (c == 'r') {
+            long r = strtol(optarg, &end, 10);
+
+            ok = end != optarg && *end == '\0' && r >= 1 && r <= MAX_REPS;
+            reps = (int)r;
+        } else {
             ok = 0;
+        }
     }
+    ok = ok && optind == argc;
     if (!ok || !json) {
         if (rank == 0)
             fprintf(stderr, "usage: weft_smpi_calib --json FILE [--sizes 8,64,...(1..2^26)] "
