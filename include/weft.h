@@ -40,7 +40,8 @@
  *   weft_atomic_* (blocking) | the operation has been applied at the target
  *   weft_atomic_nb (event)   | applied at the target, *result written
  *   weft_atomic_nbi,         | applied / written by weft_flush
- *   weft_iput_nbi/iget_nbi   |
+ *   weft_iput_nbi/iget_nbi,  |
+ *   weft_*_indexed_nbi       |
  *   weft_fence(ep)           | nothing completes; ep's puts and atomics
  *                            | before it reach each target before those
  *                            | after it
@@ -787,6 +788,45 @@ weft_status_t weft_iput(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size
                         const void *src, size_t sst, size_t elem, size_t count);
 weft_status_t weft_iget(weft_ep_t ep, void *dst_buf, size_t dst, int rank, weft_seg_t seg,
                         size_t off, size_t sst, size_t elem, size_t count);
+
+/* ---- Indexed put and get ------------------------------------------------ */
+
+/**
+ * Indexed transfers, as GASNet-EX's VIS indexed put and get
+ * (gex_VIS_IndexedPut/Get): a list of pieces on each side, all pieces of
+ * one side of one length; the bytes go in order, piece after piece, from
+ * one side's pieces to the other's, so the two lists may cut them
+ * differently but hold the same number of bytes (ndst * dstlen ==
+ * nsrc * srclen, else WEFT_ERR_INVALID_ARG).  put: nsrc local buffers
+ * srcs[] of srclen bytes to ndst pieces of dstlen bytes at offsets
+ * dstoffs[] of rank's part.  get: nsrc pieces of srclen bytes at offsets
+ * srcoffs[] of rank's part to ndst local buffers dsts[] of dstlen bytes.
+ * Every piece is checked before anything is issued: WEFT_ERR_BOUNDS for a
+ * piece past the segment (the message names it), WEFT_ERR_INVALID_ARG for
+ * a NULL list, a NULL buffer or one that runs past the end of the address
+ * space, and the errors of weft_put.  No bytes at all (a count or a length
+ * 0 on both sides) does nothing.  Pieces may overlap only where the
+ * outcome of overlapping puts or gets would not matter (they are not
+ * ordered).  Each run of bytes that is contiguous on both sides is one
+ * put or get, so adjacent pieces cost one operation.
+ *
+ * _nbi: completed by the next weft_flush(ep) (the lists themselves may be
+ * reused when the call returns; the buffers are the operations').
+ * Blocking: returns when the data is visible at rank (put) or in the
+ * buffers (get); it completes ep's other implicit operations too.
+ */
+weft_status_t weft_put_indexed_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t ndst,
+                                   const size_t *dstoffs, size_t dstlen, size_t nsrc,
+                                   const void *const *srcs, size_t srclen);
+weft_status_t weft_get_indexed_nbi(weft_ep_t ep, size_t ndst, void *const *dsts, size_t dstlen,
+                                   int rank, weft_seg_t seg, size_t nsrc, const size_t *srcoffs,
+                                   size_t srclen);
+weft_status_t weft_put_indexed(weft_ep_t ep, int rank, weft_seg_t seg, size_t ndst,
+                               const size_t *dstoffs, size_t dstlen, size_t nsrc,
+                               const void *const *srcs, size_t srclen);
+weft_status_t weft_get_indexed(weft_ep_t ep, size_t ndst, void *const *dsts, size_t dstlen,
+                               int rank, weft_seg_t seg, size_t nsrc, const size_t *srcoffs,
+                               size_t srclen);
 
 /* ---- Signals ------------------------------------------------------------ */
 
