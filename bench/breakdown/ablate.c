@@ -117,3 +117,24 @@ double ablate_resolution(double estimate_ns, double halfwidth_ns, double known_n
 
     return r > floor_ns ? r : floor_ns;
 }
+
+void ablate_cycles(const double *const *val, const char *const *calm, const char *keep, long n,
+                   const int *loops, int nloops, const struct ablate_def *def, int ndef,
+                   char *use, struct ablate_est *out)
+{
+    long nuse = 0;
+
+    for (long c = 0; c < n; c++) {
+        use[c] = keep[c];
+        for (int l = 0; l < nloops; l++)
+            use[c] &= calm[loops[l]][c];
+        nuse += use[c];
+    }
+    for (int d = 0; d < ndef; d++) {
+        const double *v[4];
+
+        for (int i = 0; i < 4; i++)
+            v[i] = val[def[d].kind[i]];
+        ablate_combo(v, def[d].w, 4, nuse >= ABLATE_MIN_PAIRS ? use : keep, n, &out[d]);
+    }
+}

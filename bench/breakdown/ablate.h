@@ -43,6 +43,22 @@ void ablate_paired(const double *a, const double *b, const char *use, long n,
 void ablate_combo(const double *const *v, const double *w, int k, const char *use, long n,
                   struct ablate_est *out);
 
+/* A component as a combination of up to four kinds of chunk: the kinds
+ * and their weights (a weight 0 leaves its kind out). */
+struct ablate_def {
+    int kind[4];
+    double w[4];
+};
+
+/* Each of the ndef components def[] into out[], from the chunks' values
+ * val[kind][c] of n cycles: over the cycles kept (keep[c]) whose chunks of
+ * every kind in loops[0, nloops) were calm (calm[kind][c]), or, when fewer
+ * than ABLATE_MIN_PAIRS were, over all the cycles kept.  use: room for n
+ * flags. */
+void ablate_cycles(const double *const *val, const char *const *calm, const char *keep, long n,
+                   const int *loops, int nloops, const struct ablate_def *def, int ndef,
+                   char *use, struct ablate_est *out);
+
 /* median(a) - median(b) of two independent sets of samples; the
  * half-widths add in quadrature. */
 void ablate_unpaired(const double *a, long na, const double *b, long nb, struct ablate_est *out);

@@ -335,7 +335,7 @@ static double inject_chunk(weft_ep_t ep, weft_seg_t seg, long m, long q, int kin
  * They add up to I_OBSERVED in every cycle. */
 enum { DI_HLP_POST, DI_LLP_POST, DI_HLP_TX_PROG, DI_LLP_PROG, DI_MISC, DI_N };
 static const char *const di_name[DI_N] = {"HLP_post", "LLP_post", "HLP_tx_prog", "LLP_prog", "misc"};
-static const struct { int kind[4]; double w[4]; } di_combo[DI_N] = {
+static const struct ablate_def di_combo[DI_N] = {
     [DI_HLP_POST] = {{I_OBSERVED, I_UCX, I_WEFT_PROG, I_UCX_PROG}, {1, -1, -1, 1}},
     [DI_LLP_POST] = {{I_UCX, I_UCX_PROG, I_UCX_PROG, I_UCX_PROG}, {1, -1, 0, 0}},
     [DI_HLP_TX_PROG] = {{I_WEFT_PROG, I_UCX_PROG, I_UCX_PROG, I_UCX_PROG}, {1, -1, 0, 0}},
@@ -361,21 +361,15 @@ static void inj_differential(double (*val)[MAX_SAMPLES], const char *keep,
 {
     static char use[MAX_SAMPLES];
     static const int loops[] = {I_OBSERVED, I_MISC, I_UCX, I_UCX_PROG, I_WEFT_PROG};
-    long n = 0;
+    const double *rows[I_KINDS];
+    const char *calm_rows[I_KINDS];
 
-    for (long c = 0; c < chunks; c++) {
-        use[c] = keep[c];
-        for (size_t i = 0; i < sizeof(loops) / sizeof(loops[0]); i++)
-            use[c] &= calm[loops[i]][c];
-        n += use[c];
+    for (int k = 0; k < I_KINDS; k++) {
+        rows[k] = val[k];
+        calm_rows[k] = calm[k];
     }
-    for (int d = 0; d < DI_N; d++) {
-        const double *v[4];
-
-        for (int i = 0; i < 4; i++)
-            v[i] = val[di_combo[d].kind[i]];
-        ablate_combo(v, di_combo[d].w, 4, n >= ABLATE_MIN_PAIRS ? use : keep, chunks, &inj_diff[d]);
-    }
+    ablate_cycles(rows, calm_rows, keep, chunks, loops, (int)(sizeof(loops) / sizeof(loops[0])),
+                  di_combo, DI_N, use, inj_diff);
 }
 
 /* A cycle is one chunk of every kind, about a millisecond of the loop.

@@ -141,7 +141,7 @@ static const char *const inj_name[I_KINDS] = {
  *   HLP_post    = I_OBSERVED - I_WEFT_PROG - I_STORE + I_MISC */
 enum { DI_HLP_POST, DI_COPY, DI_LLP_PROG, DI_HLP_PROG, DI_MISC, DI_N };
 static const char *const di_name[DI_N] = {"HLP_post", "direct_copy", "LLP_prog", "HLP_prog", "misc"};
-static const struct { int kind[4]; double w[4]; } di_combo[DI_N] = {
+static const struct ablate_def di_combo[DI_N] = {
     [DI_HLP_POST] = {{I_OBSERVED, I_WEFT_PROG, I_STORE, I_MISC}, {1, -1, -1, 1}},
     [DI_COPY] = {{I_STORE, I_MISC, I_MISC, I_MISC}, {1, -1, 0, 0}},
     [DI_LLP_PROG] = {{I_UCX_PROG, I_MISC, I_MISC, I_MISC}, {1, -1, 0, 0}},
@@ -298,24 +298,17 @@ static void inject(long n, long q, double *fig, double *chunk_ns, double *region
         {
             static char use[MAX_CHUNKS];
             static const int loops[] = {I_OBSERVED, I_MISC, I_STORE, I_UCX_PROG, I_WEFT_PROG};
-            long nuse = 0;
+            const double *rows[I_KINDS];
+            const char *calm_rows[I_KINDS];
 
             /* the cycles kept whose loops were all calm (or, with too few
              * of those, the cycles kept) */
-            for (long i = 0; i < chunks; i++) {
-                use[i] = keep[i];
-                for (size_t l = 0; l < sizeof(loops) / sizeof(loops[0]); l++)
-                    use[i] &= calm[loops[l]][i];
-                nuse += use[i];
+            for (int k = 0; k < I_KINDS; k++) {
+                rows[k] = val[k];
+                calm_rows[k] = calm[k];
             }
-            for (int d = 0; d < DI_N; d++) {
-                const double *v[4];
-
-                for (int i = 0; i < 4; i++)
-                    v[i] = val[di_combo[d].kind[i]];
-                ablate_combo(v, di_combo[d].w, 4, nuse >= ABLATE_MIN_PAIRS ? use : keep, chunks,
-                             &inj_diff[d]);
-            }
+            ablate_cycles(rows, calm_rows, keep, chunks, loops,
+                          (int)(sizeof(loops) / sizeof(loops[0])), di_combo, DI_N, use, inj_diff);
         }
         for (int kind = 0; kind < I_KINDS; kind++) {
             fig[kind] = bench_median_calm(val[kind], keep, calm[kind], chunks);

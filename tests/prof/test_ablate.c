@@ -124,6 +124,34 @@ static void test_unpaired_sum_resolution(void)
     CHECK(isinf(ablate_resolution(31, INFINITY, 31, 0.4)));
 }
 
+/* ablate_cycles: the cycles kept whose loops were calm, or all the cycles
+ * kept when too few were; every component from the same cycles. */
+static void test_cycles_calm_and_kept(void)
+{
+    /* cycle 3 ran at another speed (a difference of 40 where the others
+     * have 6), cycle 1 had a chunk of kind 1 during which a rank waited
+     * for a core (a difference of 1) */
+    double k0[] = {10, 11, 10, 60, 10, 12}, k1[] = {4, 10, 4, 20, 4, 6}, k2[] = {1, 1, 1, 1, 1, 1};
+    const double *val[] = {k0, k1, k2};
+    char c0[] = {1, 1, 1, 1, 1, 1}, c1[] = {1, 0, 1, 1, 1, 1}, c2[] = {0, 0, 0, 0, 0, 0};
+    const char *calm[] = {c0, c1, c2};
+    char keep[] = {1, 1, 1, 0, 1, 1}, use[6];
+    const int loops[] = {0, 1};
+    const struct ablate_def def[] = {{{0, 1, 0, 0}, {1, -1, 0, 0}}, {{1, 2, 0, 0}, {1, -1, 0, 0}}};
+    struct ablate_est e[2];
+
+    ablate_cycles(val, calm, keep, 6, loops, 2, def, 2, use, e);
+    /* cycles 0, 2, 4, 5: differences 6, 6, 6, 6 and 3, 3, 3, 5 */
+    CHECK(e[0].n == 4 && e[0].ns == 6);
+    CHECK(e[1].n == 4 && e[1].ns == 3);
+    CHECK(use[0] && !use[1] && use[2] && !use[3] && use[4] && use[5]);
+    /* kind 2 never calm: too few cycles, so every cycle kept counts
+     * (1 included: 6, 1, 6, 6, 6) */
+    const int all[] = {0, 1, 2};
+    ablate_cycles(val, calm, keep, 6, all, 3, def, 1, use, e);
+    CHECK(e[0].n == 5 && e[0].ns == 6);
+}
+
 int main(void)
 {
     test_median();
@@ -131,6 +159,7 @@ int main(void)
     test_halfwidth();
     test_combo_telescopes();
     test_unpaired_sum_resolution();
+    test_cycles_calm_and_kept();
     printf("ablate: ok\n");
     return 0;
 }
