@@ -191,59 +191,50 @@ static weft_status_t indexed(weft_ep_t ep, int rank, weft_seg_t seg, const size_
     return st;
 }
 
+/* The whole call: check, issue, and for a blocking one flush. */
+static weft_status_t indexed_call(weft_ep_t ep, int rank, weft_seg_t seg, size_t nrem,
+                                  const size_t *rem, size_t remlen, size_t nloc,
+                                  const void *const *loc, size_t loclen, int put, int blocking,
+                                  const char *fn)
+{
+    size_t total;
+    weft_status_t st = check_indexed(ep, rank, seg, nrem, rem, remlen, nloc, loc, loclen, &total,
+                                     fn);
+
+    if (st != WEFT_OK || total == 0)
+        return st;
+    if ((st = indexed(ep, rank, seg, rem, remlen, loc, loclen, total, put)) != WEFT_OK ||
+        !blocking)
+        return st;
+    return weft_flush(ep);
+}
+
 weft_status_t weft_put_indexed_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t ndst,
                                    const size_t *dstoffs, size_t dstlen, size_t nsrc,
                                    const void *const *srcs, size_t srclen)
 {
-    size_t total;
-    weft_status_t st = check_indexed(ep, rank, seg, ndst, dstoffs, dstlen, nsrc, srcs, srclen,
-                                     &total, __func__);
-
-    if (st != WEFT_OK || total == 0)
-        return st;
-    return indexed(ep, rank, seg, dstoffs, dstlen, srcs, srclen, total, 1);
+    return indexed_call(ep, rank, seg, ndst, dstoffs, dstlen, nsrc, srcs, srclen, 1, 0, __func__);
 }
 
 weft_status_t weft_get_indexed_nbi(weft_ep_t ep, size_t ndst, void *const *dsts, size_t dstlen,
                                    int rank, weft_seg_t seg, size_t nsrc, const size_t *srcoffs,
                                    size_t srclen)
 {
-    size_t total;
-    weft_status_t st = check_indexed(ep, rank, seg, nsrc, srcoffs, srclen, ndst,
-                                     (const void *const *)dsts, dstlen, &total, __func__);
-
-    if (st != WEFT_OK || total == 0)
-        return st;
-    return indexed(ep, rank, seg, srcoffs, srclen, (const void *const *)dsts, dstlen, total, 0);
+    return indexed_call(ep, rank, seg, nsrc, srcoffs, srclen, ndst, (const void *const *)dsts,
+                        dstlen, 0, 0, __func__);
 }
 
 weft_status_t weft_put_indexed(weft_ep_t ep, int rank, weft_seg_t seg, size_t ndst,
                                const size_t *dstoffs, size_t dstlen, size_t nsrc,
                                const void *const *srcs, size_t srclen)
 {
-    size_t total;
-    weft_status_t st = check_indexed(ep, rank, seg, ndst, dstoffs, dstlen, nsrc, srcs, srclen,
-                                     &total, __func__);
-
-    if (st != WEFT_OK || total == 0)
-        return st;
-    if ((st = indexed(ep, rank, seg, dstoffs, dstlen, srcs, srclen, total, 1)) != WEFT_OK)
-        return st;
-    return weft_flush(ep);
+    return indexed_call(ep, rank, seg, ndst, dstoffs, dstlen, nsrc, srcs, srclen, 1, 1, __func__);
 }
 
 weft_status_t weft_get_indexed(weft_ep_t ep, size_t ndst, void *const *dsts, size_t dstlen,
                                int rank, weft_seg_t seg, size_t nsrc, const size_t *srcoffs,
                                size_t srclen)
 {
-    size_t total;
-    weft_status_t st = check_indexed(ep, rank, seg, nsrc, srcoffs, srclen, ndst,
-                                     (const void *const *)dsts, dstlen, &total, __func__);
-
-    if (st != WEFT_OK || total == 0)
-        return st;
-    if ((st = indexed(ep, rank, seg, srcoffs, srclen, (const void *const *)dsts, dstlen, total,
-                      0)) != WEFT_OK)
-        return st;
-    return weft_flush(ep);
+    return indexed_call(ep, rank, seg, nsrc, srcoffs, srclen, ndst, (const void *const *)dsts,
+                        dstlen, 0, 1, __func__);
 }
