@@ -197,7 +197,7 @@ static weft_status_t indexed_call(weft_ep_t ep, int rank, weft_seg_t seg, size_t
                                   const void *const *loc, size_t loclen, int put, int blocking,
                                   const char *fn)
 {
-    size_t total;
+    size_t total = 0;
     weft_status_t st = check_indexed(ep, rank, seg, nrem, rem, remlen, nloc, loc, loclen, &total,
                                      fn);
 
