@@ -2,11 +2,17 @@
  * by level down to the bottom.  Every member checks its team at every
  * level (members, level name, index and count) against the expected
  * hierarchy given on the command line, the roots team of the first split,
- * and allreduce/barrier results against a serial sum over the expected
- * members; then bad input (joining twice, different thread counts, NULL
- * arguments, a malformed WEFT_TOPO_THREAD_BIND).
+ * and the results of every collective (bcast, reduce and gather from every
+ * root, allreduce, barrier; every type and operation) against flat
+ * references computed here over the expected members; then bad input
+ * (joining twice, different thread counts, NULL arguments, a malformed
+ * WEFT_TOPO_THREAD_BIND, bad collective arguments).  Threads of different
+ * teams of a level run their teams' collectives at the same time.
  *
- * Usage: test_eteam NTHREADS pinned   (this machine: thread t bound to CPU
+ * Usage: test_eteam 2 timeout         (threads that stay away from a join,
+ *                                      a collective and a split get
+ *                                      WEFT_ERR_TIMEOUT; WEFT_TIMEOUT_MS set)
+ *        test_eteam NTHREADS pinned   (this machine: thread t bound to CPU
  *                                      t mod 2, the walk must end in the team
  *                                      of the threads on that CPU)
  *        test_eteam NTHREADS LINE...  where a LINE is
@@ -555,6 +561,75 @@ static void bad_input(void)
              (bad_t){.thread = 1, .nthreads = 2}, WEFT_ERR_CONFIG, "WEFT_TOPO_THREAD_BIND");
 }
 
+/* ---- a thread that does not arrive (WEFT_TIMEOUT_MS set small) ------------ */
+
+typedef struct {
+    int           t, mode;
+    weft_status_t st;
+    char          msg[256];
+} late_t;
+
+/* mode 0: thread 1 does not join; 1: thread 1 skips a barrier; 2: thread 0
+ * (the leader) skips an allreduce; 3: thread 1 skips a split.  The same
+ * thread stays away on every rank, so no rank waits for another in MPI. */
+static void *late(void *arg)
+{
+    late_t     *x = arg;
+    weft_ep_t   ep;
+    weft_team_t team = WEFT_TEAM_NULL, child = WEFT_TEAM_NULL;
+    int64_t     v = 1;
+
+    weft_ep_get(pool, x->t, &ep);
+    x->st = WEFT_OK;
+    if (x->mode == 0) {
+        if (x->t == 0)
+            x->st = weft_team_join(world, 0, 2, ep, &team);
+    } else {
+        TCHECK(weft_team_join(world, x->t, 2, ep, &team) == WEFT_OK, "join: %s",
+               weft_last_error());
+        if (x->mode == 1 && x->t == 0)
+            x->st = weft_team_barrier(team);
+        else if (x->mode == 2 && x->t == 1)
+            x->st = weft_team_allreduce(team, &v, &v, 1, WEFT_TYPE_INT64, WEFT_OP_SUM);
+        else if (x->mode == 3 && x->t == 0)
+            x->st = weft_team_split_topology(team, &child, NULL);
+    }
+    snprintf(x->msg, sizeof(x->msg), "%s", weft_last_error());
+    if (child)
+        weft_team_free(&child);
+    if (team)
+        weft_team_free(&team);
+    return NULL;
+}
+
+static void timeouts(void)
+{
+    static const struct {
+        const char *what;
+        int         waiter;   /* the thread that arrived and waits */
+        const char *frag;
+    } cases[] = {
+        {"join", 0, "1 of the 2 threads of this rank arrived within WEFT_TIMEOUT_MS"},
+        {"barrier", 0, "(thread 1 of this rank) did not arrive"},
+        {"allreduce", 1, "(thread 0 of this rank, which leads its members) did not finish"},
+        {"split", 0, "1 of the 2 threads of this rank arrived within WEFT_TIMEOUT_MS"},
+    };
+
+    for (int mode = 0; mode < 4; mode++) {
+        pthread_t th[2];
+        late_t    x[2] = {{.t = 0, .mode = mode}, {.t = 1, .mode = mode}};
+        for (int i = 0; i < 2; i++)
+            pthread_create(&th[i], NULL, late, &x[i]);
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        late_t *w = &x[cases[mode].waiter];
+        CHECK(w->st == WEFT_ERR_TIMEOUT && strstr(w->msg, cases[mode].frag),
+              "%s, a thread away: got %d (%s), want WEFT_ERR_TIMEOUT and '%s'",
+              cases[mode].what, (int)w->st, w->msg, cases[mode].frag);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+}
+
 int main(int argc, char **argv)
 {
     weft_ctx_t ctx;
@@ -570,13 +645,21 @@ int main(int argc, char **argv)
     lines = argv + 2;
     nlines = argc - 2;
     pinned = nlines == 1 && strcmp(lines[0], "pinned") == 0;
+    int away = nlines == 1 && strcmp(lines[0], "timeout") == 0;
     ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (pinned && ncpu > 2)
         ncpu = 2;   /* 2 CPUs: same-core or not, depending on the machine */
     CHECK(weft_init(NULL, &ctx) == WEFT_OK, "weft_init: %s", weft_last_error());
     CHECK(weft_team_world(ctx, &world) == WEFT_OK, "weft_team_world: %s", weft_last_error());
-    weft_ep_pool_params_t p = {.nthreads = nthreads > 2 ? nthreads : 2};
+    /* With the progress thread, the pool must share its worker ("single"). */
+    const char *pt = getenv("WEFT_PROGRESS_THREAD");
+    weft_ep_pool_params_t p = {.nthreads = nthreads > 2 ? nthreads : 2,
+                               .policy = pt && atoi(pt) ? "single" : NULL};
     CHECK(weft_ep_pool_create(ctx, &p, &pool) == WEFT_OK, "pool: %s", weft_last_error());
+    if (away) {
+        timeouts();
+        goto done;
+    }
 
     pthread_t *th = malloc(sizeof(*th) * (size_t)nthreads);
     for (int t = 0; t < nthreads; t++)
@@ -585,7 +668,7 @@ int main(int argc, char **argv)
         pthread_join(th[t], NULL);
     free(th);
     bad_input();
-
+done:
     weft_team_free(&world);
     weft_ep_pool_destroy(pool);
     weft_finalize(ctx);
