@@ -311,16 +311,18 @@ static weft_status_t et_call(weft__eteam_t *et, const call_t *c)
         return st == WEFT_OK ? st : weft__error(st, c->fn, "(for this rank's members) %s",
                                                 a->msg);
     }
-    int arrived = 1;
-    for (; arrived < sh->nlocal; arrived++) {
-        int i = arrived;
+    /* A bcast waits for its root only (when that is another member of the
+     * rank): the others need not have arrived to find the result. */
+    for (int i = 1; i < sh->nlocal; i++) {
+        if (c->kind == K_BCAST && sh->first + i != c->root)
+            continue;
         if ((st = wait_for(sh->ctx, &a->slot[i].seq, gen, c->fn)) == WEFT_OK)
             continue;
         st = weft__error(st, c->fn,
-                             "member %d (thread %d of this rank) did not arrive at call %llu "
-                             "within WEFT_TIMEOUT_MS=%lu ms; the team is unusable",
-                             sh->first + i, sh->mthread[sh->first + i],
-                             (unsigned long long)gen, sh->ctx->cfg.timeout_ms);
+                         "member %d (thread %d of this rank) did not arrive at call %llu "
+                         "within WEFT_TIMEOUT_MS=%lu ms; the team is unusable",
+                         sh->first + i, sh->mthread[sh->first + i], (unsigned long long)gen,
+                         sh->ctx->cfg.timeout_ms);
         break;
     }
     if (st == WEFT_OK)
@@ -330,13 +332,17 @@ static weft_status_t et_call(weft__eteam_t *et, const call_t *c)
     if (st != WEFT_OK)
         snprintf(a->msg, sizeof(a->msg), "%s", weft_last_error());
     atomic_store_explicit(&a->done, gen, memory_order_release);
-    /* The members that arrived read the result and the status: the buffer
-     * stays valid until they have. */
-    for (int i = 1; i < arrived; i++) {
+    /* Every member reads the result and the status: the buffers stay valid
+     * until they have.  After a failure only those that arrived read the
+     * status (a later one finds it without reading any buffer). */
+    for (int i = 1; i < sh->nlocal; i++) {
+        if (st != WEFT_OK && atomic_load_explicit(&a->slot[i].seq, memory_order_acquire) < gen)
+            continue;
         weft_status_t s2 = wait_for(sh->ctx, &a->slot[i].ack, gen, c->fn);
         if (s2 != WEFT_OK && st == WEFT_OK)
-            st = weft__error(s2, c->fn, "member %d did not take the result of call %llu "
-                             "within WEFT_TIMEOUT_MS=%lu ms", sh->first + i,
+            st = weft__error(s2, c->fn, "member %d (thread %d of this rank) did not take the "
+                             "result of call %llu within WEFT_TIMEOUT_MS=%lu ms; the team is "
+                             "unusable", sh->first + i, sh->mthread[sh->first + i],
                              (unsigned long long)gen, sh->ctx->cfg.timeout_ms);
     }
     return st;
