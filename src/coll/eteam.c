@@ -41,18 +41,27 @@
  * cores, and a sleeping leader must get to run. */
 #define SPINS 1024
 
+/* A member's source of up to this many bytes travels in its slot's cache
+ * line, and a result of up to RES_MAX bytes in the area, starting in the
+ * line of the leader's `done` word: one line crosses between the cores
+ * each way for a small collective. */
+#define SLOT_DATA 32
+#define RES_MAX   4096
+
 typedef struct {
     alignas(64) _Atomic uint64_t seq;   /* the member's latest call */
     _Atomic uint64_t             ack;   /* the latest result it has copied */
     const void                  *src;
     void                        *dst;
+    char                         data[SLOT_DATA];   /* a small source */
 } lslot_t;
 
 typedef struct {
     alignas(64) _Atomic uint64_t done;  /* the leader's latest finished call */
-    const void                  *result;
     weft_status_t                st;
     int                          nranks;  /* of the ranks' team: 0 or 1 when none */
+    char                         res[RES_MAX];   /* a small result */
+    const void                  *result;
     char                        *tmp;     /* the leader's scratch (reduce, gather) */
     size_t                       tmp_cap;
     char                         msg[256];  /* the leader's error message */
@@ -293,7 +302,12 @@ static weft_status_t et_call(weft__eteam_t *et, const call_t *c)
         return weft__error(WEFT_ERR_NO_MEMORY, c->fn, "out of memory for the team's area");
     uint64_t gen = ++et->calls;
     if (me != 0) {
-        a->slot[me].src = c->src;
+        if (block <= SLOT_DATA && block && c->src) {
+            memcpy(a->slot[me].data, c->src, block);
+            a->slot[me].src = a->slot[me].data;
+        } else {
+            a->slot[me].src = c->src;
+        }
         a->slot[me].dst = c->dst;
         atomic_store_explicit(&a->slot[me].seq, gen, memory_order_release);
         if ((st = wait_for(sh->ctx, &a->done, gen, c->fn)) != WEFT_OK)
@@ -325,17 +339,33 @@ static weft_status_t et_call(weft__eteam_t *et, const call_t *c)
                          sh->ctx->cfg.timeout_ms);
         break;
     }
+    /* The area is rewritten once every member has taken the previous
+     * call's status and result (those that arrived at this one have). */
+    for (int i = 1; i < sh->nlocal && st == WEFT_OK; i++)
+        if ((st = wait_for(sh->ctx, &a->slot[i].ack, gen - 1, c->fn)) != WEFT_OK)
+            st = weft__error(st, c->fn, "member %d (thread %d of this rank) did not take "
+                             "the result of call %llu within WEFT_TIMEOUT_MS=%lu ms; the team "
+                             "is unusable", sh->first + i, sh->mthread[sh->first + i],
+                             (unsigned long long)gen - 1, sh->ctx->cfg.timeout_ms);
     if (st == WEFT_OK)
         st = lead(sh, a, c, &result);
+    /* A result the members take: in the area when small, so that the
+     * leader need not wait for them (it does at its next call, above). */
+    int takes = c->kind == K_ALLREDUCE || c->kind == K_BCAST;
+    int wait_acks = st != WEFT_OK || (takes && block > RES_MAX);
+    if (st == WEFT_OK && takes && block <= RES_MAX && block) {
+        memcpy(a->res, result, block);
+        result = a->res;
+    }
     a->result = result;
     a->st = st;
     if (st != WEFT_OK)
         snprintf(a->msg, sizeof(a->msg), "%s", weft_last_error());
     atomic_store_explicit(&a->done, gen, memory_order_release);
-    /* Every member reads the result and the status: the buffers stay valid
-     * until they have.  After a failure only those that arrived read the
-     * status (a later one finds it without reading any buffer). */
-    for (int i = 1; i < sh->nlocal; i++) {
+    /* Members that copy from the leader's buffer: it stays valid until
+     * they have.  After a failure only those that arrived read the status
+     * (a later one finds it without reading any buffer). */
+    for (int i = 1; i < sh->nlocal && wait_acks; i++) {
         if (st != WEFT_OK && atomic_load_explicit(&a->slot[i].seq, memory_order_acquire) < gen)
             continue;
         weft_status_t s2 = wait_for(sh->ctx, &a->slot[i].ack, gen, c->fn);
