@@ -58,9 +58,10 @@ typedef struct {
 
 typedef struct {
     alignas(64) _Atomic uint64_t done;  /* the leader's latest finished call */
+    _Atomic uint64_t             started;   /* its latest call it arrived at */
     weft_status_t                st;
     int                          nranks;  /* of the ranks' team: 0 or 1 when none */
-    char                         res[RES_MAX];   /* a small result */
+    char                         res[RES_MAX];   /* a small result, from offset 24 */
     const void                  *result;
     char                        *tmp;     /* the leader's scratch (reduce, gather) */
     size_t                       tmp_cap;
@@ -84,7 +85,8 @@ typedef struct {
 
 /* Wait until *w is at least v: polls, then yields the core (threads may
  * outnumber cores, and a sleeping thread must get to run), and gives up
- * after WEFT_TIMEOUT_MS (0: never), as every weft wait does. */
+ * after WEFT_TIMEOUT_MS of ctx (0: never), as every weft wait does; with
+ * ctx NULL, never. */
 static weft_status_t wait_for(weft_ctx_t ctx, _Atomic uint64_t *w, uint64_t v, const char *fn)
 {
     weft__waiter_t wt;
@@ -94,10 +96,11 @@ static weft_status_t wait_for(weft_ctx_t ctx, _Atomic uint64_t *w, uint64_t v, c
             return WEFT_OK;
         CPU_RELAX();
     }
-    weft__wait_init(&wt, ctx);
+    if (ctx)
+        weft__wait_init(&wt, ctx);
     while (atomic_load_explicit(w, memory_order_acquire) < v) {
         sched_yield();
-        weft_status_t st = weft__wait_step(&wt, 1, fn);
+        weft_status_t st = ctx ? weft__wait_step(&wt, 1, fn) : WEFT_OK;
         if (st != WEFT_OK)
             return atomic_load_explicit(w, memory_order_acquire) >= v ? WEFT_OK : st;
     }
@@ -310,12 +313,16 @@ static weft_status_t et_call(weft__eteam_t *et, const call_t *c)
         }
         a->slot[me].dst = c->dst;
         atomic_store_explicit(&a->slot[me].seq, gen, memory_order_release);
-        if ((st = wait_for(sh->ctx, &a->done, gen, c->fn)) != WEFT_OK)
+        /* The leader's arrival is waited for within WEFT_TIMEOUT_MS; then
+         * its step between ranks, which has the bounds of the rank team's
+         * collectives, as the leader's own wait does. */
+        if ((st = wait_for(sh->ctx, &a->started, gen, c->fn)) != WEFT_OK)
             return weft__error(st, c->fn,
                                "member %d (thread %d of this rank, which leads its members) "
-                               "did not finish call %llu within WEFT_TIMEOUT_MS=%lu ms; the "
+                               "did not arrive at call %llu within WEFT_TIMEOUT_MS=%lu ms; the "
                                "team is unusable", sh->first, sh->mthread[sh->first],
                                (unsigned long long)gen, sh->ctx->cfg.timeout_ms);
+        wait_for(NULL, &a->done, gen, c->fn);
         st = a->st;
         /* Members that hold the result already (a bcast's root) take nothing. */
         int takes = c->kind == K_ALLREDUCE || (c->kind == K_BCAST && c->root != et->member);
@@ -325,6 +332,7 @@ static weft_status_t et_call(weft__eteam_t *et, const call_t *c)
         return st == WEFT_OK ? st : weft__error(st, c->fn, "(for this rank's members) %s",
                                                 a->msg);
     }
+    atomic_store_explicit(&a->started, gen, memory_order_release);
     /* A bcast waits for its root only (when that is another member of the
      * rank): the others need not have arrived to find the result. */
     for (int i = 1; i < sh->nlocal; i++) {

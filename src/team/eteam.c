@@ -71,7 +71,7 @@ static pthread_mutex_t joins_lock = PTHREAD_MUTEX_INITIALIZER;
  * for every thread that arrived (j->timed_out) and takes it off the
  * slot, so that a thread arriving later starts a join of its own. */
 static join_t *arrive(void **slot, const arrival_t *me, int *index, int *last,
-                      unsigned long timeout_ms)
+                      unsigned long timeout_ms, int *timed_out)
 {
     struct timespec deadline;
 
@@ -117,16 +117,19 @@ static join_t *arrive(void **slot, const arrival_t *me, int *index, int *last,
         *slot = NULL;   /* the next join over this parent starts afresh */
     else
         while (!j->done) {
-            if (!timeout_ms) {
+            /* Once the last thread has come, the wait is for the rank's
+             * part, which waits for the other ranks in MPI: no limit. */
+            if (!timeout_ms || j->arrived >= j->expected) {
                 pthread_cond_wait(&j->cond, &joins_lock);
             } else if (pthread_cond_timedwait(&j->cond, &joins_lock, &deadline) == ETIMEDOUT &&
-                       !j->done) {
+                       !j->done && j->arrived < j->expected) {
                 j->timed_out = j->done = 1;
                 if (*slot == j)
                     *slot = NULL;
                 pthread_cond_broadcast(&j->cond);
             }
         }
+    *timed_out = j->timed_out;
     pthread_mutex_unlock(&joins_lock);
     return j;
 }
@@ -155,7 +158,9 @@ static void leave(join_t *j)
 /* A join that ended without its last thread: this thread leaves it. */
 static weft_status_t timed_out(join_t *j, const char *fn, unsigned long ms)
 {
+    pthread_mutex_lock(&joins_lock);
     int arrived = j->arrived, expected = j->expected;
+    pthread_mutex_unlock(&joins_lock);
 
     leave(j);
     return weft__error(WEFT_ERR_TIMEOUT, fn,
@@ -361,7 +366,7 @@ weft_status_t weft_team_join(weft_team_t ranks, int thread, int nthreads, weft_e
                              weft_team_t *team)
 {
     weft_status_t st;
-    int           idx, last;
+    int           idx, last, late;
 
     if (!ranks || weft_team_nranks(ranks, &idx) != WEFT_OK)
         return weft__error(WEFT_ERR_INVALID_ARG, __func__, "not a team (NULL or freed)");
@@ -374,10 +379,10 @@ weft_status_t weft_team_join(weft_team_t ranks, int thread, int nthreads, weft_e
     arrival_t me = {.thread = thread, .nthreads = nthreads, .ep = ep, .tid = pthread_self(),
                     .out = team};
     unsigned long ms = weft__team_ctx(ranks)->cfg.timeout_ms;
-    join_t *j = arrive(weft__team_join_slot(ranks), &me, &idx, &last, ms);
+    join_t *j = arrive(weft__team_join_slot(ranks), &me, &idx, &last, ms, &late);
     if (!j)
         return weft__error(WEFT_ERR_NO_MEMORY, __func__, "out of memory for the join");
-    if (j->timed_out)
+    if (late)
         return timed_out(j, __func__, ms);
     if (last) {
         j->st = join_rank(ranks, j);
@@ -583,7 +588,7 @@ out:
 weft_status_t weft__et_split(weft_team_t parent, weft_team_t *child, weft_team_t *roots)
 {
     weft__eteam_t *et = weft__team_et(parent);
-    int            idx, last;
+    int            idx, last, late;
 
     if (child)
         *child = WEFT_TEAM_NULL;
@@ -592,11 +597,11 @@ weft_status_t weft__et_split(weft_team_t parent, weft_team_t *child, weft_team_t
     arrival_t me = {.thread = et->member - et->sh->first, .nthreads = et->sh->nlocal,
                     .ep = et->ep, .out = child, .want_roots = roots != NULL};
     unsigned long ms = et->sh->ctx->cfg.timeout_ms;
-    join_t *j = arrive(&et->sh->join, &me, &idx, &last, ms);
+    join_t *j = arrive(&et->sh->join, &me, &idx, &last, ms, &late);
     if (!j)
         return weft__error(WEFT_ERR_NO_MEMORY, "weft_team_split_topology",
                            "out of memory for the join");
-    if (j->timed_out)
+    if (late)
         return timed_out(j, "weft_team_split_topology", ms);
     if (last) {
         weft_status_t st = split_rank(et->sh, j);

@@ -611,7 +611,7 @@ static void timeouts(void)
     } cases[] = {
         {"join", 0, "1 of the 2 threads of this rank arrived within WEFT_TIMEOUT_MS"},
         {"barrier", 0, "(thread 1 of this rank) did not arrive"},
-        {"allreduce", 1, "(thread 0 of this rank, which leads its members) did not finish"},
+        {"allreduce", 1, "(thread 0 of this rank, which leads its members) did not arrive"},
         {"split", 0, "1 of the 2 threads of this rank arrived within WEFT_TIMEOUT_MS"},
     };
 
