@@ -185,8 +185,8 @@ static void rank_members(const weft__eshared_t *sh, int r, int *first, int *n)
  * member order, to the root's rank.  The ranks' team gathers as many
  * blocks from every rank as the rank with the most members has, so the
  * root's leader unpacks them without the padding. */
-static weft_status_t gather_ranks(weft__eshared_t *sh, area_t *a, const call_t *c, char *mine,
-                                  size_t block, int root_rank, void *out)
+static weft_status_t gather_ranks(weft__eshared_t *sh, area_t *a, const call_t *c, size_t block,
+                                  int root_rank, void *out)
 {
     int           most = 0, first, n, me_rank = sh->mrk[sh->first];
     weft_status_t st;
@@ -196,7 +196,7 @@ static weft_status_t gather_ranks(weft__eshared_t *sh, area_t *a, const call_t *
         most = n > most ? n : most;
     }
     size_t per = (size_t)most * block, nl = (size_t)sh->nlocal;
-    char  *all = NULL;
+    char  *all = NULL, *mine;
     /* mine (the rank's blocks, at the start of the scratch) padded to
      * `most` blocks; on the root's rank the gathered blocks follow */
     if (!scratch(a, per + (me_rank == root_rank ? per * (size_t)a->nranks : 0) + 1))
@@ -279,7 +279,7 @@ static weft_status_t lead(weft__eshared_t *sh, area_t *a, const call_t *c, const
         for (int i = 0; i < nl && block; i++)
             memcpy(acc + (size_t)i * block, i ? a->slot[i].src : c->src, block);
         if (between)
-            return gather_ranks(sh, a, c, acc, block, root_rank, out);
+            return gather_ranks(sh, a, c, block, root_rank, out);
         if (out && block)
             memcpy(out, acc, block * (size_t)nl);
         return st;
@@ -290,8 +290,9 @@ static weft_status_t lead(weft__eshared_t *sh, area_t *a, const call_t *c, const
 
 /* A collective of an endpoint team: every member publishes its arguments
  * in its slot; the leader (the rank's first member) waits for them, leads
- * (above), publishes the status and the result and waits until every
- * member has taken them. */
+ * (above) and publishes the status and the result; a result the members
+ * copy from its own buffer it keeps valid until every member has taken
+ * it. */
 static weft_status_t et_call(weft__eteam_t *et, const call_t *c)
 {
     weft__eshared_t *sh = et->sh;

@@ -10,8 +10,10 @@
  * states -- and wakes the others with their results.  A join is complete
  * when as many threads have arrived as the smallest thread count any of
  * them gave, so a wrong count is reported rather than waited on (unless
- * every thread overstates it).  The statuses are agreed on across the
- * ranks, so every thread of every rank returns the same one.
+ * every thread overstates it: then, as when a thread never comes, the
+ * threads that came give up after WEFT_TIMEOUT_MS, when set, with
+ * WEFT_ERR_TIMEOUT, on their rank only).  The other statuses are agreed
+ * on across the ranks, so every thread of every rank returns the same one.
  *
  * A split needs no exchange of paths: every rank holds every member's path
  * from the join, and computes the split with the code rank teams use
