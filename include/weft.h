@@ -1093,7 +1093,8 @@ weft_status_t weft_team_free(weft_team_t *team);
  * \param ranks     a rank team (not an endpoint team)
  * \param thread    the caller's index among its rank's threads
  * \param nthreads  threads of this rank that join
- * \param ep        the caller's endpoint
+ * \param ep        the caller's endpoint (alive as long as the caller's handles of
+ *                  the team and of the teams split from it)
  * \param team      [out] the caller's handle of the new team
  */
 weft_status_t weft_team_join(weft_team_t ranks, int thread, int nthreads, weft_ep_t ep,
