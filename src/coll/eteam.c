@@ -195,7 +195,8 @@ static weft_status_t gather_ranks(weft__eshared_t *sh, area_t *a, const call_t *
         rank_members(sh, r, &first, &n);
         most = n > most ? n : most;
     }
-    size_t per = (size_t)most * block, nl = (size_t)sh->nlocal;
+    size_t per = (size_t)most * block, nl = (size_t)sh->nlocal;   /* weft__et_gather
+                                                                    checked most * count */
     char  *all = NULL, *mine;
     /* mine (the rank's blocks, at the start of the scratch) padded to
      * `most` blocks; on the root's rank the gathered blocks follow */
@@ -205,9 +206,6 @@ static weft_status_t gather_ranks(weft__eshared_t *sh, area_t *a, const call_t *
     memset(mine + nl * block, 0, per - nl * block);
     if (me_rank == root_rank)
         all = a->tmp + per;
-    if ((size_t)most * c->count > INT32_MAX)
-        return weft__error(WEFT_ERR_TOO_LARGE, c->fn, "%d members of a rank times count %zu "
-                           "is over %d", most, c->count, INT32_MAX);
     if ((st = weft_team_gather(sh->ranks, mine, all, (size_t)most * c->count, c->type,
                                root_rank)) != WEFT_OK || me_rank != root_rank)
         return st;
@@ -450,6 +448,17 @@ weft_status_t weft__et_gather(weft_team_t team, const void *src, void *dst, size
         st = check_args(c.fn, count, type, -1);
     if (st == WEFT_OK && count && (!src || (!dst && root == et->member)))
         st = weft__error(WEFT_ERR_INVALID_ARG, c.fn, "src or the root's dst is NULL");
+    /* Between ranks, every rank sends as many blocks as the rank with the
+     * most members has: one count for the ranks' team. */
+    const int *mrk = et->sh->mrk;   /* members are in rank order */
+    int        most = 0;
+    for (int m = 0, run = 0; m < et->sh->n; m++) {
+        run = m && mrk[m] == mrk[m - 1] ? run + 1 : 1;
+        most = run > most ? run : most;
+    }
+    if (st == WEFT_OK && (size_t)most * count > INT32_MAX)
+        st = weft__error(WEFT_ERR_TOO_LARGE, c.fn, "count %zu times %d members of a rank is "
+                         "over %d", count, most, INT32_MAX);
     return st != WEFT_OK ? st : et_call(et, &c);
 }
 

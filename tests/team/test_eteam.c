@@ -320,6 +320,21 @@ static void check_bad_args(weft_team_t team, const char *what)
            weft_last_error());
     TCHECK(weft_team_bcast(team, NULL, 1, WEFT_TYPE_INT64, 0) == WEFT_ERR_INVALID_ARG,
            "%s: bcast of NULL", what);
+    int me = -1;
+    weft_team_rank(team, &me);
+    TCHECK(weft_team_reduce(team, &x, NULL, 1, WEFT_TYPE_INT64, WEFT_OP_SUM, me) ==
+               WEFT_ERR_INVALID_ARG && strstr(weft_last_error(), "dst is NULL"),
+           "%s: reduce to a NULL dst on the root: %s", what, weft_last_error());
+    TCHECK(weft_team_gather(team, NULL, &x, 1, WEFT_TYPE_INT64, 0) == WEFT_ERR_INVALID_ARG,
+           "%s: gather of NULL", what);
+    /* Members of a rank times count over what the ranks' team takes (the
+     * joined teams have 2 or more threads a rank). */
+    TCHECK(weft_team_gather(team, &x, &x, (size_t)INT32_MAX / 2 + 1, WEFT_TYPE_INT64, 0) ==
+               WEFT_ERR_TOO_LARGE && strstr(weft_last_error(), "members of a rank"),
+           "%s: gather of 2^30 elements from 2 members a rank: %s", what, weft_last_error());
+    TCHECK(weft_team_allreduce(team, &x, &x, (size_t)INT32_MAX + 1, WEFT_TYPE_INT64,
+                               WEFT_OP_SUM) == WEFT_ERR_TOO_LARGE, "%s: count over INT32_MAX",
+           what);
     TCHECK(weft_team_reduce(team, &f, &f, 1, WEFT_TYPE_FLOAT, WEFT_OP_BXOR, 0) ==
                WEFT_ERR_INVALID_ARG && strstr(weft_last_error(), "bitwise"),
            "%s: bitwise reduce of floats: %s", what, weft_last_error());
