@@ -1,19 +1,21 @@
 /*
- * weft_bench_eteam -- allreduce latency of endpoint teams beside the MPI
- * path, side by side in one run:
+ * weft_bench_eteam -- allreduce (or bcast) latency of endpoint teams
+ * beside the MPI path, side by side in one run:
  *
- *   mpirun -np 2 weft_bench_eteam [--iters N] [--batch K] [--size BYTES]
+ *   mpirun -np 2 weft_bench_eteam [--op allreduce|bcast] [--iters N] [--batch K]
+ *                                 [--size BYTES]
  *
  * Variants (every iteration runs each in turn, as a batch of K
- * back-to-back allreduces of BYTES of doubles after a barrier; a sample is
+ * back-to-back allreduces -- or bcasts from member 0, rank 0 for MPI -- of
+ * BYTES of doubles after a barrier; a sample is
  * the batch's mean, a variant's figure the median sample, maximum over
  * the ranks):
  *   threads_1x2  an endpoint team of the 2 threads of one rank (each rank
  *                runs its own): shared memory only
  *   ranks_2x1    an endpoint team of 1 thread on each of the 2 ranks: the
  *                one-sided collective of the ranks' team carries it
- *   mpi_2        MPI_Allreduce over the 2 ranks (the MPI path for the same
- *                number of members)
+ *   mpi_2        MPI_Allreduce (MPI_Bcast) over the 2 ranks (the MPI path
+ *                for the same number of members)
  * The 1x2 teams come from splitting the team of every thread of both ranks
  * at its first level, so the ranks are described as one package each
  * (WEFT_TOPO_SYNTHETIC="pack:2 core:2 pu:1", WEFT_TOPO_BIND=pack:0,pack:1,
@@ -33,6 +35,7 @@
 #define NAME "weft_bench_eteam"
 
 static long           iters = 200, batch = 100, bytes = 8;
+static int            bcast;   /* --op bcast */
 static weft_ctx_t     ctx;
 static weft_team_t    world;
 static weft_ep_pool_t pool;
@@ -44,6 +47,19 @@ static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+/* One call of the variant being timed: an allreduce of src into dst, or a
+ * bcast of dst from member 0. */
+static void one(weft_team_t team, const double *src, double *dst, size_t n)
+{
+    if (!team)
+        bcast ? MPI_Bcast(dst, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD)
+              : MPI_Allreduce(src, dst, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    else if (bcast)
+        BENCH_OK(NAME, weft_team_bcast(team, dst, n, WEFT_TYPE_DOUBLE, 0));
+    else
+        BENCH_OK(NAME, weft_team_allreduce(team, src, dst, n, WEFT_TYPE_DOUBLE, WEFT_OP_SUM));
 }
 
 /* Thread 0 of each rank does the MPI barrier; both threads leave together. */
@@ -64,7 +80,7 @@ static void *run(void *arg)
     weft_team_t all, mine, roots, pair = WEFT_TEAM_NULL;
 
     for (size_t i = 0; i < n; i++)
-        src[i] = t + 1;
+        src[i] = dst[i] = t + 1;
     /* Threads of a rank on cores of their own, as a threaded code binds
      * them (two threads time-sharing a core hand over at the scheduler's
      * pace), thread 0 of rank r on core r, where the MPI variants run. */
@@ -88,8 +104,7 @@ static void *run(void *arg)
             if (r == me) {
                 t0 = MPI_Wtime();
                 for (long k = 0; k < batch; k++)
-                    BENCH_OK(NAME, weft_team_allreduce(mine, src, dst, n, WEFT_TYPE_DOUBLE,
-                                                       WEFT_OP_SUM));
+                    one(mine, src, dst, n);
                 t1 = MPI_Wtime();
                 if (t == 0 && it >= 0)
                     samples[0][it] = (t1 - t0) / (double)batch;
@@ -111,8 +126,7 @@ static void *run(void *arg)
         if (t == 0) {
             t0 = MPI_Wtime();
             for (long k = 0; k < batch; k++)
-                BENCH_OK(NAME, weft_team_allreduce(pair, src, dst, n, WEFT_TYPE_DOUBLE,
-                                                   WEFT_OP_SUM));
+                one(pair, src, dst, n);
             t1 = MPI_Wtime();
             if (it >= 0)
                 samples[1][it] = (t1 - t0) / (double)batch;
@@ -121,15 +135,17 @@ static void *run(void *arg)
         if (t == 0) {
             t0 = MPI_Wtime();
             for (long k = 0; k < batch; k++)
-                MPI_Allreduce(src, dst, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+                one(WEFT_TEAM_NULL, src, dst, n);
             t1 = MPI_Wtime();
             if (it >= 0)
                 samples[2][it] = (t1 - t0) / (double)batch;
         }
     }
-    /* the results of the last calls: both ranks' thread 0 summed */
-    if (t == 0 && n && dst[0] != 2.0) {
-        fprintf(stderr, NAME ": MPI_Allreduce gave %g, want 2\n", dst[0]);
+    /* the results of the last calls: both ranks' thread 0 summed, or
+     * rank 0's thread 0's value */
+    if (t == 0 && n && dst[0] != (bcast ? 1.0 : 2.0)) {
+        fprintf(stderr, NAME ": MPI_%s gave %g, want %g\n", bcast ? "Bcast" : "Allreduce",
+                dst[0], bcast ? 1.0 : 2.0);
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
     if (pair)
@@ -150,6 +166,9 @@ int main(int argc, char **argv)
             ok &= bench_arg_positive(argc, argv, &i, &iters) == 0;
         else if (!strcmp(argv[i], "--batch"))
             ok &= bench_arg_positive(argc, argv, &i, &batch) == 0;
+        else if (!strcmp(argv[i], "--op") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "bcast") || !strcmp(argv[i + 1], "allreduce")))
+            bcast = !strcmp(argv[++i], "bcast");
         else if (!strcmp(argv[i], "--size"))
             ok &= bench_arg_positive(argc, argv, &i, &bytes) == 0 && bytes % 8 == 0;
         else
@@ -161,8 +180,8 @@ int main(int argc, char **argv)
     me = rank;
     if (!ok || nranks != 2) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 " NAME " [--iters N] [--batch K] "
-                            "[--size BYTES (a multiple of 8)]\n");
+            fprintf(stderr, "usage: mpirun -np 2 " NAME " [--op allreduce|bcast] [--iters N] "
+                            "[--batch K] [--size BYTES (a multiple of 8)]\n");
         MPI_Finalize();
         return 2;
     }
@@ -186,8 +205,8 @@ int main(int argc, char **argv)
         MPI_Allreduce(&mine, &med[v], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     }
     if (rank == 0) {
-        printf("# allreduce of %ld B, median of %ld batches of %ld, max over 2 ranks\n", bytes,
-               iters, batch);
+        printf("# %s of %ld B, median of %ld batches of %ld, max over 2 ranks\n",
+               bcast ? "bcast" : "allreduce", bytes, iters, batch);
         for (int v = 0; v < 3; v++)
             printf("%-12s %9.3f us   %.2fx mpi_2\n", names[v], med[v] * 1e6, med[v] / med[2]);
     }

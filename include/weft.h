@@ -1101,9 +1101,11 @@ weft_status_t weft_team_free(weft_team_t *team);
  * thread returns the same status, on every rank.  The join is complete
  * once as many threads have arrived as the smallest nthreads any gave:
  * different counts, an index outside [0, nthreads) or given twice, a NULL
- * ep or team fail the join everywhere with WEFT_ERR_INVALID_ARG; if every
- * thread overstates nthreads the join waits, as a collective missing a
- * member does.  A thread's binding is read with hwloc
+ * ep or team fail the join everywhere with WEFT_ERR_INVALID_ARG.  If every
+ * thread overstates nthreads, or a thread never comes, the threads of the
+ * rank wait for it up to WEFT_TIMEOUT_MS (no limit when 0), then return
+ * WEFT_ERR_TIMEOUT; a rank whose threads all arrived waits for the other
+ * ranks in MPI, unbounded.  A thread's binding is read with hwloc
  * (hwloc_get_thread_cpubind) on this machine; WEFT_TOPO_THREAD_BIND sets it
  * (a WEFT_TOPO_BIND list over a rank's threads, ranks separated by ';');
  * on a described machine (WEFT_TOPO_SYNTHETIC/XML) without it, and for a
@@ -1112,19 +1114,27 @@ weft_status_t weft_team_free(weft_team_t *team);
  * weft_team_split_topology() splits an endpoint team as it splits a rank
  * team (same code, same levels, roots teams, weft_team_level_info), and is
  * collective over every member, each with its own handle.
- * weft_team_allreduce() and weft_team_barrier() work on endpoint teams
- * (every member calls them, in the same order); the other team
- * collectives return WEFT_ERR_UNSUPPORTED, and WEFT_Team_comm() fails.
- * Thread safety: a handle is its member's; members of different endpoint
- * teams may run collectives at the same time on a node, but the step
- * between ranks of a team's collective runs on the context's default
- * endpoint, so across nodes (UCX) one endpoint team per rank at a time.
- * Each member frees its own handle (weft_team_free, not collective); the
+ * Every team collective (bcast, reduce, allreduce, gather, barrier) works
+ * on endpoint teams, with the rank teams' arguments: every member calls
+ * it, in the same order; a root is a member (its weft_team_rank).  The
+ * threads of a rank meet in memory; the rank's first member (its leader)
+ * combines or collects theirs and runs the step between ranks, the rank
+ * team's collective, on the endpoint it brought.  WEFT_Team_comm() fails.
+ * Waits between the threads of a rank (in joins, splits and collectives)
+ * end after WEFT_TIMEOUT_MS with WEFT_ERR_TIMEOUT, the message naming the
+ * member that did not come; a team whose collective timed out is unusable
+ * (free it).
+ * Thread safety: a handle is its member's.  Endpoint teams of one rank may
+ * run collectives at the same time (on a node and across nodes), provided
+ * the threads that lead them at the same time brought different endpoints
+ * (or pool endpoints whose worker UCX locks), which nothing else uses
+ * meanwhile.  Each member frees its own handle (weft_team_free, not collective); the
  * rank team a join was made over must outlive the join call only.
  * \param ranks     a rank team (not an endpoint team)
  * \param thread    the caller's index among its rank's threads
  * \param nthreads  threads of this rank that join
- * \param ep        the caller's endpoint
+ * \param ep        the caller's endpoint (alive as long as the caller's handles of
+ *                  the team and of the teams split from it)
  * \param team      [out] the caller's handle of the new team
  */
 weft_status_t weft_team_join(weft_team_t ranks, int thread, int nthreads, weft_ep_t ep,

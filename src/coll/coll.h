@@ -121,11 +121,18 @@ int weft__os_active(weft_team_t team);
 /* The team's size when its state is built and one-sided, else 0. */
 int weft__os_ready_size(weft_team_t team);
 
-/* Endpoint teams (eteam.c): allreduce and barrier; weft__et_is tells
- * whether a live team is one. */
+/* Endpoint teams (eteam.c): every team collective; weft__et_is tells
+ * whether a live team is one.  Arguments are checked here (root is a
+ * member). */
 int           weft__et_is(weft_team_t team);
+weft_status_t weft__et_bcast(weft_team_t team, void *buf, size_t count, weft_type_t type,
+                             int root);
+weft_status_t weft__et_reduce(weft_team_t team, const void *src, void *dst, size_t count,
+                              weft_type_t type, weft_op_t op, int root);
 weft_status_t weft__et_allreduce(weft_team_t team, const void *src, void *dst, size_t count,
                                  weft_type_t type, weft_op_t op);
+weft_status_t weft__et_gather(weft_team_t team, const void *src, void *dst, size_t count,
+                              weft_type_t type, int root);
 weft_status_t weft__et_barrier(weft_team_t team);
 
 #endif

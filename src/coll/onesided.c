@@ -130,7 +130,7 @@ static int os_fill(weft__os_t *s, const weft__team_scratch_t *sc, MPI_Comm comm,
     s->tmp = malloc(sc->chunk);
     s->lv = calloc((size_t)(h->nlevels ? h->nlevels : 1), sizeof(level_t));
     ok = s->ctx_rank && s->sent && s->recvd && s->mapped && s->acked && s->tmp && s->lv && idx &&
-         weft_ep_default(sc->ctx, &s->ep) == WEFT_OK;
+         (s->ep = sc->ep) != NULL;
     if (!ok) {
         free(idx);
         return 0;

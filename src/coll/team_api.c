@@ -84,16 +84,11 @@ static weft__os_t *onesided(weft_team_t team, MPI_Comm comm, weft__hier_t *h, we
     return *st == WEFT_OK ? os : NULL;
 }
 
-/* Endpoint teams run their own allreduce and barrier (eteam.c) and no
- * other collective yet. */
-static int endpoint_team(const char *fn, weft_team_t team, weft_status_t *st)
+/* Endpoint teams run collectives of their own (eteam.c). */
+static int endpoint_team(weft_team_t team)
 {
     int n;
-    if (weft_team_nranks(team, &n) != WEFT_OK || !weft__et_is(team))
-        return 0;
-    *st = weft__error(WEFT_ERR_UNSUPPORTED, fn,
-                      "an endpoint team has allreduce and barrier only");
-    return 1;
+    return weft_team_nranks(team, &n) == WEFT_OK && weft__et_is(team);
 }
 
 static weft_status_t done(const char *fn, int rc)
@@ -117,12 +112,11 @@ weft_status_t weft_team_bcast(weft_team_t team, void *buf, size_t count, weft_ty
     weft__hier_t *h;
     MPI_Comm      comm;
     MPI_Datatype  t;
-    weft_status_t st = check_root(__func__, root);
+    weft_status_t st;
 
-    if (endpoint_team(__func__, team, &st))
-        return st;
-
-    if (st == WEFT_OK)
+    if (endpoint_team(team))
+        return weft__et_bcast(team, buf, count, type, root);
+    if ((st = check_root(__func__, root)) == WEFT_OK)
         st = prepare(__func__, team, count, type, -1, root, &h, &comm, &t);
     weft__os_t *os = st == WEFT_OK ? onesided(team, comm, h, &st) : NULL;
     if (st != WEFT_OK || os)
@@ -136,12 +130,11 @@ weft_status_t weft_team_reduce(weft_team_t team, const void *src, void *dst, siz
     weft__hier_t *h;
     MPI_Comm      comm;
     MPI_Datatype  t;
-    weft_status_t st = check_root(__func__, root);
+    weft_status_t st;
 
-    if (endpoint_team(__func__, team, &st))
-        return st;
-
-    if (st == WEFT_OK)
+    if (endpoint_team(team))
+        return weft__et_reduce(team, src, dst, count, type, op, root);
+    if ((st = check_root(__func__, root)) == WEFT_OK)
         st = prepare(__func__, team, count, type, (int)op, root, &h, &comm, &t);
     weft__os_t *os = st == WEFT_OK ? onesided(team, comm, h, &st) : NULL;
     if (st != WEFT_OK || os)
@@ -157,9 +150,8 @@ weft_status_t weft_team_allreduce(weft_team_t team, const void *src, void *dst, 
     weft__hier_t *h;
     MPI_Comm      comm;
     MPI_Datatype  t;
-    int           n;
 
-    if (weft_team_nranks(team, &n) == WEFT_OK && weft__et_is(team))
+    if (endpoint_team(team))
         return weft__et_allreduce(team, src, dst, count, type, op);
     weft_status_t st = prepare(__func__, team, count, type, (int)op, -1, &h, &comm, &t);
     weft__os_t   *os = st == WEFT_OK ? onesided(team, comm, h, &st) : NULL;
@@ -177,12 +169,11 @@ weft_status_t weft_team_gather(weft_team_t team, const void *src, void *dst, siz
     weft__hier_t *h;
     MPI_Comm      comm;
     MPI_Datatype  t;
-    weft_status_t st = check_root(__func__, root);
+    weft_status_t st;
 
-    if (endpoint_team(__func__, team, &st))
-        return st;
-
-    if (st == WEFT_OK)
+    if (endpoint_team(team))
+        return weft__et_gather(team, src, dst, count, type, root);
+    if ((st = check_root(__func__, root)) == WEFT_OK)
         st = prepare_for(__func__, team, count, type, -1, root, &h, &comm, &t, 0);
     return st != WEFT_OK ? st
                          : done(__func__, weft__hgather(h, src, (int)count, t, dst, (int)count, t,
@@ -194,9 +185,8 @@ weft_status_t weft_team_barrier(weft_team_t team)
     weft__hier_t *h;
     MPI_Comm      comm;
     MPI_Datatype  t;
-    int           n;
 
-    if (weft_team_nranks(team, &n) == WEFT_OK && weft__et_is(team))
+    if (endpoint_team(team))
         return weft__et_barrier(team);
     weft_status_t st = prepare(__func__, team, 0, WEFT_TYPE_BYTE, -1, -1, &h, &comm, &t);
     weft__os_t   *os = st == WEFT_OK ? onesided(team, comm, h, &st) : NULL;

@@ -10,8 +10,10 @@
  * states -- and wakes the others with their results.  A join is complete
  * when as many threads have arrived as the smallest thread count any of
  * them gave, so a wrong count is reported rather than waited on (unless
- * every thread overstates it).  The statuses are agreed on across the
- * ranks, so every thread of every rank returns the same one.
+ * every thread overstates it: then, as when a thread never comes, the
+ * threads that came give up after WEFT_TIMEOUT_MS, when set, with
+ * WEFT_ERR_TIMEOUT, on their rank only).  The other statuses are agreed
+ * on across the ranks, so every thread of every rank returns the same one.
  *
  * A split needs no exchange of paths: every rank holds every member's path
  * from the join, and computes the split with the code rank teams use
@@ -25,8 +27,10 @@
 #include "team.h"
 #include "runtime/runtime.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define ETYPE_MAX 24
 
@@ -54,6 +58,7 @@ typedef struct {
 typedef struct {
     pthread_cond_t cond;
     int            expected, arrived, left, done;
+    int            timed_out;   /* the wait ended: every arrival fails */
     arrival_t     *a;
     int            cap;
     weft_status_t  st;
@@ -63,9 +68,25 @@ typedef struct {
 static pthread_mutex_t joins_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Arrive at *slot; returns the join (NULL: no memory) and the arrival's
- * index; *last is set for the thread that completes it. */
-static join_t *arrive(void **slot, const arrival_t *me, int *index, int *last)
+ * index; *last is set for the thread that completes it.  A thread that
+ * waits longer than timeout_ms (0: no limit) for the others ends the join
+ * for every thread that arrived (j->timed_out) and takes it off the
+ * slot, so that a thread arriving later starts a join of its own. */
+static join_t *arrive(void **slot, const arrival_t *me, int *index, int *last,
+                      unsigned long timeout_ms, int *timed_out)
 {
+    struct timespec deadline;
+
+    if (timeout_ms) {
+        /* the condition variable waits on CLOCK_REALTIME, its default */
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += (time_t)(timeout_ms / 1000);
+        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+    }
     pthread_mutex_lock(&joins_lock);
     join_t *j = *slot;
     if (!j) {
@@ -97,8 +118,20 @@ static join_t *arrive(void **slot, const arrival_t *me, int *index, int *last)
     if (*last)
         *slot = NULL;   /* the next join over this parent starts afresh */
     else
-        while (!j->done)
-            pthread_cond_wait(&j->cond, &joins_lock);
+        while (!j->done) {
+            /* Once the last thread has come, the wait is for the rank's
+             * part, which waits for the other ranks in MPI: no limit. */
+            if (!timeout_ms || j->arrived >= j->expected) {
+                pthread_cond_wait(&j->cond, &joins_lock);
+            } else if (pthread_cond_timedwait(&j->cond, &joins_lock, &deadline) == ETIMEDOUT &&
+                       !j->done && j->arrived < j->expected) {
+                j->timed_out = j->done = 1;
+                if (*slot == j)
+                    *slot = NULL;
+                pthread_cond_broadcast(&j->cond);
+            }
+        }
+    *timed_out = j->timed_out;
     pthread_mutex_unlock(&joins_lock);
     return j;
 }
@@ -122,6 +155,19 @@ static void leave(join_t *j)
         free(j->a);
         free(j);
     }
+}
+
+/* A join that ended without its last thread: this thread leaves it. */
+static weft_status_t timed_out(join_t *j, const char *fn, unsigned long ms)
+{
+    pthread_mutex_lock(&joins_lock);
+    int arrived = j->arrived, expected = j->expected;
+    pthread_mutex_unlock(&joins_lock);
+
+    leave(j);
+    return weft__error(WEFT_ERR_TIMEOUT, fn,
+                       "%d of the %d threads of this rank arrived within WEFT_TIMEOUT_MS=%lu ms",
+                       arrived, expected, ms);
 }
 
 /* ---- shared states ----------------------------------------------------------- */
@@ -153,7 +199,9 @@ static void eshared_free(weft__eshared_t *sh)
     if (sh->ranks)
         weft_team_free(&sh->ranks);
     pthread_mutex_destroy(&sh->lock);
-    free(sh->mctx), free(sh->mrk), free(sh->mthread), free(sh->path), free(sh->coll);
+    if (sh->coll)
+        sh->coll_free(sh->coll);
+    free(sh->mctx), free(sh->mrk), free(sh->mthread), free(sh->path);
     free(sh);
 }
 
@@ -266,6 +314,11 @@ static weft_status_t join_rank(weft_team_t parent, join_t *j)
                    comm);
     if ((st = weft__team_dup(parent, &ranks, err)) != WEFT_OK)
         goto out;
+    /* The step between ranks runs on the endpoint of the rank's leader
+     * (its first member, thread 0), which is the thread that runs it. */
+    for (int i = 0; i < n; i++)
+        if (j->a[i].thread == 0)
+            weft__team_ep_set(ranks, j->a[i].ep);
     /* Members in (rank, thread) order. */
     for (int r = 0, m = 0; r < size; r++) {
         int ctx_rank = r;
@@ -315,7 +368,7 @@ weft_status_t weft_team_join(weft_team_t ranks, int thread, int nthreads, weft_e
                              weft_team_t *team)
 {
     weft_status_t st;
-    int           idx, last;
+    int           idx, last, late;
 
     if (!ranks || weft_team_nranks(ranks, &idx) != WEFT_OK)
         return weft__error(WEFT_ERR_INVALID_ARG, __func__, "not a team (NULL or freed)");
@@ -327,9 +380,12 @@ weft_status_t weft_team_join(weft_team_t ranks, int thread, int nthreads, weft_e
         *team = WEFT_TEAM_NULL;
     arrival_t me = {.thread = thread, .nthreads = nthreads, .ep = ep, .tid = pthread_self(),
                     .out = team};
-    join_t *j = arrive(weft__team_join_slot(ranks), &me, &idx, &last);
+    unsigned long ms = weft__team_ctx(ranks)->cfg.timeout_ms;
+    join_t *j = arrive(weft__team_join_slot(ranks), &me, &idx, &last, ms, &late);
     if (!j)
         return weft__error(WEFT_ERR_NO_MEMORY, __func__, "out of memory for the join");
+    if (late)
+        return timed_out(j, __func__, ms);
     if (last) {
         j->st = join_rank(ranks, j);
         finish(j);
@@ -489,6 +545,10 @@ static weft_status_t split_rank(weft__eshared_t *sh, join_t *j)
             weft_status_t s2 = weft__team_subset(sh->ranks, rank_list, nr, c, &e->ranks, err);
             if (s2 != WEFT_OK)
                 st = s2;
+            /* on the endpoint of the child's leader on this rank */
+            for (int i = 0; e->ranks && i < j->arrived; i++)
+                if (j->a[i].thread == list[e->first] - sh->first)
+                    weft__team_ep_set(e->ranks, j->a[i].ep);
         }
         if (c < num)
             child[c] = e;
@@ -530,7 +590,7 @@ out:
 weft_status_t weft__et_split(weft_team_t parent, weft_team_t *child, weft_team_t *roots)
 {
     weft__eteam_t *et = weft__team_et(parent);
-    int            idx, last;
+    int            idx, last, late;
 
     if (child)
         *child = WEFT_TEAM_NULL;
@@ -538,10 +598,13 @@ weft_status_t weft__et_split(weft_team_t parent, weft_team_t *child, weft_team_t
         *roots = WEFT_TEAM_NULL;
     arrival_t me = {.thread = et->member - et->sh->first, .nthreads = et->sh->nlocal,
                     .ep = et->ep, .out = child, .want_roots = roots != NULL};
-    join_t *j = arrive(&et->sh->join, &me, &idx, &last);
+    unsigned long ms = et->sh->ctx->cfg.timeout_ms;
+    join_t *j = arrive(&et->sh->join, &me, &idx, &last, ms, &late);
     if (!j)
         return weft__error(WEFT_ERR_NO_MEMORY, "weft_team_split_topology",
                            "out of memory for the join");
+    if (late)
+        return timed_out(j, "weft_team_split_topology", ms);
     if (last) {
         weft_status_t st = split_rank(et->sh, j);
         if (st != WEFT_OK)

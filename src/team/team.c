@@ -33,6 +33,8 @@ struct weft__team {
     void              *state;      /* the coll layer's */
     void             (*state_free)(void *);
     weft__eteam_t     *et;         /* an endpoint team's member (eteam.c), else NULL */
+    weft_ep_t          ep;         /* the one-sided collectives' endpoint; NULL: the
+                                      context's default one */
     void              *join;       /* endpoint teams being joined over this team (eteam.c) */
     struct weft__team *next_shell;
 };
@@ -145,9 +147,11 @@ weft_status_t weft__team_scratch(weft_team_t team, weft__team_scratch_t *out)
                                   .off = (size_t)team->slot * s->slot_bytes,
                                   .local = s->local + (size_t)team->slot * s->slot_bytes,
                                   .chunk = s->chunk, .nbuf = WEFT__TEAM_NBUF,
-                                  .nranks = s->nranks};
-    return WEFT_OK;
+                                  .nranks = s->nranks, .ep = team->ep};
+    return out->ep ? WEFT_OK : weft_ep_default(team->ctx, &out->ep);
 }
+
+void weft__team_ep_set(weft_team_t team, weft_ep_t ep) { team->ep = ep; }
 
 void *weft__team_state(weft_team_t team) { return team->state; }
 

@@ -232,11 +232,19 @@ typedef struct {
     size_t     chunk;   /* bytes of one buffer */
     int        nbuf;    /* buffers per writer */
     int        nranks;  /* writers the slot has room for (the context's size) */
+    weft_ep_t  ep;      /* the endpoint the collectives use (weft__team_ep_set) */
 } weft__team_scratch_t;
 
 /* The slot of team; WEFT_ERR_UNSUPPORTED when it has none (no error is
  * recorded: the caller falls back to the MPI path). */
 weft_status_t weft__team_scratch(weft_team_t team, weft__team_scratch_t *out);
+
+/* The endpoint a team's one-sided collectives use, instead of the
+ * context's default one: an endpoint team's ranks' team runs on the
+ * endpoint its rank's leader thread brought, so that endpoint teams of a
+ * rank can run collectives at the same time.  Set before the team's first
+ * collective. */
+void weft__team_ep_set(weft_team_t team, weft_ep_t ep);
 
 /* The upper layer's per-team state: NULL until set; free_fn is called with
  * it when the team is freed. */
@@ -266,7 +274,8 @@ typedef struct weft__eshared {
     weft_team_t        ranks;     /* the ranks holding members (one-sided collectives
                                      between them); WEFT_TEAM_NULL for one rank */
     void              *join;      /* a split being joined (eteam.c) */
-    void              *coll;      /* the coll layer's area (freed with free()) */
+    void              *coll;      /* the coll layer's area, freed with coll_free */
+    void             (*coll_free)(void *);
 } weft__eshared_t;
 
 /* An endpoint team handle's own part. */

@@ -2,11 +2,17 @@
  * by level down to the bottom.  Every member checks its team at every
  * level (members, level name, index and count) against the expected
  * hierarchy given on the command line, the roots team of the first split,
- * and allreduce/barrier results against a serial sum over the expected
- * members; then bad input (joining twice, different thread counts, NULL
- * arguments, a malformed WEFT_TOPO_THREAD_BIND).
+ * and the results of every collective (bcast, reduce and gather from every
+ * root, allreduce, barrier; every type and operation) against flat
+ * references computed here over the expected members; then bad input
+ * (joining twice, different thread counts, NULL arguments, a malformed
+ * WEFT_TOPO_THREAD_BIND, bad collective arguments).  Threads of different
+ * teams of a level run their teams' collectives at the same time.
  *
- * Usage: test_eteam NTHREADS pinned   (this machine: thread t bound to CPU
+ * Usage: test_eteam 2 timeout         (threads that stay away from a join,
+ *                                      a collective and a split get
+ *                                      WEFT_ERR_TIMEOUT; WEFT_TIMEOUT_MS set)
+ *        test_eteam NTHREADS pinned   (this machine: thread t bound to CPU
  *                                      t mod 2, the walk must end in the team
  *                                      of the threads on that CPU)
  *        test_eteam NTHREADS LINE...  where a LINE is
@@ -119,6 +125,228 @@ static void check_allreduce(weft_team_t team, int r, int t, const char *what)
     free(dst);
 }
 
+/* ---- rooted collectives, every type and operation ------------------------ */
+
+static void put_elem(weft_type_t ty, void *b, size_t i, int64_t v)
+{
+    switch (ty) {
+    case WEFT_TYPE_BYTE: ((unsigned char *)b)[i] = (unsigned char)v; break;
+    case WEFT_TYPE_INT32: ((int32_t *)b)[i] = (int32_t)v; break;
+    case WEFT_TYPE_INT64: ((int64_t *)b)[i] = v; break;
+    case WEFT_TYPE_UINT32: ((uint32_t *)b)[i] = (uint32_t)v; break;
+    case WEFT_TYPE_UINT64: ((uint64_t *)b)[i] = (uint64_t)v; break;
+    case WEFT_TYPE_FLOAT: ((float *)b)[i] = (float)v; break;
+    case WEFT_TYPE_DOUBLE: ((double *)b)[i] = (double)v; break;
+    }
+}
+
+static int64_t get_elem(weft_type_t ty, const void *b, size_t i)
+{
+    switch (ty) {
+    case WEFT_TYPE_BYTE: return ((const unsigned char *)b)[i];
+    case WEFT_TYPE_INT32: return ((const int32_t *)b)[i];
+    case WEFT_TYPE_INT64: return ((const int64_t *)b)[i];
+    case WEFT_TYPE_UINT32: return ((const uint32_t *)b)[i];
+    case WEFT_TYPE_UINT64: return (int64_t)((const uint64_t *)b)[i];
+    case WEFT_TYPE_FLOAT: return (int64_t)((const float *)b)[i];
+    case WEFT_TYPE_DOUBLE: return (int64_t)((const double *)b)[i];
+    }
+    return -1;
+}
+
+/* Member (r, t)'s element i: 1 or 2, so that every reduction (products
+ * of up to 16 members included) is exact in every type. */
+static int64_t small(int r, int t, int i, int salt) { return 1 + ((r * 3 + t + i + salt) % 2); }
+
+/* The flat reference: op over every member of team, in member order. */
+static int64_t reference(weft_team_t team, weft_op_t op, int i, int salt)
+{
+    int     n = 0;
+    int64_t acc = 0;
+
+    weft_team_nranks(team, &n);
+    for (int m = 0; m < n; m++) {
+        int     mr, mt;
+        weft_team_member(team, m, &mr, &mt);
+        int64_t v = small(mr, mt, i, salt);
+        if (m == 0) {
+            acc = v;
+            continue;
+        }
+        switch (op) {
+        case WEFT_OP_SUM: acc += v; break;
+        case WEFT_OP_PROD: acc *= v; break;
+        case WEFT_OP_MIN: acc = v < acc ? v : acc; break;
+        case WEFT_OP_MAX: acc = v > acc ? v : acc; break;
+        case WEFT_OP_BAND: acc &= v; break;
+        case WEFT_OP_BOR: acc |= v; break;
+        case WEFT_OP_BXOR: acc ^= v; break;
+        }
+    }
+    return acc;
+}
+
+/* bcast and gather from every root, reduce to every root, at sizes from
+ * one element to more than a ranks' team chunk; reduce and allreduce over
+ * every type and operation; results against the flat references. */
+static void check_rooted(weft_team_t team, int r, int t, const char *what)
+{
+    enum { BIG = 20000 };
+    int      n = 0, me = -1, sizes[] = {1, 7, BIG};
+    int64_t *buf = malloc(BIG * sizeof(int64_t)), *dst = malloc(BIG * sizeof(int64_t));
+    int32_t *all;
+
+    weft_team_nranks(team, &n);
+    weft_team_rank(team, &me);
+    all = malloc(sizeof(int32_t) * 7 * (size_t)n);
+    for (int root = 0; root < n; root++)
+        for (int k = 0; k < 3; k++) {
+            int count = sizes[k];
+            if (count == BIG && root != 0 && root != n - 1)
+                continue;   /* pipelined sizes from two roots: enough, and quick */
+            int     rr, rt;
+            weft_team_member(team, root, &rr, &rt);
+            for (int i = 0; i < count; i++)
+                buf[i] = me == root ? value(rr, rt, i) + root : -1;
+            TCHECK(weft_team_bcast(team, buf, (size_t)count, WEFT_TYPE_INT64, root) == WEFT_OK,
+                   "%s: bcast from %d: %s", what, root, weft_last_error());
+            for (int i = 0; i < count; i++)
+                if (buf[i] != value(rr, rt, i) + root) {
+                    TCHECK(0, "%s: bcast from %d, %d elements: [%d] = %lld, want %lld", what,
+                           root, count, i, (long long)buf[i],
+                           (long long)(value(rr, rt, i) + root));
+                    break;
+                }
+            for (int i = 0; i < count; i++) {
+                buf[i] = value(r, t, i) - root;
+                dst[i] = -7;
+            }
+            TCHECK(weft_team_reduce(team, buf, dst, (size_t)count, WEFT_TYPE_INT64, WEFT_OP_SUM,
+                                    root) == WEFT_OK,
+                   "%s: reduce to %d: %s", what, root, weft_last_error());
+            for (int i = 0; i < count; i++) {
+                int64_t want = -7;
+                if (me == root) {
+                    want = 0;
+                    for (int m = 0; m < n; m++) {
+                        int mr, mt;
+                        weft_team_member(team, m, &mr, &mt);
+                        want += value(mr, mt, i) - root;
+                    }
+                }
+                if (dst[i] != want) {
+                    TCHECK(0, "%s: reduce to %d, %d elements: [%d] = %lld, want %lld", what,
+                           root, count, i, (long long)dst[i], (long long)want);
+                    break;
+                }
+            }
+        }
+    /* Gather: 7 elements of every member, on every root in turn. */
+    for (int root = 0; root < n; root++) {
+        int32_t mine[7];
+        for (int i = 0; i < 7; i++)
+            mine[i] = (int32_t)value(r, t, i);
+        for (int i = 0; i < 7 * n; i++)
+            all[i] = -1;
+        TCHECK(weft_team_gather(team, mine, me == root ? all : NULL, 7, WEFT_TYPE_INT32, root) ==
+                   WEFT_OK, "%s: gather to %d: %s", what, root, weft_last_error());
+        for (int m = 0; me == root && m < n; m++) {
+            int mr, mt;
+            weft_team_member(team, m, &mr, &mt);
+            for (int i = 0; i < 7; i++)
+                if (all[m * 7 + i] != (int32_t)value(mr, mt, i)) {
+                    TCHECK(0, "%s: gather to %d: member %d element %d: %d, want %lld", what,
+                           root, m, i, all[m * 7 + i], (long long)value(mr, mt, i));
+                    m = n;
+                    break;
+                }
+        }
+    }
+    /* Every type and operation the rank teams take, reduce (in place on
+     * the root) and allreduce. */
+    int salt = 0;
+    for (weft_type_t ty = WEFT_TYPE_INT32; ty <= WEFT_TYPE_DOUBLE; ty++)
+        for (weft_op_t op = WEFT_OP_SUM; op <= WEFT_OP_BXOR; op++, salt++) {
+            if (op >= WEFT_OP_BAND && (ty == WEFT_TYPE_FLOAT || ty == WEFT_TYPE_DOUBLE))
+                continue;
+            int  root = salt % n;
+            char in[5 * 8], out[5 * 8];
+            for (int i = 0; i < 5; i++) {
+                put_elem(ty, in, (size_t)i, small(r, t, i, salt));
+                put_elem(ty, out, (size_t)i, 99);
+            }
+            TCHECK(weft_team_allreduce(team, in, out, 5, ty, op) == WEFT_OK,
+                   "%s: allreduce type %d op %d: %s", what, (int)ty, (int)op, weft_last_error());
+            TCHECK(weft_team_reduce(team, in, me == root ? in : NULL, 5, ty, op, root) ==
+                       WEFT_OK, "%s: reduce type %d op %d: %s", what, (int)ty, (int)op,
+                   weft_last_error());
+            for (int i = 0; i < 5; i++) {
+                int64_t want = reference(team, op, i, salt);
+                TCHECK(get_elem(ty, out, (size_t)i) == want,
+                       "%s: allreduce type %d op %d [%d] = %lld, want %lld", what, (int)ty,
+                       (int)op, i, (long long)get_elem(ty, out, (size_t)i), (long long)want);
+                if (me == root)
+                    TCHECK(get_elem(ty, in, (size_t)i) == want,
+                           "%s: reduce type %d op %d [%d] = %lld, want %lld", what, (int)ty,
+                           (int)op, i, (long long)get_elem(ty, in, (size_t)i), (long long)want);
+            }
+        }
+    /* Bytes from the last member, in place. */
+    unsigned char bytes[3] = {0, 0, 0};
+    if (me == n - 1)
+        memcpy(bytes, "abc", 3);
+    TCHECK(weft_team_bcast(team, bytes, 3, WEFT_TYPE_BYTE, n - 1) == WEFT_OK && !memcmp(bytes, "abc", 3),
+           "%s: bcast of bytes: %s", what, weft_last_error());
+    free(buf);
+    free(dst);
+    free(all);
+}
+
+/* Bad arguments of the endpoint-team collectives: each member is told so
+ * on its own, without waiting for the others. */
+static void check_bad_args(weft_team_t team, const char *what)
+{
+    int     n = 0;
+    int64_t x = 0;
+    float   f = 0;
+
+    weft_team_nranks(team, &n);
+    TCHECK(weft_team_bcast(team, &x, 1, WEFT_TYPE_INT64, n) == WEFT_ERR_RANK,
+           "%s: bcast root %d", what, n);
+    TCHECK(weft_team_reduce(team, &x, &x, 1, WEFT_TYPE_INT64, WEFT_OP_SUM, -1) == WEFT_ERR_RANK,
+           "%s: reduce root -1", what);
+    TCHECK(weft_team_gather(team, &x, &x, 1, WEFT_TYPE_INT64, n) == WEFT_ERR_RANK &&
+               strstr(weft_last_error(), "root"), "%s: gather root %d: %s", what, n,
+           weft_last_error());
+    TCHECK(weft_team_bcast(team, NULL, 1, WEFT_TYPE_INT64, 0) == WEFT_ERR_INVALID_ARG,
+           "%s: bcast of NULL", what);
+    int me = -1;
+    weft_team_rank(team, &me);
+    TCHECK(weft_team_reduce(team, &x, NULL, 1, WEFT_TYPE_INT64, WEFT_OP_SUM, me) ==
+               WEFT_ERR_INVALID_ARG && strstr(weft_last_error(), "dst is NULL"),
+           "%s: reduce to a NULL dst on the root: %s", what, weft_last_error());
+    TCHECK(weft_team_gather(team, NULL, &x, 1, WEFT_TYPE_INT64, 0) == WEFT_ERR_INVALID_ARG,
+           "%s: gather of NULL", what);
+    /* Members of a rank times count over what the ranks' team takes (the
+     * joined teams have 2 or more threads a rank). */
+    TCHECK(weft_team_gather(team, &x, &x, (size_t)INT32_MAX / 2 + 1, WEFT_TYPE_INT64, 0) ==
+               WEFT_ERR_TOO_LARGE && strstr(weft_last_error(), "members of a rank"),
+           "%s: gather of 2^30 elements from 2 members a rank: %s", what, weft_last_error());
+    TCHECK(weft_team_allreduce(team, &x, &x, (size_t)INT32_MAX + 1, WEFT_TYPE_INT64,
+                               WEFT_OP_SUM) == WEFT_ERR_TOO_LARGE, "%s: count over INT32_MAX",
+           what);
+    TCHECK(weft_team_reduce(team, &f, &f, 1, WEFT_TYPE_FLOAT, WEFT_OP_BXOR, 0) ==
+               WEFT_ERR_INVALID_ARG && strstr(weft_last_error(), "bitwise"),
+           "%s: bitwise reduce of floats: %s", what, weft_last_error());
+    TCHECK(weft_team_reduce(team, &x, &x, 1, WEFT_TYPE_BYTE, WEFT_OP_SUM, 0) ==
+               WEFT_ERR_INVALID_ARG, "%s: reduce of bytes", what);
+    TCHECK(weft_team_bcast(team, &x, 1, (weft_type_t)42, 0) == WEFT_ERR_INVALID_ARG &&
+               strstr(weft_last_error(), "datatype"), "%s: unknown type: %s", what,
+           weft_last_error());
+    TCHECK(weft_team_allreduce(team, &x, &x, 1, WEFT_TYPE_INT64, (weft_op_t)42) ==
+               WEFT_ERR_INVALID_ARG, "%s: unknown op", what);
+}
+
 static void *walk(void *arg)
 {
     int         t = (int)(intptr_t)arg, d = 0;
@@ -147,9 +375,9 @@ static void *walk(void *arg)
     weft_ep_t back = NULL;
     weft_team_ep(team, &back);
     TCHECK(back == ep, "weft_team_ep gives another endpoint");
-    TCHECK(weft_team_bcast(team, got, 1, WEFT_TYPE_BYTE, 0) == WEFT_ERR_UNSUPPORTED,
-           "bcast on an endpoint team");
+    check_bad_args(team, "joined");
     check_allreduce(team, me_rank, t, "joined");
+    check_rooted(team, me_rank, t, "joined");
     while (team != WEFT_TEAM_NULL) {
         d++;
         TCHECK(weft_team_split_topology(team, &child, d == 1 ? &roots : NULL) == WEFT_OK,
@@ -184,6 +412,7 @@ static void *walk(void *arg)
                    d, got, want ? want : "no team");
             snprintf(got, sizeof(got), "depth %d", d);
             check_allreduce(child, me_rank, t, got);
+            check_rooted(child, me_rank, t, got);
         }
         if (d == 1 && !pinned) {
             /* The roots: the first member of every depth-1 team, in order. */
@@ -203,6 +432,7 @@ static void *walk(void *arg)
                 TCHECK(weft_team_level_info(roots, &num, &index, &type) == WEFT_ERR_INVALID_ARG,
                        "a roots team is no level");
                 check_allreduce(roots, me_rank, t, "roots");
+                check_rooted(roots, me_rank, t, "roots");
                 weft_team_free(&roots);
             }
         }
@@ -346,6 +576,75 @@ static void bad_input(void)
              (bad_t){.thread = 1, .nthreads = 2}, WEFT_ERR_CONFIG, "WEFT_TOPO_THREAD_BIND");
 }
 
+/* ---- a thread that does not arrive (WEFT_TIMEOUT_MS set small) ------------ */
+
+typedef struct {
+    int           t, mode;
+    weft_status_t st;
+    char          msg[256];
+} late_t;
+
+/* mode 0: thread 1 does not join; 1: thread 1 skips a barrier; 2: thread 0
+ * (the leader) skips an allreduce; 3: thread 1 skips a split.  The same
+ * thread stays away on every rank, so no rank waits for another in MPI. */
+static void *late(void *arg)
+{
+    late_t     *x = arg;
+    weft_ep_t   ep;
+    weft_team_t team = WEFT_TEAM_NULL, child = WEFT_TEAM_NULL;
+    int64_t     v = 1;
+
+    weft_ep_get(pool, x->t, &ep);
+    x->st = WEFT_OK;
+    if (x->mode == 0) {
+        if (x->t == 0)
+            x->st = weft_team_join(world, 0, 2, ep, &team);
+    } else {
+        TCHECK(weft_team_join(world, x->t, 2, ep, &team) == WEFT_OK, "join: %s",
+               weft_last_error());
+        if (x->mode == 1 && x->t == 0)
+            x->st = weft_team_barrier(team);
+        else if (x->mode == 2 && x->t == 1)
+            x->st = weft_team_allreduce(team, &v, &v, 1, WEFT_TYPE_INT64, WEFT_OP_SUM);
+        else if (x->mode == 3 && x->t == 0)
+            x->st = weft_team_split_topology(team, &child, NULL);
+    }
+    snprintf(x->msg, sizeof(x->msg), "%s", weft_last_error());
+    if (child)
+        weft_team_free(&child);
+    if (team)
+        weft_team_free(&team);
+    return NULL;
+}
+
+static void timeouts(void)
+{
+    static const struct {
+        const char *what;
+        int         waiter;   /* the thread that arrived and waits */
+        const char *frag;
+    } cases[] = {
+        {"join", 0, "1 of the 2 threads of this rank arrived within WEFT_TIMEOUT_MS"},
+        {"barrier", 0, "(thread 1 of this rank) did not arrive"},
+        {"allreduce", 1, "(thread 0 of this rank, which leads its members) did not arrive"},
+        {"split", 0, "1 of the 2 threads of this rank arrived within WEFT_TIMEOUT_MS"},
+    };
+
+    for (int mode = 0; mode < 4; mode++) {
+        pthread_t th[2];
+        late_t    x[2] = {{.t = 0, .mode = mode}, {.t = 1, .mode = mode}};
+        for (int i = 0; i < 2; i++)
+            pthread_create(&th[i], NULL, late, &x[i]);
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        late_t *w = &x[cases[mode].waiter];
+        CHECK(w->st == WEFT_ERR_TIMEOUT && strstr(w->msg, cases[mode].frag),
+              "%s, a thread away: got %d (%s), want WEFT_ERR_TIMEOUT and '%s'",
+              cases[mode].what, (int)w->st, w->msg, cases[mode].frag);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+}
+
 int main(int argc, char **argv)
 {
     weft_ctx_t ctx;
@@ -361,13 +660,21 @@ int main(int argc, char **argv)
     lines = argv + 2;
     nlines = argc - 2;
     pinned = nlines == 1 && strcmp(lines[0], "pinned") == 0;
+    int away = nlines == 1 && strcmp(lines[0], "timeout") == 0;
     ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (pinned && ncpu > 2)
         ncpu = 2;   /* 2 CPUs: same-core or not, depending on the machine */
     CHECK(weft_init(NULL, &ctx) == WEFT_OK, "weft_init: %s", weft_last_error());
     CHECK(weft_team_world(ctx, &world) == WEFT_OK, "weft_team_world: %s", weft_last_error());
-    weft_ep_pool_params_t p = {.nthreads = nthreads > 2 ? nthreads : 2};
+    /* With the progress thread, the pool must share its worker ("single"). */
+    const char *pt = getenv("WEFT_PROGRESS_THREAD");
+    weft_ep_pool_params_t p = {.nthreads = nthreads > 2 ? nthreads : 2,
+                               .policy = pt && atoi(pt) ? "single" : NULL};
     CHECK(weft_ep_pool_create(ctx, &p, &pool) == WEFT_OK, "pool: %s", weft_last_error());
+    if (away) {
+        timeouts();
+        goto done;
+    }
 
     pthread_t *th = malloc(sizeof(*th) * (size_t)nthreads);
     for (int t = 0; t < nthreads; t++)
@@ -376,7 +683,7 @@ int main(int argc, char **argv)
         pthread_join(th[t], NULL);
     free(th);
     bad_input();
-
+done:
     weft_team_free(&world);
     weft_ep_pool_destroy(pool);
     weft_finalize(ctx);
