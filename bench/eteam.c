@@ -160,24 +160,20 @@ static void *run(void *arg)
 int main(int argc, char **argv)
 {
     int rank, nranks, ok = 1;
+    const char *op = "allreduce";
+    const struct bench_opt opts[] = {
+        {"--iters", .value = &iters}, {"--batch", .value = &batch},
+        {"--op", .text = &op},        {"--size", .value = &bytes},
+        {NULL},
+    };
 
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--iters"))
-            ok &= bench_arg_positive(argc, argv, &i, &iters) == 0;
-        else if (!strcmp(argv[i], "--batch"))
-            ok &= bench_arg_positive(argc, argv, &i, &batch) == 0;
-        else if (!strcmp(argv[i], "--op") && i + 1 < argc &&
-                 (!strcmp(argv[i + 1], "bcast") || !strcmp(argv[i + 1], "allreduce")))
-            bcast = !strcmp(argv[++i], "bcast");
-        else if (!strcmp(argv[i], "--size"))
-            ok &= bench_arg_positive(argc, argv, &i, &bytes) == 0 && bytes % 8 == 0;
-        else
-            ok = 0;
-    }
     setenv("WEFT_TOPO_SYNTHETIC", "pack:2 core:2 pu:1", 0);
     setenv("WEFT_TOPO_BIND", "pack:0,pack:1", 0);
     bench_mpi_start(&argc, &argv, &rank, &nranks);
     me = rank;
+    ok = bench_parse_opts(argc, argv, opts) == 0 && bytes % 8 == 0 &&
+         (!strcmp(op, "bcast") || !strcmp(op, "allreduce"));
+    bcast = ok && !strcmp(op, "bcast");
     if (!ok || nranks != 2) {
         if (rank == 0)
             fprintf(stderr, "usage: mpirun -np 2 " NAME " [--op allreduce|bcast] [--iters N] "

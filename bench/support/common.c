@@ -44,16 +44,6 @@ int bench_need_two(const char *name, int args_ok, int rank, int nranks, void (*u
     return 2;
 }
 
-static int parse_positive(const char *text, long *dst);
-
-int bench_arg_positive(int argc, char **argv, int *i, long *dst)
-{
-    if (*i + 1 >= argc || parse_positive(argv[*i + 1], dst) != 0)
-        return -1;
-    ++*i;
-    return 0;
-}
-
 /* The reason the last bench_parse_opts call failed. */
 static char opts_error[160];
 

@@ -31,12 +31,6 @@ void bench_mpi_start(int *argc, char ***argv, int *rank, int *nranks);
  * exit status (2) is returned; 0 means go on. */
 int bench_need_two(const char *name, int args_ok, int rank, int nranks, void (*usage)(void));
 
-/* The value of option argv[*i]: argv[*i + 1], a positive integer with
- * nothing after it, into *dst, and *i moved onto it; -1 (*dst unchanged)
- * when it is missing or not such an integer, or does not fit a long.
- * For a program that scans its own line; bench_parse_opts is the rest. */
-int bench_arg_positive(int argc, char **argv, int *i, long *dst);
-
 /* One option of a benchmark's command line, --name or -x: followed by a positive
  * integer (into *value), by a positive number (*real), by a word (*text:
  * a file name, a list), or alone (*flag set to 1); exactly one of the four
