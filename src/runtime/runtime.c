@@ -202,6 +202,8 @@ static void *progress_main(void *arg)
     uint64_t drain;
     unsigned busy_arms = 0;  /* arms refused in a row with nothing to progress */
     double last_work = 0;
+    int woken = 0;           /* by the transport's event descriptor */
+    unsigned wasted = 0;     /* wake-ups in a row that found nothing to do */
 
     if ((ps->bind_err = progress_bind(&ps->pc)) != 0) {
         sem_post(&ps->ready);
@@ -225,8 +227,36 @@ static void *progress_main(void *arg)
             done += n;
         if (done > 0) {
             busy_arms = 0;
+            wasted = 0;
             if (spin_us > 0)
                 last_work = progress_now_us();
+            continue;
+        }
+        /* Woken by the transport for nothing: the application, inside a
+         * weft call, has progressed the worker first.  While it does, a
+         * wake-up per event only takes its core and the worker's lock from
+         * it; the thread sleeps instead without the event descriptor, a
+         * longer while each time it finds nothing (up to a millisecond,
+         * or the interval if longer), until it finds work again. */
+        if (woken)
+            wasted++;
+        woken = 0;
+        if (wasted > 0) {
+            unsigned long us = (unsigned long)ctx->cfg.progress_interval_us
+                               << (wasted < 5 ? wasted - 1 : 4);
+            unsigned long most = ctx->cfg.progress_interval_us > 1000
+                                     ? ctx->cfg.progress_interval_us : 1000;
+            struct timespec back;
+
+            if (us > most)
+                us = most;
+            back.tv_sec = (time_t)(us / 1000000);
+            back.tv_nsec = (long)(us % 1000000) * 1000;
+            if (ppoll(fds, 1, &back, NULL) > 0)
+                (void)!read(ctx->pthread_wake, &drain, sizeof(drain));
+            /* finding nothing after this sleep keeps it long */
+            woken = 1;
+            wasted -= wasted > 4;
             continue;
         }
         /* A request often follows the last one by a round trip: polling
@@ -249,8 +279,11 @@ static void *progress_main(void *arg)
             continue;
         if (arm == UCS_OK)
             busy_arms = 0;
-        if (ppoll(fds, arm == UCS_OK ? 2 : 1, &tmo, NULL) > 0 && (fds[0].revents & POLLIN))
-            (void)!read(ctx->pthread_wake, &drain, sizeof(drain));
+        if (ppoll(fds, arm == UCS_OK ? 2 : 1, &tmo, NULL) > 0) {
+            if (fds[0].revents & POLLIN)
+                (void)!read(ctx->pthread_wake, &drain, sizeof(drain));
+            woken = arm == UCS_OK && (fds[1].revents & POLLIN);
+        }
     }
     free(ps);
     return NULL;
