@@ -666,7 +666,10 @@ static double cpu_secs(clockid_t clock)
  * than the computing one (the progress thread, UCX's and MPI's) took
  * during the gets, as a share of the time the gets lasted: the time that
  * weft's threads can have taken from the computation, measured apart from
- * the other processes, and that time per get served.  Rank 0 gets back to
+ * the other processes, and that time per get served; and the rate of the
+ * computation per second of its own CPU time, busy against quiet: what
+ * the gets cost it beyond the time taken (caches, switches), which other
+ * processes do not change either.  Rank 0 gets back to
  * back, as fast as the target answers: the share grows with that rate, and
  * the time per get says what a slower stream of gets would cost. */
 static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *local,
@@ -677,6 +680,7 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
     uint64_t dst, one = 1;
     long n = o->iters < 2000 ? o->iters : 2000, quiet_chunks = 0, busy_chunks = 0, c;
     double t0, t, worst = 0, quiet_secs = 0, busy_secs = 0, proc0 = 0, self0 = 0, others = 0;
+    double c0, quiet_cpu = 0, busy_cpu = 0;
 
     /* the idle target: it calls weft_progress until rank 0 is done */
     if (rank == 0) {
@@ -694,8 +698,11 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
     atomic_store(flag, 0);
     OK(weft_barrier(ctx));
     /* a quiet stretch: rank 1 computes for 0.1 s, nobody gets from it */
-    if (rank == 1)
+    if (rank == 1) {
+        c0 = cpu_secs(CLOCK_THREAD_CPUTIME_ID);
         quiet_secs = compute_chunks(&quiet_chunks, NULL, 0.1);
+        quiet_cpu = cpu_secs(CLOCK_THREAD_CPUTIME_ID) - c0;
+    }
     OK(weft_barrier(ctx));
     if (rank == 0) {
         t0 = bench_now();
@@ -716,30 +723,35 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
         proc0 = cpu_secs(CLOCK_PROCESS_CPUTIME_ID);
         self0 = cpu_secs(CLOCK_THREAD_CPUTIME_ID);
         busy_secs = compute_chunks(&busy_chunks, flag, 1.0);
-        others = (cpu_secs(CLOCK_PROCESS_CPUTIME_ID) - proc0) -
-                 (cpu_secs(CLOCK_THREAD_CPUTIME_ID) - self0);
+        busy_cpu = cpu_secs(CLOCK_THREAD_CPUTIME_ID) - self0;
+        others = (cpu_secs(CLOCK_PROCESS_CPUTIME_ID) - proc0) - busy_cpu;
     }
     OK(weft_barrier(ctx));
     /* the second quiet stretch */
     if (rank == 1) {
+        c0 = cpu_secs(CLOCK_THREAD_CPUTIME_ID);
         quiet_secs += compute_chunks(&c, NULL, 0.1);
+        quiet_cpu += cpu_secs(CLOCK_THREAD_CPUTIME_ID) - c0;
         quiet_chunks += c;
     }
     OK(weft_barrier(ctx));
     if (rank == 1) {
         /* the computation's rate while got from against the quiet one */
-        double r[3] = {100.0 * (1.0 - ((double)busy_chunks / busy_secs) /
+        double r[4] = {100.0 * (1.0 - ((double)busy_chunks / busy_secs) /
                                           ((double)quiet_chunks / quiet_secs)),
-                       100.0 * others / busy_secs, 1e6 * others / (double)n};
+                       100.0 * others / busy_secs, 1e6 * others / (double)n,
+                       100.0 * (1.0 - ((double)busy_chunks / busy_cpu) /
+                                          ((double)quiet_chunks / quiet_cpu))};
 
-        MPI_Send(r, 3, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD);
+        MPI_Send(r, 4, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD);
     } else if (rank == 0) {
-        double r[3];
+        double r[4];
 
-        MPI_Recv(r, 3, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(r, 4, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         record(impl, "compute_slowdown", 8, "%", r[0]);
         record(impl, "weft_cpu_share", 8, "%", r[1]);
         record(impl, "weft_cpu_per_get", 8, "us", r[2]);
+        record(impl, "compute_slowdown_per_cpu", 8, "%", r[3]);
     }
     atomic_store(flag, 0);
     OK(weft_barrier(ctx));

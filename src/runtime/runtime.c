@@ -228,6 +228,7 @@ static void *progress_main(void *arg)
         if (done > 0) {
             busy_arms = 0;
             wasted = 0;
+            woken = 0;
             if (spin_us > 0)
                 last_work = progress_now_us();
             continue;
