@@ -53,8 +53,11 @@
  * --busy-target measures the other case of the one-sided model: the
  * target computes without calling weft while rank 0 gets from it (run it
  * with WEFT_PROGRESS_THREAD=0 and =1 to see what the progress thread buys),
- * beside gets from the same target idle in weft_barrier, and how much
- * slower the target computes while it is got from.
+ * beside gets from the same target while it calls weft_progress, and how
+ * much slower the target computes while it is got from: by the wall clock
+ * (compute_slowdown), by its own CPU time (compute_slowdown_per_cpu), and
+ * the CPU time the target's other threads took, as a share of the gets'
+ * duration (weft_cpu_share) and per get (weft_cpu_per_get).
  */
 #include "common.h"
 #include <weft.h>
