@@ -53,8 +53,11 @@
  * --busy-target measures the other case of the one-sided model: the
  * target computes without calling weft while rank 0 gets from it (run it
  * with WEFT_PROGRESS_THREAD=0 and =1 to see what the progress thread buys),
- * beside gets from the same target idle in weft_barrier, and how much
- * slower the target computes while it is got from.
+ * beside gets from the same target while it calls weft_progress, and how
+ * much slower the target computes while it is got from: by the wall clock
+ * (compute_slowdown), by its own CPU time (compute_slowdown_per_cpu), and
+ * the CPU time the target's other threads took, as a share of the gets'
+ * duration (weft_cpu_share) and per get (weft_cpu_per_get).
  */
 #include "common.h"
 #include <weft.h>
@@ -647,20 +650,40 @@ static double compute_chunks(long *chunks, const _Atomic uint64_t *flag, double 
     return t - t0;
 }
 
+static double cpu_secs(clockid_t clock)
+{
+    struct timespec ts;
+
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* Gets of 8 bytes from rank 1, three ways: while rank 1 calls
  * weft_progress (it serves them: the idle target), while it computes
  * without calling weft (served by the progress thread, or by nobody until
  * the computation ends), and how much slower rank 1 computes while it is
- * being got from than in a quiet stretch of the same length (rank 0 spins
- * in a barrier meanwhile, as it spins in its gets). */
+ * being got from than in quiet stretches of 0.1 s just before and just
+ * after (rank 0 spins in a barrier meanwhile, as it spins in its gets).
+ * On a loaded machine other processes take the core at random and that
+ * rate scatters, so rank 1 also reports the CPU time its threads other
+ * than the computing one (the progress thread, UCX's and MPI's) took
+ * during the gets, as a share of the time the gets lasted: the time that
+ * weft's threads can have taken from the computation, measured apart from
+ * the other processes, and that time per get served; and the rate of the
+ * computation per second of its own CPU time, busy against quiet: what
+ * the gets cost it beyond the time taken (caches, switches), which other
+ * processes do not change either.  Rank 0 gets back to
+ * back, as fast as the target answers: the share grows with that rate, and
+ * the time per get says what a slower stream of gets would cost. */
 static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *local,
                         const struct opts *o, int progress_thread)
 {
     _Atomic uint64_t *flag = (_Atomic uint64_t *)((char *)local + 64);
     const char *impl = progress_thread ? "weft+progress-thread" : "weft";
     uint64_t dst, one = 1;
-    long n = o->iters < 2000 ? o->iters : 2000, quiet_chunks = 0, busy_chunks = 0;
-    double t0, t, worst = 0, quiet_secs = 0, busy_secs = 0;
+    long n = o->iters < 2000 ? o->iters : 2000, quiet_chunks = 0, busy_chunks = 0, c;
+    double t0, t, worst = 0, quiet_secs = 0, busy_secs = 0, proc0 = 0, self0 = 0, others = 0;
+    double c0, quiet_cpu = 0, busy_cpu = 0;
 
     /* the idle target: it calls weft_progress until rank 0 is done */
     if (rank == 0) {
@@ -677,9 +700,12 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
     OK(weft_barrier(ctx));
     atomic_store(flag, 0);
     OK(weft_barrier(ctx));
-    /* a quiet stretch: rank 1 computes for 0.2 s, nobody gets from it */
-    if (rank == 1)
-        quiet_secs = compute_chunks(&quiet_chunks, NULL, 0.2);
+    /* a quiet stretch: rank 1 computes for 0.1 s, nobody gets from it */
+    if (rank == 1) {
+        c0 = cpu_secs(CLOCK_THREAD_CPUTIME_ID);
+        quiet_secs = compute_chunks(&quiet_chunks, NULL, 0.1);
+        quiet_cpu = cpu_secs(CLOCK_THREAD_CPUTIME_ID) - c0;
+    }
     OK(weft_barrier(ctx));
     if (rank == 0) {
         t0 = bench_now();
@@ -697,20 +723,38 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
         /* compute without calling weft until rank 0 is done, or for at
          * most a second: without a progress thread, rank 0's gets wait
          * for that second to end */
+        proc0 = cpu_secs(CLOCK_PROCESS_CPUTIME_ID);
+        self0 = cpu_secs(CLOCK_THREAD_CPUTIME_ID);
         busy_secs = compute_chunks(&busy_chunks, flag, 1.0);
+        busy_cpu = cpu_secs(CLOCK_THREAD_CPUTIME_ID) - self0;
+        others = (cpu_secs(CLOCK_PROCESS_CPUTIME_ID) - proc0) - busy_cpu;
+    }
+    OK(weft_barrier(ctx));
+    /* the second quiet stretch */
+    if (rank == 1) {
+        c0 = cpu_secs(CLOCK_THREAD_CPUTIME_ID);
+        quiet_secs += compute_chunks(&c, NULL, 0.1);
+        quiet_cpu += cpu_secs(CLOCK_THREAD_CPUTIME_ID) - c0;
+        quiet_chunks += c;
     }
     OK(weft_barrier(ctx));
     if (rank == 1) {
         /* the computation's rate while got from against the quiet one */
-        double slowdown = 100.0 * (1.0 - ((double)busy_chunks / busy_secs) /
-                                             ((double)quiet_chunks / quiet_secs));
+        double r[4] = {100.0 * (1.0 - ((double)busy_chunks / busy_secs) /
+                                          ((double)quiet_chunks / quiet_secs)),
+                       100.0 * others / busy_secs, 1e6 * others / (double)n,
+                       100.0 * (1.0 - ((double)busy_chunks / busy_cpu) /
+                                          ((double)quiet_chunks / quiet_cpu))};
 
-        MPI_Send(&slowdown, 1, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD);
+        MPI_Send(r, 4, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD);
     } else if (rank == 0) {
-        double slowdown;
+        double r[4];
 
-        MPI_Recv(&slowdown, 1, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        record(impl, "compute_slowdown", 8, "%", slowdown);
+        MPI_Recv(r, 4, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        record(impl, "compute_slowdown", 8, "%", r[0]);
+        record(impl, "weft_cpu_share", 8, "%", r[1]);
+        record(impl, "weft_cpu_per_get", 8, "us", r[2]);
+        record(impl, "compute_slowdown_per_cpu", 8, "%", r[3]);
     }
     atomic_store(flag, 0);
     OK(weft_barrier(ctx));

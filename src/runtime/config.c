@@ -65,10 +65,49 @@ weft_status_t weft__parse_enum(const char *name, const char *s, const char *cons
     return weft__error(WEFT_ERR_CONFIG, name, "'%.64s' is not one of: %s", s, expected);
 }
 
+weft_status_t weft__progress_cfg_read(weft__progress_cfg_t *out)
+{
+    static const char *const prio_names[] = {"normal", "short", "fifo"};
+    weft__progress_cfg_t c = {.bind = WEFT__BIND_RANK, .priority = WEFT__PRIO_SHORT};
+    const char *v;
+    unsigned long u;
+    weft_status_t st;
+
+    if ((v = getenv("WEFT_PROGRESS_BIND")) != NULL) {
+        if (strcasecmp(v, "rank") == 0) {
+            c.bind = WEFT__BIND_RANK;
+        } else if (strcasecmp(v, "all") == 0) {
+            c.bind = WEFT__BIND_ALL;
+        } else if (isdigit((unsigned char)v[0])) {
+            /* the CPU is checked against the machine when the thread is
+             * bound: only then does weft know which CPUs exist */
+            if ((st = weft__parse_uint("WEFT_PROGRESS_BIND", v, 0, 65535, &u)) != WEFT_OK)
+                return st;
+            c.bind = WEFT__BIND_CPU;
+            c.cpu = (int)u;
+        } else {
+            return weft__error(WEFT_ERR_CONFIG, "WEFT_PROGRESS_BIND",
+                               "'%.64s' is not rank, all or a CPU number", v);
+        }
+    }
+    if ((v = getenv("WEFT_PROGRESS_PRIORITY")) != NULL &&
+        (st = weft__parse_enum("WEFT_PROGRESS_PRIORITY", v, prio_names, 3, &c.priority)) != WEFT_OK)
+        return st;
+    /* up to a second: a longer spin is a core given to the thread */
+    if ((v = getenv("WEFT_PROGRESS_SPIN_US")) != NULL) {
+        if ((st = weft__parse_uint("WEFT_PROGRESS_SPIN_US", v, 0, 1000000, &u)) != WEFT_OK)
+            return st;
+        c.spin_us = (unsigned)u;
+    }
+    *out = c;
+    return WEFT_OK;
+}
+
 weft_status_t weft_config_init(weft_config_t *cfg)
 {
     static const char *const connect_names[] = {"lazy", "eager"};
     weft_config_t c;
+    weft__progress_cfg_t pc;
     const char *v;
     unsigned long u;
     int i;
@@ -107,6 +146,9 @@ weft_status_t weft_config_init(weft_config_t *cfg)
     /* 0 (no limit) up to a day */
     if ((v = getenv("WEFT_TIMEOUT_MS")) != NULL &&
         (st = weft__parse_uint("WEFT_TIMEOUT_MS", v, 0, 86400000ul, &c.timeout_ms)) != WEFT_OK)
+        return st;
+    /* read again by weft_init; a bad value is reported here, as the others */
+    if ((st = weft__progress_cfg_read(&pc)) != WEFT_OK)
         return st;
 
     *cfg = c;

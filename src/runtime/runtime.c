@@ -1,15 +1,20 @@
 /* weft_init / weft_finalize: MPI bootstrap, UCX context, home worker,
  * address exchange, progress thread, and the ordered teardown of layers. */
-#define _GNU_SOURCE  /* ppoll */
+#define _GNU_SOURCE  /* ppoll, pthread_setaffinity_np */
 #include "runtime.h"
 #include <weft_ucx.h>
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Contexts are never freed: a finalised one stays as a shell marked dead so
@@ -105,9 +110,89 @@ weft_status_t weft__agree(weft_ctx_t ctx, weft_status_t st, const char *fn)
     return (weft_status_t)global;
 }
 
+/* What the progress thread is started with, and what it got.  The thread
+ * owns it once it has started well, and frees it when it ends. */
+struct progress_start {
+    weft_ctx_t           ctx;
+    weft__progress_cfg_t pc;
+    sem_t                ready;    /* posted when the thread has set itself up */
+    int                  bind_err; /* errno of a binding refused, else 0 */
+    int                  got;      /* WEFT__PRIO_* obtained */
+};
+
+static const char *const prio_label[] = {"normal", "short slice", "SCHED_FIFO"};
+
+/* sched_setattr's argument (glibc 2.36 has no wrapper), its first version */
+struct progress_sched_attr {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t  nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+};
+
+/* Bind the calling thread as asked: 0, or the errno of the refusal. */
+static int progress_bind(const weft__progress_cfg_t *pc)
+{
+    cpu_set_t set;
+
+    if (pc->bind == WEFT__BIND_RANK)
+        return 0;
+    CPU_ZERO(&set);
+    if (pc->bind == WEFT__BIND_ALL) {
+        /* every CPU: the kernel keeps those of the job's cpuset */
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            CPU_SET(c, &set);
+    } else {
+        if (pc->cpu >= CPU_SETSIZE)
+            return EINVAL;
+        CPU_SET(pc->cpu, &set);
+    }
+    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* Raise the calling thread's claim on its core as far as asked and
+ * permitted; return what it got.  A woken thread of the normal policy may
+ * wait for the computing thread it shares a core with to use up its time
+ * slice (EEVDF runs the current task to its deadline; CFS preempts only
+ * past a granularity), milliseconds in which a request waits.  SCHED_FIFO
+ * preempts at once but needs CAP_SYS_NICE or an RLIMIT_RTPRIO; a short
+ * slice of the normal policy (Linux 6.12 and later: sched_attr.sched_runtime)
+ * gives a woken thread an earlier deadline than the computing one, so it
+ * runs first, and needs no privilege.  Older kernels ignore it. */
+static int progress_priority(int want)
+{
+    if (want >= WEFT__PRIO_FIFO) {
+        struct sched_param sp = {.sched_priority = 1};
+
+        if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0)
+            return WEFT__PRIO_FIFO;
+    }
+    if (want >= WEFT__PRIO_SHORT) {
+        struct progress_sched_attr a = {.size = sizeof(a), .policy = SCHED_OTHER,
+                                        .runtime = 100000 /* ns: the shortest Linux takes */};
+
+        errno = 0;
+        a.nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+        if (errno == 0 && syscall(SYS_sched_setattr, 0, &a, 0) == 0)
+            return WEFT__PRIO_SHORT;
+    }
+    return WEFT__PRIO_NORMAL;
+}
+
+static double progress_now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
 static void *progress_main(void *arg)
 {
-    weft_ctx_t ctx = arg;
+    struct progress_start *ps = arg;
+    weft_ctx_t ctx = ps->ctx;
+    const double spin_us = ps->pc.spin_us;
     int efd = -1;
     struct pollfd fds[2];
     /* a second or more is whole seconds plus a fraction: ppoll refuses
@@ -116,6 +201,16 @@ static void *progress_main(void *arg)
                            .tv_nsec = (long)(ctx->cfg.progress_interval_us % 1000000) * 1000};
     uint64_t drain;
     unsigned busy_arms = 0;  /* arms refused in a row with nothing to progress */
+    double last_work = 0;
+    int woken = 0;           /* by the transport's event descriptor */
+    unsigned wasted = 0;     /* wake-ups in a row that found nothing to do */
+
+    if ((ps->bind_err = progress_bind(&ps->pc)) != 0) {
+        sem_post(&ps->ready);
+        return NULL;
+    }
+    ps->got = progress_priority(ps->pc.priority);
+    sem_post(&ps->ready);
 
     if (ucp_worker_get_efd(ctx->home, &efd) != UCS_OK)
         efd = -1;
@@ -132,8 +227,44 @@ static void *progress_main(void *arg)
             done += n;
         if (done > 0) {
             busy_arms = 0;
+            wasted = 0;
+            woken = 0;
+            if (spin_us > 0)
+                last_work = progress_now_us();
             continue;
         }
+        /* Woken by the transport for nothing: the application, inside a
+         * weft call, has progressed the worker first.  While it does, a
+         * wake-up per event only takes its core and the worker's lock from
+         * it; the thread sleeps instead without the event descriptor, a
+         * longer while each time it finds nothing (up to a millisecond,
+         * or the interval if longer), until it finds work again. */
+        if (woken)
+            wasted++;
+        woken = 0;
+        if (wasted > 0) {
+            unsigned long us = (unsigned long)ctx->cfg.progress_interval_us
+                               << (wasted < 5 ? wasted - 1 : 4);
+            unsigned long most = ctx->cfg.progress_interval_us > 1000
+                                     ? ctx->cfg.progress_interval_us : 1000;
+            struct timespec back;
+
+            if (us > most)
+                us = most;
+            back.tv_sec = (time_t)(us / 1000000);
+            back.tv_nsec = (long)(us % 1000000) * 1000;
+            if (ppoll(fds, 1, &back, NULL) > 0)
+                (void)!read(ctx->pthread_wake, &drain, sizeof(drain));
+            /* finding nothing after this sleep keeps it long */
+            woken = 1;
+            wasted -= wasted > 4;
+            continue;
+        }
+        /* A request often follows the last one by a round trip: polling
+         * a little longer serves it without a sleep and a wake-up, at the
+         * price of that time on the thread's core. */
+        if (spin_us > 0 && progress_now_us() - last_work < spin_us)
+            continue;
         /* Nothing to do: sleep in the kernel until the transport signals
          * an event, or the interval passes (transports without wake-up
          * still get served).  Arming fails (UCS_ERR_BUSY) when events
@@ -149,21 +280,64 @@ static void *progress_main(void *arg)
             continue;
         if (arm == UCS_OK)
             busy_arms = 0;
-        if (ppoll(fds, arm == UCS_OK ? 2 : 1, &tmo, NULL) > 0 && (fds[0].revents & POLLIN))
-            (void)!read(ctx->pthread_wake, &drain, sizeof(drain));
+        if (ppoll(fds, arm == UCS_OK ? 2 : 1, &tmo, NULL) > 0) {
+            if (fds[0].revents & POLLIN)
+                (void)!read(ctx->pthread_wake, &drain, sizeof(drain));
+            woken = arm == UCS_OK && (fds[1].revents & POLLIN);
+        }
     }
+    free(ps);
     return NULL;
 }
 
 static weft_status_t start_progress_thread(weft_ctx_t ctx)
 {
+    struct progress_start *ps = calloc(1, sizeof(*ps));
+    weft_status_t st;
+
+    if (ps == NULL)
+        return weft__error(WEFT_ERR_NO_MEMORY, "weft_init", "progress thread");
+    ps->ctx = ctx;
+    if ((st = weft__progress_cfg_read(&ps->pc)) != WEFT_OK) {
+        free(ps);
+        return st;
+    }
     ctx->pthread_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (ctx->pthread_wake < 0)
+    if (ctx->pthread_wake < 0) {
+        free(ps);
         return weft__error(WEFT_ERR_NO_MEMORY, "weft_init", "eventfd: %s", strerror(errno));
-    if (pthread_create(&ctx->pthread, NULL, progress_main, ctx) != 0) {
+    }
+    sem_init(&ps->ready, 0, 0);
+    if (pthread_create(&ctx->pthread, NULL, progress_main, ps) != 0) {
         close(ctx->pthread_wake);
+        sem_destroy(&ps->ready);
+        free(ps);
         return weft__error(WEFT_ERR_NO_MEMORY, "weft_init", "cannot start the progress thread");
     }
+    while (sem_wait(&ps->ready) != 0 && errno == EINTR)
+        ;
+    if (ps->bind_err != 0) {
+        /* the thread has ended without touching the worker */
+        pthread_join(ctx->pthread, NULL);
+        close(ctx->pthread_wake);
+        if (ps->pc.bind == WEFT__BIND_CPU && ps->bind_err == EINVAL)
+            st = weft__error(WEFT_ERR_CONFIG, "weft_init",
+                             "WEFT_PROGRESS_BIND: CPU %d is not one this process may run on",
+                             ps->pc.cpu);
+        else
+            st = weft__error(WEFT_ERR_CONFIG, "weft_init",
+                             "WEFT_PROGRESS_BIND: cannot bind the progress thread: %s",
+                             strerror(ps->bind_err));
+        sem_destroy(&ps->ready);
+        free(ps);
+        return st;
+    }
+    /* ps lives until the thread is stopped (stop_progress_thread) */
+    if (ctx->cfg.verbose && ctx->rank == 0)
+        fprintf(stderr, "weft: progress thread bound to %s, priority %s (asked %s), spin %u us\n",
+                ps->pc.bind == WEFT__BIND_RANK ? "the rank's cores"
+                : ps->pc.bind == WEFT__BIND_ALL ? "every core" : "one CPU",
+                prio_label[ps->got], prio_label[ps->pc.priority], ps->pc.spin_us);
     ctx->pthread_running = 1;
     return WEFT_OK;
 }
@@ -236,6 +410,16 @@ static weft_status_t init_ucx(weft_ctx_t ctx)
     if (s != UCS_OK)
         return weft__ucs_error(s, "weft_init", "ucp_config_read");
     weft__ucx_params(ctx, &params);
+    /* The progress thread and the application take the home worker's lock
+     * in turn, often on one core.  UCX's default lock spins: a thread woken
+     * while the other, preempted, holds it spins out its time slice (or, at
+     * a real-time priority, until the kernel throttles it).  A mutex puts
+     * the waiter to sleep instead.  The user's UCX_USE_MT_MUTEX decides. */
+    if (ctx->cfg.progress_thread && weft__ucx_env("USE_MT_MUTEX") == NULL &&
+        (s = ucp_config_modify(config, "USE_MT_MUTEX", "y")) != UCS_OK) {
+        ucp_config_release(config);
+        return weft__ucs_error(s, "weft_init", "ucp_config_modify(USE_MT_MUTEX)");
+    }
     s = ucp_init(&params, config, &ctx->ucp);
     ucp_config_release(config);
     if (s != UCS_OK)

@@ -18,6 +18,21 @@ weft_status_t weft__parse_uint(const char *name, const char *s, unsigned long mi
 weft_status_t weft__parse_enum(const char *name, const char *s, const char *const *names,
                                int count, int *out);
 
+/* How the progress thread runs (WEFT_PROGRESS_BIND, _PRIORITY, _SPIN_US).
+ * Not in weft_config_t, whose layout is part of the ABI: weft_config_init
+ * checks them, and weft_init reads them again when it starts the thread. */
+enum { WEFT__BIND_RANK, WEFT__BIND_ALL, WEFT__BIND_CPU };
+enum { WEFT__PRIO_NORMAL, WEFT__PRIO_SHORT, WEFT__PRIO_FIFO };
+typedef struct {
+    int      bind;      /* WEFT__BIND_*: the rank's cores, any core, or cpu */
+    int      cpu;       /* WEFT__BIND_CPU: that CPU's OS index */
+    int      priority;  /* WEFT__PRIO_*: the most asked for */
+    unsigned spin_us;   /* polling after work before sleeping */
+} weft__progress_cfg_t;
+
+/* The progress thread's settings from the environment (config.c). */
+weft_status_t weft__progress_cfg_read(weft__progress_cfg_t *out);
+
 /* An error message built by a pure function, which its caller reports:
  * recorded with weft__error, or first agreed on across ranks (the team
  * layer sends the first failing rank's message to every rank). */

@@ -183,6 +183,51 @@ static void test_ucx_tls(void)
         }
 }
 
+/* The progress thread's settings: defaults, each accepted form, and a bad
+ * value of each, which weft_config_init reports naming the variable. */
+static void test_progress_settings(void)
+{
+    static const struct {
+        const char *var, *value;
+    } bad[] = {
+        {"WEFT_PROGRESS_BIND", "core0"},   {"WEFT_PROGRESS_BIND", ""},
+        {"WEFT_PROGRESS_BIND", "65536"},   {"WEFT_PROGRESS_BIND", "1,2"},
+        {"WEFT_PROGRESS_PRIORITY", "high"}, {"WEFT_PROGRESS_PRIORITY", "-1"},
+        {"WEFT_PROGRESS_SPIN_US", "-3"},   {"WEFT_PROGRESS_SPIN_US", "1000001"},
+        {"WEFT_PROGRESS_SPIN_US", "5us"},
+    };
+    weft__progress_cfg_t pc;
+    weft_config_t cfg;
+
+    unsetenv("WEFT_PROGRESS_BIND");
+    unsetenv("WEFT_PROGRESS_PRIORITY");
+    unsetenv("WEFT_PROGRESS_SPIN_US");
+    EXPECT(weft__progress_cfg_read(&pc) == WEFT_OK);
+    EXPECT(pc.bind == WEFT__BIND_RANK && pc.priority == WEFT__PRIO_SHORT && pc.spin_us == 0);
+    setenv("WEFT_PROGRESS_BIND", "ALL", 1);
+    setenv("WEFT_PROGRESS_PRIORITY", "fifo", 1);
+    setenv("WEFT_PROGRESS_SPIN_US", "20", 1);
+    EXPECT(weft__progress_cfg_read(&pc) == WEFT_OK);
+    EXPECT(pc.bind == WEFT__BIND_ALL && pc.priority == WEFT__PRIO_FIFO && pc.spin_us == 20);
+    setenv("WEFT_PROGRESS_BIND", "3", 1);
+    setenv("WEFT_PROGRESS_PRIORITY", "Normal", 1);
+    EXPECT(weft__progress_cfg_read(&pc) == WEFT_OK);
+    EXPECT(pc.bind == WEFT__BIND_CPU && pc.cpu == 3 && pc.priority == WEFT__PRIO_NORMAL);
+    setenv("WEFT_PROGRESS_BIND", "rank", 1);
+    EXPECT(weft_config_init(&cfg) == WEFT_OK);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        unsetenv("WEFT_PROGRESS_BIND");
+        unsetenv("WEFT_PROGRESS_PRIORITY");
+        unsetenv("WEFT_PROGRESS_SPIN_US");
+        setenv(bad[i].var, bad[i].value, 1);
+        EXPECT(weft_config_init(&cfg) == WEFT_ERR_CONFIG);
+        EXPECT(strstr(weft_last_error(), bad[i].var) != NULL);
+    }
+    unsetenv("WEFT_PROGRESS_BIND");
+    unsetenv("WEFT_PROGRESS_PRIORITY");
+    unsetenv("WEFT_PROGRESS_SPIN_US");
+}
+
 int main(void)
 {
     test_parse_bool();
@@ -191,6 +236,7 @@ int main(void)
     test_config_env();
     test_config_shm();
     test_config_check();
+    test_progress_settings();
 
     test_config_timeout();
     test_ucx_tls();

@@ -1,0 +1,112 @@
+/* The progress thread under each of its settings (WEFT_PROGRESS_BIND,
+ * _PRIORITY, _SPIN_US) serves a rank that does not call weft: rank 0 gets
+ * a word from rank 1 and puts a flag there while rank 1 only reads its
+ * memory.  Run over TCP, where UCX needs the target's CPU for both, so the
+ * put and get complete only if rank 1's thread serves them.  A thread bound
+ * to one CPU is found there; a CPU that cannot exist fails weft_init with
+ * an error naming the setting. */
+#define _GNU_SOURCE
+#include "../common.h"
+
+#include <dirent.h>
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+/* 1 if some thread of this process may run on `cpu` alone */
+static int thread_bound_to(int cpu)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int found = 0;
+
+    CHECK(d != NULL);
+    while (!found && (e = readdir(d)) != NULL) {
+        cpu_set_t set;
+        pid_t tid = (pid_t)atoi(e->d_name);
+
+        if (tid > 0 && sched_getaffinity(tid, sizeof(set), &set) == 0)
+            found = CPU_COUNT(&set) == 1 && CPU_ISSET(cpu, &set);
+    }
+    closedir(d);
+    return found;
+}
+
+static void serve_once(const char *bind, const char *prio, const char *spin, int cpu)
+{
+    weft_config_t cfg;
+    weft_ctx_t ctx;
+    weft_ep_t ep;
+    weft_seg_t seg;
+    void *base;
+    volatile uint64_t *mine;
+    uint64_t got = 0, one = 1, word = 0x5eed0000u;
+    int rank;
+
+    setenv("WEFT_PROGRESS_BIND", bind, 1);
+    setenv("WEFT_PROGRESS_PRIORITY", prio, 1);
+    setenv("WEFT_PROGRESS_SPIN_US", spin, 1);
+    OK(weft_config_init(&cfg));
+    CHECK(cfg.progress_thread == 1);
+    OK(weft_init(&cfg, &ctx));
+    OK(weft_ep_default(ctx, &ep));
+    OK(weft_seg_alloc(ctx, 4096, &seg, &base));
+    OK(weft_rank(ctx, &rank));
+    mine = (volatile uint64_t *)base;
+    mine[0] = word + (uint64_t)rank;
+    mine[1] = 0;
+    if (cpu >= 0)
+        CHECK(thread_bound_to(cpu));
+    OK(weft_barrier(ctx));
+    if (rank == 0) {
+        OK(weft_get(ep, &got, 1, seg, 0, sizeof(got)));
+        CHECK(got == word + 1);
+        OK(weft_put(ep, 1, seg, 8, &one, sizeof(one)));
+        OK(weft_flush(ep));
+    } else if (rank == 1) {
+        struct timespec t0, t;
+
+        /* no weft call: only rank 1's progress thread can serve rank 0 */
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do {
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            CHECK(t.tv_sec - t0.tv_sec < 60);
+        } while (__atomic_load_n(&mine[1], __ATOMIC_ACQUIRE) != 1);
+    }
+    OK(weft_barrier(ctx));
+    OK(weft_seg_free(ctx, seg));
+    OK(weft_finalize(ctx));
+}
+
+int main(int argc, char **argv)
+{
+    cpu_set_t set;
+    char cpu[16];
+    int provided, first = 0;
+    weft_config_t cfg;
+    weft_ctx_t ctx;
+
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    setenv("WEFT_PROGRESS_THREAD", "1", 1);
+    /* a CPU this rank may run on */
+    CHECK(sched_getaffinity(0, sizeof(set), &set) == 0);
+    while (!CPU_ISSET(first, &set))
+        first++;
+    snprintf(cpu, sizeof(cpu), "%d", first);
+
+    serve_once("rank", "normal", "0", -1);
+    serve_once("rank", "short", "0", -1);
+    /* SCHED_FIFO where permitted, else what the thread may have */
+    serve_once("all", "fifo", "0", -1);
+    serve_once(cpu, "short", "20", first);
+
+    /* no machine has CPU 65535 in a CPU set of this C library */
+    setenv("WEFT_PROGRESS_BIND", "65535", 1);
+    OK(weft_config_init(&cfg));
+    FAILS(weft_init(&cfg, &ctx), WEFT_ERR_CONFIG);
+    CHECK(strstr(weft_last_error(), "WEFT_PROGRESS_BIND") != NULL);
+    printf("progress settings: served under each, bad CPU refused\n");
+    MPI_Finalize();
+    return 0;
+}
