@@ -402,34 +402,49 @@ put_nbi_miss(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
     if (WEFT__UNLIKELY(!fast_target_of(ep, rank, seg, off, n, src, &t, 1)))
         return put_nbi_diverted(ep, rank, seg, off, src, n);
     if (t.local == NULL)
-        ep->last = (struct weft__last){.seg = seg, .rank = rank, .gen = ep->fail_seen,
+        ep->last = (struct weft__last){.seg = seg, .rank = rank, .epoch = ep->flush_epoch,
                                        .size = weft__seg_size(seg, rank), .ep = t.ep,
-                                       .rkey = t.rkey, .base = t.addr - off};
+                                       .rkey = t.rkey, .base = t.addr - off,
+                                       .gen = ep->fail_seen};
     return rma_issue(ep, &t, RMA_PUT, DONE_IMPLICIT, 0,
                      &(struct rma_args){.buf = (void *)src, .n = n}, "weft_put_nbi");
 }
 
+/* The rest of a put to the last target, when UCX returned a request or the
+ * put closes a window: weft__ep_track's work, which the fast path does not
+ * carry inline. */
+static __attribute__((noinline)) weft_status_t put_nbi_track(weft_ep_t ep, ucs_status_ptr_t sp)
+{
+    if (sp == NULL)  /* the put was counted, and fills the window */
+        return weft__ep_window(ep, "weft_put_nbi");
+    return weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
+}
+
 /* A put to the last target is ucp_put_nbx after one compare per argument:
  * the handles (which also say that both are alive: freeing the segment or
- * the endpoint empties it), the bounds, the source, and in one test the
- * endpoint's divert word (WEFT_CHECK=1, a selected trace point) and
- * whether the context learnt of a rank failure since the entry was
- * filled.  Everything else takes put_nbi_miss. */
+ * the endpoint empties it), the flush epoch, the bounds, the source, and in
+ * one test the endpoint's divert word (WEFT_CHECK=1, a selected trace
+ * point) and whether the context learnt of a rank failure since the entry
+ * was filled; then, when UCX completed the put at once, a count of the
+ * window.  Everything else takes put_nbi_miss or put_nbi_track. */
 __attribute__((aligned(64))) weft_status_t
 weft_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src, size_t n)
 {
     const struct weft__last *l;
+    ucs_status_ptr_t sp;
 
     if (WEFT__LIKELY(ep != NULL)) {
         l = &ep->last;
-        if (WEFT__LIKELY(l->seg == (const void *)seg && l->rank == rank && n <= l->size &&
-                         off <= l->size - n && src != NULL &&
+        if (WEFT__LIKELY(l->seg == (const void *)seg && l->rank == rank &&
+                         l->epoch == ep->flush_epoch && n <= l->size && off <= l->size - n &&
+                         src != NULL &&
                          (__atomic_load_n(&ep->divert, __ATOMIC_RELAXED) |
                           (l->gen ^ __atomic_load_n(ep->fail_gen, __ATOMIC_RELAXED))) == 0)) {
             ep->ucx_issued = 1;
-            return weft__ep_track(ep, ucp_put_nbx(l->ep, src, n, l->base + off, l->rkey,
-                                                  &ep->prm_nbi),
-                                  "weft_put_nbi", "ucp_put_nbx");
+            sp = ucp_put_nbx(l->ep, src, n, l->base + off, l->rkey, &ep->prm_nbi);
+            if (WEFT__LIKELY(sp == NULL) && WEFT__LIKELY(++ep->window_ops < WEFT__NBI_WINDOW))
+                return WEFT_OK;
+            return put_nbi_track(ep, sp);
         }
     }
     return put_nbi_miss(ep, rank, seg, off, src, n);
