@@ -336,13 +336,27 @@ static void ucx_put_windows(const struct ucx_target *t, long n, long window)
  * compare without trusting the best ("put_rate_block_ratio", weft ÷ UCX).
  * "weft" is the call as a program writes it (weft_inline.h's form, which
  * calls the library for a rank reached through UCX), "weft-lib" the
- * exported function itself. */
+ * exported function itself, "weft-ucx" weft_ucx.h's inline put. */
 #define BLOCK_WINDOWS 16
-enum { BLK_UCX, BLK_WEFT, BLK_LIB, BLK_N };
-static const char *const blk_impl[BLK_N] = {"ucx", "weft", "weft-lib"};
+enum { BLK_UCX, BLK_WEFT, BLK_LIB, BLK_UCXI, BLK_N };
+static const char *const blk_impl[BLK_N] = {"ucx", "weft", "weft-lib", "weft-ucx"};
+
+/* The put of weft_ucx.h: weft's put to a target it keeps for the program,
+ * inline. */
+static void weft_ucx_put_windows(weft_ep_t ep, weft_ucx_put_target_t *t, long n, long window)
+{
+    uint64_t src = 42;
+
+    for (long i = 0; i < n; i += window) {
+        for (long w = 0; w < window; w++)
+            OK(weft_ucx_put_nbi(t, (size_t)(w & 63) * 8, &src, 8));
+        OK(weft_flush(ep));
+    }
+}
 static double blk_ratio[BLK_N][MAX_BLOCKS];
 
-static double block_ns(int v, weft_ep_t ep, weft_seg_t seg, const struct ucx_target *t, long window)
+static double block_ns(int v, weft_ep_t ep, weft_seg_t seg, const struct ucx_target *t,
+                       weft_ucx_put_target_t *wt, long window)
 {
     long n = BLOCK_WINDOWS * window;
     double t0 = bench_now();
@@ -353,6 +367,9 @@ static double block_ns(int v, weft_ep_t ep, weft_seg_t seg, const struct ucx_tar
         break;
     case BLK_WEFT:
         weft_put_windows(ep, seg, n, window);
+        break;
+    case BLK_UCXI:
+        weft_ucx_put_windows(ep, wt, n, window);
         break;
     default:
         lib_put_windows(ep, seg, n, window);
@@ -365,14 +382,16 @@ static void ucx_blocks(weft_ep_t ep, weft_seg_t seg, const struct ucx_target *t,
                        const struct opts *o)
 {
     double best[BLK_N], ns[BLK_N];
+    weft_ucx_put_target_t wt;
 
+    OK(weft_ucx_put_target(ep, 1, seg, &wt));
     for (int v = 0; v < BLK_N; v++)
         best[v] = 1e300;
     for (long b = 0; b < o->blocks; b++) {
         for (int k = 0; k < BLK_N; k++) {
             int v = (int)((b + k) % BLK_N);
 
-            ns[v] = block_ns(v, ep, seg, t, o->window);
+            ns[v] = block_ns(v, ep, seg, t, &wt, o->window);
             if (ns[v] < best[v])
                 best[v] = ns[v];
         }
