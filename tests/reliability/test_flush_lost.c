@@ -59,8 +59,10 @@ int main(void)
     if (me != victim) {
         OK(weft_put_nbi(early, victim, seg, OFF_DATA, buf, 8));
         OK(weft_flush(early));
-        /* a flush between two puts to the same target: over UCX the second
-         * reaches it as weft_put_nbi's last target, in a new epoch */
+        /* a flush between puts to the same target: over UCX the one after
+         * it reaches it as weft_put_nbi's last target (which the puts
+         * before it filled), in a new epoch */
+        OK(weft_put_nbi(small, victim, seg, OFF_DATA + 8, buf, 8));
         OK(weft_put_nbi(small, victim, seg, OFF_DATA + 8, buf, 8));
         OK(weft_flush(small));
         OK(weft_put_nbi(small, victim, seg, OFF_DATA + 8, buf, 8));
