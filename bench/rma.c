@@ -3,7 +3,7 @@
  * UCX on the same memory, MPI RMA and MPI two-sided, in one run.
  *
  *   mpirun -np 2 weft_bench_rma [--json FILE] [--iters N] [--window W]
- *                               [--rounds R] [--warmup N] [--busy-target]
+ *                               [--rounds R] [--warmup N] [--blocks N] [--busy-target]
  *                               [--sweep] [--sizes LIST | -m MIN:MAX]
  *
  * Rank 0 initiates, rank 1 is the target.  Every measurement is repeated
@@ -48,7 +48,10 @@
  *
  * On the direct path the rounds also time the library calls behind weft's
  * inline forms ("weft-lib") and plain loads and stores through weft_ptr
- * ("load", "store"); over UCX, raw UCX.
+ * ("load", "store"); over UCX, raw UCX, and then --blocks short blocks of
+ * each put loop (raw UCX, weft's call, the library function) in rotating
+ * order, whose best and whose median of side-by-side ratios are steadier
+ * on a loaded machine than the rounds' long loops (ucx_blocks).
  *
  * --busy-target measures the other case of the one-sided model: the
  * target computes without calling weft while rank 0 gets from it (run it
@@ -77,6 +80,7 @@
 #define MAX_ROUNDS 64
 #define BW_TRIPLES 8                    /* blocks of each copy per size and round */
 #define MAX_VALUES (MAX_ROUNDS * BW_TRIPLES)
+#define MAX_BLOCKS 4096                 /* --blocks */
 #define MAX_SIZE   (4u << 20)
 #define MAX_SIZES  32                   /* sizes of a sweep */
 #define NAME       "weft_bench_rma"
@@ -90,6 +94,7 @@ static const size_t default_sizes[] = {8, 64, 512, 4096, 32768, 65536, 262144, 1
 struct opts {
     const char *json;
     long iters, window, rounds, warmup;
+    long blocks;                        /* alternating blocks a round over UCX */
     int busy_target, sweep;
     size_t sizes[MAX_SIZES];            /* of the sweep */
     int nsizes;
@@ -324,6 +329,85 @@ static void ucx_put_windows(const struct ucx_target *t, long n, long window)
     }
 }
 
+/* Best of many short alternating blocks.  A round's rate above is one long
+ * loop per implementation, and on a shared machine a burst of load in one
+ * of them moves the ratio by more than weft's whole overhead.  Here each
+ * implementation runs BLOCK_WINDOWS windows of puts (then its flush) in
+ * turn, in rotating order, --blocks times a round: the fastest block of each
+ * is its cost with the least interference ("put_rate_best"), and the median
+ * of the ratios of blocks run one after the other is what a reader can
+ * compare without trusting the best ("put_rate_block_ratio", weft ÷ UCX).
+ * "weft" is the call as a program writes it (weft_inline.h's form, which
+ * calls the library for a rank reached through UCX), "weft-lib" the
+ * exported function itself, "weft-ucx" weft_ucx.h's inline put. */
+#define BLOCK_WINDOWS 16
+enum { BLK_UCX, BLK_WEFT, BLK_LIB, BLK_UCXI, BLK_N };
+static const char *const blk_impl[BLK_N] = {"ucx", "weft", "weft-lib", "weft-ucx"};
+
+/* The put of weft_ucx.h: weft's put to a target it keeps for the program,
+ * inline. */
+static void weft_ucx_put_windows(weft_ep_t ep, weft_ucx_put_target_t *t, long n, long window)
+{
+    uint64_t src = 42;
+
+    for (long i = 0; i < n; i += window) {
+        for (long w = 0; w < window; w++)
+            OK(weft_ucx_put_nbi(t, (size_t)(w & 63) * 8, &src, 8));
+        OK(weft_flush(ep));
+    }
+}
+static double blk_ratio[BLK_N][MAX_BLOCKS];
+
+static double block_ns(int v, weft_ep_t ep, weft_seg_t seg, const struct ucx_target *t,
+                       weft_ucx_put_target_t *wt, long window)
+{
+    long n = BLOCK_WINDOWS * window;
+    double t0 = bench_now();
+
+    switch (v) {
+    case BLK_UCX:
+        ucx_put_windows(t, n, window);
+        break;
+    case BLK_WEFT:
+        weft_put_windows(ep, seg, n, window);
+        break;
+    case BLK_UCXI:
+        weft_ucx_put_windows(ep, wt, n, window);
+        break;
+    default:
+        lib_put_windows(ep, seg, n, window);
+        break;
+    }
+    return 1e9 * (bench_now() - t0) / (double)n;
+}
+
+static void ucx_blocks(weft_ep_t ep, weft_seg_t seg, const struct ucx_target *t,
+                       const struct opts *o)
+{
+    double best[BLK_N], ns[BLK_N];
+    weft_ucx_put_target_t wt;
+
+    OK(weft_ucx_put_target(ep, 1, seg, &wt));
+    for (int v = 0; v < BLK_N; v++)
+        best[v] = 1e300;
+    for (long b = 0; b < o->blocks; b++) {
+        for (int k = 0; k < BLK_N; k++) {
+            int v = (int)((b + k) % BLK_N);
+
+            ns[v] = block_ns(v, ep, seg, t, &wt, o->window);
+            if (ns[v] < best[v])
+                best[v] = ns[v];
+        }
+        for (int v = 1; v < BLK_N; v++)
+            blk_ratio[v][b] = ns[BLK_UCX] / ns[v];
+    }
+    for (int v = 0; v < BLK_N; v++)
+        record(blk_impl[v], "put_rate_best", 8, "Mmsg/s", 1e3 / best[v]);
+    for (int v = 1; v < BLK_N; v++)
+        record(blk_impl[v], "put_rate_block_ratio", 8, "x",
+               bench_median(blk_ratio[v], (int)o->blocks));
+}
+
 static void ucx_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const struct opts *o)
 {
     struct ucx_target t;
@@ -344,6 +428,8 @@ static void ucx_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const struct
         t0 = bench_now();
         ucx_put_windows(&t, o->iters, o->window);
         record("ucx", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
+        if (o->blocks > 0)
+            ucx_blocks(ep, seg, &t, o);
     }
     OK(weft_barrier(ctx));
 }
@@ -790,16 +876,17 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: mpirun -np 2 weft_bench_rma [--json FILE] [--iters N] [--window W] [--rounds R]\n"
-            "                                   [--warmup N] [--busy-target] [--sweep]\n"
+            "                                   [--warmup N] [--blocks N] [--busy-target] [--sweep]\n"
             "                                   [--sizes LIST | -m MIN:MAX]\n"
             "  --iters N   iterations of each timed loop (default 100000; a multiple of W, at least W)\n"
             "  --window W  puts between flushes (default 256); --rounds R: 1 to %d (default 5)\n"
             "  --warmup N  untimed iterations before each timed loop (default 0)\n"
+            "  --blocks N  over UCX, alternating blocks of %d windows a round (default 200, 0 to %d)\n"
             "  --sizes LIST  sizes of the bandwidth sweep, e.g. 8,64,4K,1M (K, M, G: 2^10, 2^20,\n"
             "              2^30), each from 1 B to 4 MiB (the segment), at most %d of them\n"
             "  -m MIN:MAX  sizes MIN, 2 MIN, 4 MIN, ... up to MAX, the same bounds\n"
             "  --sizes and -m imply --sweep, whose default sizes are 8 B to 4 MiB\n",
-            MAX_ROUNDS, MAX_SIZES);
+            MAX_ROUNDS, BLOCK_WINDOWS, MAX_BLOCKS, MAX_SIZES);
 }
 
 /* ---- arguments --------------------------------------------------------- */
@@ -809,16 +896,17 @@ static void usage(void)
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-    const char *sizes = NULL, *range = NULL, *warmup = NULL;
+    const char *sizes = NULL, *range = NULL, *warmup = NULL, *blocks = NULL;
     const struct bench_opt opts[] = {
         {"--json", .text = &o->json},      {"--busy-target", .flag = &o->busy_target},
         {"--sweep", .flag = &o->sweep},    {"--iters", .value = &o->iters},
         {"--window", .value = &o->window}, {"--rounds", .value = &o->rounds},
         {"--sizes", .text = &sizes},       {"-m", .text = &range},
-        {"--warmup", .text = &warmup},     {NULL},
+        {"--warmup", .text = &warmup},     {"--blocks", .text = &blocks},
+        {NULL},
     };
 
-    *o = (struct opts){.iters = 100000, .window = 256, .rounds = 5};
+    *o = (struct opts){.iters = 100000, .window = 256, .rounds = 5, .blocks = 200};
     if (bench_parse_opts(argc, argv, opts) != 0)
         return bad("an unknown option, a missing value or a count that is not a positive integer");
     if (o->rounds > MAX_ROUNDS)
@@ -827,6 +915,10 @@ static int parse(int argc, char **argv, struct opts *o)
         return bad("--window %ld is more than --iters %ld", o->window, o->iters);
     if (warmup != NULL && bench_parse_count(NAME, rank == 0, "--warmup", warmup, &o->warmup) != 0)
         return -1;
+    if (blocks != NULL && bench_parse_count(NAME, rank == 0, "--blocks", blocks, &o->blocks) != 0)
+        return -1;
+    if (o->blocks > MAX_BLOCKS)
+        return bad("--blocks %ld: at most %d", o->blocks, MAX_BLOCKS);
     if (sizes != NULL && range != NULL)
         return bad("--sizes and -m both choose the sizes: give one of them");
     if (sizes != NULL || range != NULL) {
@@ -890,6 +982,7 @@ int main(int argc, char **argv)
         struct opts warm = o;
         warm.iters = o.window * 4;
         warm.warmup = 0;
+        warm.blocks = 0;
         weft_round(ctx, ep, seg, &warm);
         if (!direct)
             ucx_round(ctx, ep, seg, &warm);

@@ -46,15 +46,20 @@ struct weft__tgt {
  * its key is never one that was destroyed.  It holds the failure
  * generation it was filled in (ep->fail_seen): once the context learns of
  * a failure, the generations differ and every put takes the complete path,
- * which refuses a failed rank and refills it. */
+ * which refuses a failed rank and refills it.  It holds the flush epoch
+ * too: the first put of an epoch takes the complete path, which stamps the
+ * rank with the epoch (weft__ep_tgt), so that a flush after the rank fails
+ * reports the puts of the epoch as possibly lost; the puts after it in the
+ * epoch need no stamp of their own. */
 struct weft__last {
     const void *seg;    /* the segment handle, or WEFT__LAST_NONE */
     int         rank;
-    unsigned    gen;    /* ep->fail_seen when filled */
+    unsigned    epoch;  /* ep->flush_epoch when filled */
     size_t      size;   /* the segment's bytes per rank */
     ucp_ep_h    ep;
     ucp_rkey_h  rkey;
     uint64_t    base;   /* the segment's base address at rank */
+    unsigned    gen;    /* ep->fail_seen when filled */
 };
 
 /* No handle is this address: an empty last target matches no call. */

@@ -402,34 +402,49 @@ put_nbi_miss(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
     if (WEFT__UNLIKELY(!fast_target_of(ep, rank, seg, off, n, src, &t, 1)))
         return put_nbi_diverted(ep, rank, seg, off, src, n);
     if (t.local == NULL)
-        ep->last = (struct weft__last){.seg = seg, .rank = rank, .gen = ep->fail_seen,
+        ep->last = (struct weft__last){.seg = seg, .rank = rank, .epoch = ep->flush_epoch,
                                        .size = weft__seg_size(seg, rank), .ep = t.ep,
-                                       .rkey = t.rkey, .base = t.addr - off};
+                                       .rkey = t.rkey, .base = t.addr - off,
+                                       .gen = ep->fail_seen};
     return rma_issue(ep, &t, RMA_PUT, DONE_IMPLICIT, 0,
                      &(struct rma_args){.buf = (void *)src, .n = n}, "weft_put_nbi");
 }
 
+/* The rest of a put to the last target, when UCX returned a request or the
+ * put closes a window: weft__ep_track's work, which the fast path does not
+ * carry inline. */
+static __attribute__((noinline)) weft_status_t put_nbi_track(weft_ep_t ep, ucs_status_ptr_t sp)
+{
+    if (sp == NULL)  /* the put was counted, and fills the window */
+        return weft__ep_window(ep, "weft_put_nbi");
+    return weft__ep_track(ep, sp, "weft_put_nbi", "ucp_put_nbx");
+}
+
 /* A put to the last target is ucp_put_nbx after one compare per argument:
  * the handles (which also say that both are alive: freeing the segment or
- * the endpoint empties it), the bounds, the source, and in one test the
- * endpoint's divert word (WEFT_CHECK=1, a selected trace point) and
- * whether the context learnt of a rank failure since the entry was
- * filled.  Everything else takes put_nbi_miss. */
+ * the endpoint empties it), the flush epoch, the bounds, the source, and in
+ * one test the endpoint's divert word (WEFT_CHECK=1, a selected trace
+ * point) and whether the context learnt of a rank failure since the entry
+ * was filled; then, when UCX completed the put at once, a count of the
+ * window.  Everything else takes put_nbi_miss or put_nbi_track. */
 __attribute__((aligned(64))) weft_status_t
 weft_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src, size_t n)
 {
     const struct weft__last *l;
+    ucs_status_ptr_t sp;
 
     if (WEFT__LIKELY(ep != NULL)) {
         l = &ep->last;
-        if (WEFT__LIKELY(l->seg == (const void *)seg && l->rank == rank && n <= l->size &&
-                         off <= l->size - n && src != NULL &&
+        if (WEFT__LIKELY(l->seg == (const void *)seg && l->rank == rank &&
+                         l->epoch == ep->flush_epoch && n <= l->size && off <= l->size - n &&
+                         src != NULL &&
                          (__atomic_load_n(&ep->divert, __ATOMIC_RELAXED) |
                           (l->gen ^ __atomic_load_n(ep->fail_gen, __ATOMIC_RELAXED))) == 0)) {
             ep->ucx_issued = 1;
-            return weft__ep_track(ep, ucp_put_nbx(l->ep, src, n, l->base + off, l->rkey,
-                                                  &ep->prm_nbi),
-                                  "weft_put_nbi", "ucp_put_nbx");
+            sp = ucp_put_nbx(l->ep, src, n, l->base + off, l->rkey, &ep->prm_nbi);
+            if (WEFT__LIKELY(sp == NULL) && WEFT__LIKELY(++ep->window_ops < WEFT__NBI_WINDOW))
+                return WEFT_OK;
+            return put_nbi_track(ep, sp);
         }
     }
     return put_nbi_miss(ep, rank, seg, off, src, n);
@@ -760,6 +775,96 @@ weft_status_t weft_wait_all(weft_event_t *evs, size_t n)
 }
 
 /* weft_ucx.h */
+
+/* Programs built with weft_ucx.h's inline put refer to this symbol: a
+ * library whose weft_ucx_put_target_t differs has none, and they fail to
+ * load. */
+const unsigned weft_ucx_put_layout_v1 = WEFT_UCX_PUT_LAYOUT;
+
+/* Inline puts a target makes before weft adds them to the endpoint's window
+ * of implicit operations: so at most this many more than a window are
+ * outstanding per target, and a program pays a library call per this many
+ * puts. */
+#define UCX_PUT_BUDGET 1024u
+_Static_assert(UCX_PUT_BUDGET < WEFT__NBI_WINDOW, "a budget is part of a window");
+
+/* What a target that cannot put inline reads instead of an endpoint: its
+ * gate sends every put to the library, and its epoch is never a target's
+ * 0. */
+static const unsigned no_failure;
+static const struct weft_inline_ep no_inline_ep = {.gate = 1, .fail_gen = &no_failure,
+                                                   .flush_epoch = 1};
+
+/* Make t current after a put through it succeeded in the library: when
+ * (rank, seg) is reached through UCX, the inline put may run until ep's
+ * next flush, which moves its epoch on.  The puts of the budget before it
+ * were completed by that flush, so the budget starts again. */
+static void ucx_put_refresh(weft_ucx_put_target_t *t)
+{
+    static const char nonnull;
+    weft_ep_t ep = t->ep;
+    struct target tt;
+
+    if (t->epoch == ep->flush_epoch ||
+        !fast_target_of(ep, t->rank, t->seg, 0, 0, &nonnull, &tt, 1) || tt.local != NULL)
+        return;
+    t->uep = tt.ep;
+    t->rkey = tt.rkey;
+    t->base = tt.addr;
+    t->size = weft__seg_size(t->seg, t->rank);
+    t->param = &ep->prm_nbi;
+    t->check = ep;
+    t->epoch = ep->flush_epoch;
+    t->budget = UCX_PUT_BUDGET;
+    ep->ucx_issued = 1;  /* the inline puts of this epoch are weft_flush's work */
+}
+
+weft_status_t weft_ucx_put_target(weft_ep_t ep, int rank, weft_seg_t seg, weft_ucx_put_target_t *t)
+{
+    static const char nonnull;
+    struct target tt;
+    weft_status_t st;
+
+    if (t == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, __func__, "the target is NULL");
+    *t = (weft_ucx_put_target_t){.check = &no_inline_ep, .ep = ep, .seg = seg, .rank = rank};
+    /* The arguments checked as a put checks them, and the connection and
+     * key made as a first put makes them. */
+    if ((st = get_target(ep, rank, seg, 0, 0, &nonnull, __func__, &tt)) != WEFT_OK)
+        return st;
+    ucx_put_refresh(t);
+    return WEFT_OK;
+}
+
+weft_status_t weft__ucx_put_call(weft_ucx_put_target_t *t, size_t off, const void *src, size_t n)
+{
+    weft_status_t st;
+
+    if (t == NULL)
+        return weft__error(WEFT_ERR_INVALID_ARG, "weft_ucx_put_nbi", "the target is NULL");
+    if ((st = (weft_put_nbi)(t->ep, t->rank, t->seg, off, src, n)) == WEFT_OK)
+        ucx_put_refresh(t);
+    return st;
+}
+
+weft_status_t weft__ucx_put_more(weft_ucx_put_target_t *t, ucs_status_ptr_t sp)
+{
+    weft_ep_t ep = t->ep;
+
+    if (sp != NULL)  /* not counted in the budget: counted here */
+        return weft__ep_track(ep, sp, "weft_ucx_put_nbi", "ucp_put_nbx");
+    t->budget = UCX_PUT_BUDGET;
+    if ((ep->window_ops += UCX_PUT_BUDGET) >= WEFT__NBI_WINDOW)
+        return weft__ep_window(ep, "weft_ucx_put_nbi");
+    return WEFT_OK;
+}
+
+/* The exported form of weft_ucx.h's inline put, for programs built without
+ * it: the same body. */
+weft_status_t(weft_ucx_put_nbi)(weft_ucx_put_target_t *t, size_t off, const void *src, size_t n)
+{
+    return weft__ucx_put_nbi(t, off, src, n);
+}
 
 weft_status_t weft_ucx_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
                               ucp_ep_h *uep, ucp_rkey_h *rkey, uint64_t *raddr)

@@ -2,7 +2,9 @@
  * issued reports the loss: weft_flush returns WEFT_ERR_PEER_FAILED, once,
  * naming the rank.  An endpoint whose operations to that rank were all
  * flushed before it died, and flushes that cover only live ranks, still
- * return WEFT_OK.
+ * return WEFT_OK.  Puts made after a flush to the target of the puts before
+ * it (weft_put_nbi's last target, a kept target of weft_ucx.h) are
+ * reported like any.
  *
  * The survivors issue implicit puts and adds to the last rank and to each
  * other and leave them unflushed; the last rank SIGKILLs itself after a
@@ -14,6 +16,7 @@
 
 #include <signal.h>
 #include <string.h>
+#include <weft_ucx.h>
 
 #define SEG_BYTES 65536
 #define OFF_WORD  0
@@ -23,7 +26,8 @@
 int main(void)
 {
     weft_ctx_t ctx;
-    weft_ep_t ep, early, small;
+    weft_ep_t ep, early, small, kept;
+    weft_ucx_put_target_t target;
     weft_ep_pool_t pool;
     weft_ep_pool_params_t pp;
     weft_seg_t seg;
@@ -41,19 +45,33 @@ int main(void)
     /* a second endpoint, whose operations to the victim are flushed while
      * it lives */
     memset(&pp, 0, sizeof(pp));
-    pp.nthreads = 2;
+    pp.nthreads = 3;
     pp.policy = "single";
     OK(weft_ep_pool_create(ctx, &pp, &pool));
     OK(weft_ep_get(pool, 0, &early));
     /* a third, whose only operation to the victim is an 8-byte put: on the
      * direct path the inline form of weft.h (weft_inline.h) does it */
     OK(weft_ep_get(pool, 1, &small));
+    /* a fourth, whose puts to the victim go through a kept target
+     * (weft_ucx.h) */
+    OK(weft_ep_get(pool, 2, &kept));
     OK(weft_seg_alloc(ctx, SEG_BYTES, &seg, NULL));
     OK(weft_barrier(ctx));
     if (me != victim) {
         OK(weft_put_nbi(early, victim, seg, OFF_DATA, buf, 8));
         OK(weft_flush(early));
+        /* a flush between puts to the same target: over UCX the one after
+         * it reaches it as weft_put_nbi's last target (which the puts
+         * before it filled), in a new epoch */
         OK(weft_put_nbi(small, victim, seg, OFF_DATA + 8, buf, 8));
+        OK(weft_put_nbi(small, victim, seg, OFF_DATA + 8, buf, 8));
+        OK(weft_flush(small));
+        OK(weft_put_nbi(small, victim, seg, OFF_DATA + 8, buf, 8));
+        OK(weft_ucx_put_target(kept, victim, seg, &target));
+        OK(weft_ucx_put_nbi(&target, OFF_DATA + 16, buf, 8));
+        OK(weft_flush(kept));
+        OK(weft_ucx_put_nbi(&target, OFF_DATA + 16, buf, 8));
+        OK(weft_ucx_put_nbi(&target, OFF_DATA + 24, buf, 8));
         OK(weft_put_nbi(ep, victim, seg, OFF_DATA, buf, 8));
         OK(weft_put_nbi(ep, victim, seg, OFF_DATA, buf, sizeof(buf)));
         OK(weft_atomic_add_nbi(ep, victim, seg, OFF_WORD, 1));
@@ -87,6 +105,13 @@ int main(void)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     OK(weft_flush(small));
+    st = weft_flush(kept);
+    if (st != WEFT_ERR_PEER_FAILED) {
+        fprintf(stderr, "FAIL: rank %d: flush of puts through a kept target to a rank that "
+                "died -> %s\n", me, weft_strerror(st));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    OK(weft_flush(kept));
     /* everything the other endpoint sent the victim was flushed in time */
     OK(weft_flush(early));
     /* operations to live ranks only: nothing lost */
