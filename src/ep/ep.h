@@ -66,17 +66,19 @@ static inline void weft__last_clear(struct weft__last *l)
     l->seg = WEFT__LAST_NONE;
 }
 
-/* The first six fields are what the inline path of weft_inline.h reads
+/* The first five fields are what the inline path of weft_inline.h reads
  * (struct weft_inline_ep, layout WEFT_INLINE_LAYOUT): moving or changing
  * one is a new layout; ep.c checks the offsets when it compiles. */
 struct weft__ep {
-    unsigned            divert;       /* check, | WEFT__PROF_DIVERT while a trace point is
-                                       * selected (a word the prof layer watches): nonzero
-                                       * sends weft_put_nbi off its untraced fast path, and
-                                       * every inline operation to the library */
+    /* The gate: nonzero sends weft_put_nbi off its untraced fast path, and
+     * every inline operation to the library.  Its bits: check (1, under
+     * WEFT_CHECK=1), WEFT__PROF_DIVERT while a trace point is selected (the
+     * prof layer watches the word), WEFT__GATE_FAILED once the context
+     * knows a failed rank (the runtime sets it: weft__peer_gate), and
+     * WEFT__GATE_DEAD once the endpoint is destroyed. */
+    unsigned            divert;
     int                 nranks;
     weft_ctx_t          ctx;
-    const unsigned     *fail_gen;     /* &ctx->fail_gen, for the inline path */
     /* Operations lost to ranks that failed after they were issued: the
      * target lookup (weft__ep_tgt) and the inline path stamp the rank with
      * the current flush epoch; a rank found failed (weft__ep_drop_failed)
@@ -131,6 +133,10 @@ struct weft__pool_worker {
     int                 caller_lock;  /* users > 1 and LOCK_CALLER */
     unsigned long long  acquired;     /* weft_ep_lock calls that took the lock */
 };
+
+/* The gate bit of a destroyed endpoint: its stale handle reaches the
+ * library, which reports it, and never the freed stamps. */
+#define WEFT__GATE_DEAD 0x20000000u
 
 /* Per-context state of the ep layer. */
 struct weft__ep_layer {

@@ -424,8 +424,7 @@ weft_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
         l = &ep->last;
         if (WEFT__LIKELY(l->seg == (const void *)seg && l->rank == rank && n <= l->size &&
                          off <= l->size - n && src != NULL &&
-                         (__atomic_load_n(&ep->divert, __ATOMIC_RELAXED) |
-                          (l->gen ^ __atomic_load_n(ep->fail_gen, __ATOMIC_RELAXED))) == 0)) {
+                         __atomic_load_n(&ep->divert, __ATOMIC_RELAXED) == 0)) {
             ep->ucx_issued = 1;
             return weft__ep_track(ep, ucp_put_nbx(l->ep, src, n, l->base + off, l->rkey,
                                                   &ep->prm_nbi),
