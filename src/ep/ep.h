@@ -43,10 +43,10 @@ struct weft__tgt {
  * one compare of each and no table walk.  Empty (seg == WEFT__LAST_NONE)
  * until a put fills it, and again when any row of the target cache is
  * released (a segment freed, the endpoint destroyed: tgt_free_row), so
- * its key is never one that was destroyed.  It holds the failure
- * generation it was filled in (ep->fail_seen): once the context learns of
- * a failure, the generations differ and every put takes the complete path,
- * which refuses a failed rank and refills it. */
+ * its key is never one that was destroyed.  Once the context learns of a
+ * failure, the gate's WEFT__GATE_FAILED bit (ep->divert) sends every put
+ * to the complete path, which refuses a failed rank.  (gen, the failure
+ * generation the entry was filled in, is no longer tested.) */
 struct weft__last {
     const void *seg;    /* the segment handle, or WEFT__LAST_NONE */
     int         rank;
