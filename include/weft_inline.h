@@ -64,6 +64,8 @@ struct weft_inline_ep {
                                 *   operation to the rank, so that a flush reports
                                 *   operations lost to a rank that fails later */
     unsigned        flush_epoch; /**< the endpoint's current flush epoch */
+    int             stamped;   /**< a rank whose stamp is flush_epoch already, or -1:
+                                *   an operation to it stores no stamp */
 };
 
 /** What the inline path reads of a segment (layout 2): its first fields. */
@@ -97,7 +99,6 @@ weft__inline_at(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n)
     const struct weft_inline_seg *s = (const struct weft_inline_seg *)(const void *)seg;
     char *const *mapped;
     char *base;
-    unsigned *stamp;
 
     if (__builtin_expect(e == NULL || s == NULL, 0))
         return (char *)0;
@@ -114,12 +115,16 @@ weft__inline_at(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n)
     if (__builtin_expect(__atomic_load_n(&e->gate, __ATOMIC_RELAXED) != 0 || off > s->size || n > s->size - off, 0))
         return (char *)0;
     /* The stamp weft__ep_tgt makes too: a flush after rank fails reports
-     * this operation as possibly lost.  Stored only when it changes (once
-     * per rank and flush), so that a loop of operations stores nothing but
-     * its data and the compiler need not reload the fields above. */
-    stamp = &e->touched[rank];
-    if (__builtin_expect(*stamp != e->flush_epoch, 0))
-        *stamp = e->flush_epoch;
+     * this operation as possibly lost.  Made when rank is not the one the
+     * endpoint last stamped in this flush epoch (the library forgets that
+     * rank when the epoch moves on), so that a run of operations to one
+     * rank costs one load and compare for it and stores nothing. */
+    if (__builtin_expect(rank != e->stamped, 0)) {
+        struct weft_inline_ep *w = (struct weft_inline_ep *)(void *)ep;
+
+        w->touched[rank] = w->flush_epoch;
+        w->stamped = rank;
+    }
     return base + off;
 }
 

@@ -12,7 +12,7 @@
      sizeof(((struct weft__ep *)0)->a) == sizeof(((struct weft_inline_ep *)0)->b))
 _Static_assert(WEFT_INLINE_LAYOUT == 2 && SAME_FIELD(divert, gate) && SAME_FIELD(nranks, nranks) &&
                    SAME_FIELD(ctx, ctx) && SAME_FIELD(touched, touched) &&
-                   SAME_FIELD(flush_epoch, flush_epoch),
+                   SAME_FIELD(flush_epoch, flush_epoch) && SAME_FIELD(stamped, stamped),
                "struct weft__ep does not begin with struct weft_inline_ep");
 /* The gate's bits are distinct. */
 _Static_assert((WEFT__GATE_FAILED & WEFT__GATE_DEAD) == 0 &&
@@ -152,6 +152,7 @@ void weft__ep_drop_failed(weft_ep_t ep)
             if (ep->lost_rank < 0)
                 ep->lost_rank = r;
             ep->touched[r] = 0;
+            ep->stamped = -1;
         }
         for (unsigned i = 0; i < ep->ntgts; i++) {
             struct weft__tgt *t = ep->tgts[i] ? &ep->tgts[i][r] : NULL;
@@ -298,6 +299,7 @@ static weft_status_t end_epoch(weft_ep_t ep, weft_status_t st, const char *fn)
     weft__ep_sync_failed(ep);
     if (WEFT__UNLIKELY(++ep->flush_epoch == 0))  /* 0 is the stamp of "never" */
         ep->flush_epoch = 1;
+    ep->stamped = -1;
     if (WEFT__LIKELY(__atomic_load_n(&ep->nbi_error, __ATOMIC_RELAXED) == WEFT_OK))
         return st;
     err = __atomic_exchange_n(&ep->nbi_error, WEFT_OK, __ATOMIC_ACQ_REL);
@@ -491,7 +493,7 @@ static void destroy_ep(struct weft__ep *ep, int force, const char *fn)
     ep->touched = NULL;
     pthread_mutex_destroy(&ep->am_lock);
     weft__prof_unwatch(&ep->divert);
-    weft__peer_ungate(ep->ctx, &ep->divert);
+    weft__peer_ungate(ep->ctx, &ep->gate);
     __atomic_fetch_or(&ep->divert, WEFT__GATE_DEAD, __ATOMIC_RELAXED);
     ep->state = WEFT__DEAD;
 }
@@ -546,6 +548,7 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
         return weft__error(WEFT_ERR_NO_MEMORY, fn, "peer table");
     }
     ep->flush_epoch = 1;
+    ep->stamped = -1;
     ep->lost_rank = -1;
     ep->ctx = ctx;
     ep->nranks = ctx->nranks;
@@ -560,13 +563,7 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
         free(ep);
         return weft__error(WEFT_ERR_NO_MEMORY, fn, "trace point watch list");
     }
-    if (weft__peer_gate(ctx, &ep->divert) != 0) {
-        weft__prof_unwatch(&ep->divert);
-        free(ep->peers);
-        free(ep->touched);
-        free(ep);
-        return weft__error(WEFT_ERR_NO_MEMORY, fn, "gate list");
-    }
+    weft__peer_gate(ctx, &ep->gate, &ep->divert);
     pthread_mutex_init(&ep->am_lock, NULL);
     ep->cb_shared = ctx->pthread_running;
     ep->prm_nbi.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;

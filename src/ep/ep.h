@@ -66,7 +66,7 @@ static inline void weft__last_clear(struct weft__last *l)
     l->seg = WEFT__LAST_NONE;
 }
 
-/* The first five fields are what the inline path of weft_inline.h reads
+/* The first six fields are what the inline path of weft_inline.h reads
  * (struct weft_inline_ep, layout WEFT_INLINE_LAYOUT): moving or changing
  * one is a new layout; ep.c checks the offsets when it compiles. */
 struct weft__ep {
@@ -87,7 +87,11 @@ struct weft__ep {
      * cleared: a flush moves the epoch on instead. */
     unsigned           *touched;      /* [nranks]: epoch of the last operation to the rank */
     unsigned            flush_epoch;  /* weft_flush calls so far, from 1 (0 is "never") */
+    int                 stamped;      /* a rank whose stamp is flush_epoch, or -1: the
+                                       * inline path stamps only another; set to -1
+                                       * whenever that may no longer hold */
     struct weft__last   last;         /* weft_put_nbi's last UCX target (rma.c) */
+    struct weft__gate   gate;         /* divert in the context's list of gate words */
     uint32_t            state;        /* WEFT__ALIVE while usable */
     ucp_worker_h        worker;
     ucp_ep_h           *peers;        /* [nranks], connected on first use */

@@ -43,42 +43,28 @@ void weft__peer_fail(weft_ctx_t ctx, int rank)
     /* After the bump: a word added meanwhile either is in the list now or
      * saw fail_gen nonzero when it was added (both under gate_lock). */
     pthread_mutex_lock(&ctx->gate_lock);
-    for (size_t i = 0; i < ctx->ngates; i++)
-        __atomic_fetch_or(ctx->gates[i], WEFT__GATE_FAILED, __ATOMIC_RELAXED);
+    for (struct weft__gate *g = ctx->gates; g != NULL; g = g->next)
+        __atomic_fetch_or(g->word, WEFT__GATE_FAILED, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&ctx->gate_lock);
 }
 
-int weft__peer_gate(weft_ctx_t ctx, unsigned *word)
+void weft__peer_gate(weft_ctx_t ctx, struct weft__gate *g, unsigned *word)
 {
-    int ok = 1;
-
+    g->word = word;
     pthread_mutex_lock(&ctx->gate_lock);
-    if (ctx->ngates == ctx->gates_cap) {
-        size_t cap = ctx->gates_cap ? 2 * ctx->gates_cap : 8;
-        unsigned **g = realloc(ctx->gates, cap * sizeof(*g));
-
-        if (g != NULL) {
-            ctx->gates = g;
-            ctx->gates_cap = cap;
-        } else {
-            ok = 0;
-        }
-    }
-    if (ok) {
-        ctx->gates[ctx->ngates++] = word;
-        if (__atomic_load_n(&ctx->fail_gen, __ATOMIC_ACQUIRE) != 0)
-            __atomic_fetch_or(word, WEFT__GATE_FAILED, __ATOMIC_RELAXED);
-    }
+    g->next = ctx->gates;
+    ctx->gates = g;
+    if (__atomic_load_n(&ctx->fail_gen, __ATOMIC_ACQUIRE) != 0)
+        __atomic_fetch_or(word, WEFT__GATE_FAILED, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&ctx->gate_lock);
-    return ok ? 0 : -1;
 }
 
-void weft__peer_ungate(weft_ctx_t ctx, unsigned *word)
+void weft__peer_ungate(weft_ctx_t ctx, struct weft__gate *g)
 {
     pthread_mutex_lock(&ctx->gate_lock);
-    for (size_t i = 0; i < ctx->ngates; i++)
-        if (ctx->gates[i] == word) {
-            ctx->gates[i] = ctx->gates[--ctx->ngates];
+    for (struct weft__gate **pp = &ctx->gates; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == g) {
+            *pp = g->next;
             break;
         }
     pthread_mutex_unlock(&ctx->gate_lock);
@@ -341,12 +327,6 @@ void weft__peer_release(weft_ctx_t ctx)
             close(ctx->peer[r].pidfd);
     free(ctx->peer);
     ctx->peer = NULL;
-    /* the endpoints forgot their words when they were destroyed */
-    pthread_mutex_lock(&ctx->gate_lock);
-    free(ctx->gates);
-    ctx->gates = NULL;
-    ctx->ngates = ctx->gates_cap = 0;
-    pthread_mutex_unlock(&ctx->gate_lock);
 }
 
 weft_status_t weft_rank_failed(weft_ctx_t ctx, int rank, int *failed)
