@@ -46,8 +46,9 @@ extern "C" {
 /** The largest size, in bytes, that the inline path puts or gets. */
 #define WEFT_INLINE_MAX 64
 
-/* The two structures are read only here: a program has no other access
- * to the library's endpoint and segment.  So they need no may_alias, and
+/* The two structures are used only here (read, and the endpoint's
+ * stamped written): a program has no other access to the library's
+ * endpoint and segment.  So they need no may_alias, and
  * their fields' types tell the compiler that a store of the program's data
  * (a double or a float, below) changes none of them: it may keep them in
  * registers across a loop of operations instead of reloading each. */
@@ -112,7 +113,9 @@ weft__inline_at(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n)
     base = mapped[rank];
     if (base == (char *)0)
         return (char *)0;
-    if (__builtin_expect(__atomic_load_n(&e->gate, __ATOMIC_RELAXED) != 0 || off > s->size || n > s->size - off, 0))
+    if (__builtin_expect(__atomic_load_n(&e->gate, __ATOMIC_RELAXED) != 0 || off > s->size ||
+                             n > s->size - off,
+                         0))
         return (char *)0;
     /* The stamp weft__ep_tgt makes too: a flush after rank fails reports
      * this operation as possibly lost.  Made when rank is not the one the
