@@ -48,10 +48,15 @@
  *
  * On the direct path the rounds also time the library calls behind weft's
  * inline forms ("weft-lib") and plain loads and stores through weft_ptr
- * ("load", "store"); over UCX, raw UCX, and then --blocks short blocks of
- * each put loop (raw UCX, weft's call, the library function) in rotating
- * order, whose best and whose median of side-by-side ratios are steadier
- * on a loaded machine than the rounds' long loops (ucx_blocks).
+ * ("load", "store"), and each round also keeps the fastest of 64
+ * alternating short blocks of weft's 8-byte gets and puts and of the plain
+ * loads and stores ("get_lat_best", "put_rate_best"), which a burst of
+ * load on a shared machine disturbs less than one long run of each.  Over
+ * UCX: raw UCX, and then --blocks short blocks of each put loop (raw UCX,
+ * weft's call, the library function, the kept-target put of weft_ucx.h)
+ * in rotating order, whose best and whose median of side-by-side ratios
+ * are steadier on a loaded machine than the rounds' long loops
+ * (ucx_blocks).
  *
  * --busy-target measures the other case of the one-sided model: the
  * target computes without calling weft while rank 0 gets from it (run it
@@ -107,7 +112,7 @@ struct sample {
     int n;
 };
 
-/* 11 per size of the sweep, a dozen at 8 bytes */
+/* 11 per size of the sweep, 16 at 8 bytes */
 #define MAX_SAMPLES (16 + 12 * MAX_SIZES)
 static struct sample samples[MAX_SAMPLES];
 static int nsamples;
@@ -144,6 +149,12 @@ static void record(const char *impl, const char *op, size_t size, const char *un
 
 /* ---- weft ---------------------------------------------------------- */
 
+/* The 8-byte loops compared with one another are functions of their own,
+ * each beginning on a cache line, so that where the linker happens to
+ * place one (a loop across a fetch boundary runs slower) does not change
+ * from one build to the next and move the ratios with it. */
+#define BENCH_LOOP __attribute__((noinline, aligned(64)))
+
 /* The loops of a round, each run n times: untimed (--warmup), then timed.
  * A loop of windows runs whole windows, so a warm-up of n puts is rounded
  * up to them; the timed count is a multiple of the window (parse). */
@@ -155,7 +166,7 @@ static void weft_puts(weft_ep_t ep, weft_seg_t seg, long n)
         OK(weft_put(ep, 1, seg, 0, &src, 8));
 }
 
-static void weft_gets(weft_ep_t ep, weft_seg_t seg, long n)
+static BENCH_LOOP void weft_gets(weft_ep_t ep, weft_seg_t seg, long n)
 {
     uint64_t dst;
 
@@ -163,7 +174,7 @@ static void weft_gets(weft_ep_t ep, weft_seg_t seg, long n)
         OK(weft_get(ep, &dst, 1, seg, 0, 8));
 }
 
-static void weft_put_windows(weft_ep_t ep, weft_seg_t seg, long n, long window)
+static BENCH_LOOP void weft_put_windows(weft_ep_t ep, weft_seg_t seg, long n, long window)
 {
     uint64_t src = 42;
 
@@ -205,7 +216,7 @@ static void weft_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, const struc
  * volatile so that the compiler makes every one of them, in order, as it
  * must for weft's; a window of stores ends with a release fence, which is
  * what weft_flush costs on the direct path. */
-static void lib_gets(weft_ep_t ep, weft_seg_t seg, long n)
+static BENCH_LOOP void lib_gets(weft_ep_t ep, weft_seg_t seg, long n)
 {
     uint64_t dst;
 
@@ -213,7 +224,7 @@ static void lib_gets(weft_ep_t ep, weft_seg_t seg, long n)
         OK((weft_get)(ep, &dst, 1, seg, 0, 8));
 }
 
-static void lib_put_windows(weft_ep_t ep, weft_seg_t seg, long n, long window)
+static BENCH_LOOP void lib_put_windows(weft_ep_t ep, weft_seg_t seg, long n, long window)
 {
     uint64_t src = 42;
 
@@ -224,7 +235,7 @@ static void lib_put_windows(weft_ep_t ep, weft_seg_t seg, long n, long window)
     }
 }
 
-static void plain_loads(volatile uint64_t *p, long n)
+static BENCH_LOOP void plain_loads(volatile uint64_t *p, long n)
 {
     uint64_t dst;
 
@@ -234,7 +245,7 @@ static void plain_loads(volatile uint64_t *p, long n)
     }
 }
 
-static void plain_store_windows(volatile uint64_t *p, long n, long window)
+static BENCH_LOOP void plain_store_windows(volatile uint64_t *p, long n, long window)
 {
     uint64_t src = 42;
 
@@ -245,12 +256,50 @@ static void plain_store_windows(volatile uint64_t *p, long n, long window)
     }
 }
 
+/* The medians above time one long run of each loop per round, which a
+ * burst of load on a shared machine can hit on one side only.  Beside
+ * them each round also times short blocks of each loop (BEST_CALLS calls,
+ * or puts in windows), alternating in rotating order, BEST_BLOCKS of each,
+ * and keeps each loop's fastest block ("get_lat_best", "put_rate_best"):
+ * the cost of the code itself, with the fewest interruptions. */
+#define BEST_BLOCKS 64
+#define BEST_CALLS  8192L
+
+static void direct_best(weft_ep_t ep, weft_seg_t seg, volatile uint64_t *p, const struct opts *o)
+{
+    double best[4] = {1e30, 1e30, 1e30, 1e30};
+    long window = o->window < BEST_CALLS ? o->window : BEST_CALLS;
+    long puts = BEST_CALLS / window * window;
+
+    for (int b = 0; b < BEST_BLOCKS; b++) {
+        for (int k = 0; k < 4; k++) {
+            int v = (k + b) % 4;
+            double t0 = bench_now(), t;
+
+            switch (v) {
+            case 0: weft_gets(ep, seg, BEST_CALLS); break;
+            case 1: plain_loads(p, BEST_CALLS); break;
+            case 2: weft_put_windows(ep, seg, puts, window); break;
+            default: plain_store_windows(p, puts, window); break;
+            }
+            t = bench_now() - t0;
+            if (t < best[v])
+                best[v] = t;
+        }
+    }
+    record("weft", "get_lat_best", 8, "us", 1e6 * best[0] / (double)BEST_CALLS);
+    record("load", "get_lat_best", 8, "us", 1e6 * best[1] / (double)BEST_CALLS);
+    record("weft", "put_rate_best", 8, "Mmsg/s", 1e-6 * (double)puts / best[2]);
+    record("store", "put_rate_best", 8, "Mmsg/s", 1e-6 * (double)puts / best[3]);
+}
+
 static void direct_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, volatile uint64_t *p,
                          const struct opts *o)
 {
     double t0;
 
     if (rank == 0) {
+        direct_best(ep, seg, p, o);
         lib_gets(ep, seg, o->warmup);
         t0 = bench_now();
         lib_gets(ep, seg, o->iters);

@@ -9,7 +9,7 @@
  * then the load, store or atomic instruction itself.  Anything else -- a
  * size known only at run time, a larger one, a rank reached through UCX,
  * bad input, WEFT_CHECK=1, a selected trace point, any rank failure known
- * to the context -- calls the exported library function of the same name,
+ * to the context, a destroyed endpoint -- calls the exported library function of the same name,
  * which does everything the call documents (weft.h).  So a program sees the
  * same results and errors with the inline path as without it; only time
  * differs.
@@ -41,46 +41,58 @@ extern "C" {
 #endif
 
 /** The version of the layout below. */
-#define WEFT_INLINE_LAYOUT 1
+#define WEFT_INLINE_LAYOUT 2
 
 /** The largest size, in bytes, that the inline path puts or gets. */
 #define WEFT_INLINE_MAX 64
 
-/** What the inline path reads of an endpoint (layout 1): its first fields. */
+/* The two structures are used only here (read, and the endpoint's
+ * stamped written): a program has no other access to the library's
+ * endpoint and segment.  So they need no may_alias, and
+ * their fields' types tell the compiler that a store of the program's data
+ * (a double or a float, below) changes none of them: it may keep them in
+ * registers across a loop of operations instead of reloading each. */
+
+/** What the inline path reads of an endpoint (layout 2): its first fields. */
 struct weft_inline_ep {
     unsigned        gate;      /**< nonzero: every operation calls the library
-                                *   (WEFT_CHECK=1, a trace point selected) */
+                                *   (WEFT_CHECK=1, a trace point selected, a rank
+                                *   failure known to the context, the endpoint
+                                *   destroyed) */
     int             nranks;    /**< ranks of the context */
     const void     *ctx;       /**< the context */
-    const unsigned *fail_gen;  /**< the context's count of rank failures:
-                                *   nonzero sends every operation to the library */
     unsigned       *touched;   /**< [rank]: the flush epoch of the endpoint's last
                                 *   operation to the rank, so that a flush reports
                                 *   operations lost to a rank that fails later */
     unsigned        flush_epoch; /**< the endpoint's current flush epoch */
-} __attribute__((may_alias));
+    int             stamped;   /**< a rank whose stamp is flush_epoch already, or -1:
+                                *   an operation to it stores no stamp */
+};
 
-/** What the inline path reads of a segment (layout 1): its first fields. */
+/** What the inline path reads of a segment (layout 2): its first fields. */
 struct weft_inline_seg {
     const void  *live_ctx;     /**< its context while alive, NULL once freed */
-    char *const *mapped;       /**< [rank] that rank's part mapped here, or NULL */
+    char *const *mapped;       /**< [rank] that rank's part mapped here, or NULL;
+                                *   NULL once freed */
     size_t       size;         /**< bytes per rank */
-} __attribute__((may_alias));
+};
 
 #if !defined(WEFT_BUILDING) && !defined(WEFT_NO_INLINE) && defined(__GNUC__)
 
 /* A program that uses this layout needs a library that provides it. */
-extern const unsigned weft_inline_layout_v1;
-__attribute__((used)) static const unsigned *const weft__inline_layout = &weft_inline_layout_v1;
+extern const unsigned weft_inline_layout_v2;
+__attribute__((used)) static const unsigned *const weft__inline_layout = &weft_inline_layout_v2;
 
 /* The mapped address of n bytes at (rank, seg, off), or NULL when the
- * library must do the operation.  The tests keep the access inside memory
- * this process maps (a rank of the context, an access inside the segment,
- * a live segment of ep's context, a rank mapped here) and send to the
- * library what it alone does (the gate: WEFT_CHECK=1, a trace point; a
- * rank failure known to the context).  The handles stay readable after
- * weft_seg_free and weft_finalize (weft keeps their shells; a freed
- * segment has no context and no table). */
+ * library must do the operation.  The tests kept are those that keep the
+ * access inside memory this process maps: the handles not NULL, a live
+ * segment of ep's context (a segment of another context has a table of
+ * another length; a freed one has no table), a rank of the context mapped
+ * here, the access inside the segment.  Everything the library alone does
+ * is behind the gate: WEFT_CHECK=1 (which validates everything else), a
+ * trace point, a rank failure known to the context, a destroyed endpoint.
+ * The handles stay readable after weft_seg_free and weft_finalize (weft
+ * keeps their shells). */
 static inline __attribute__((always_inline)) char *
 weft__inline_at(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n)
 {
@@ -101,14 +113,21 @@ weft__inline_at(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n)
     base = mapped[rank];
     if (base == (char *)0)
         return (char *)0;
-    if (__builtin_expect((__atomic_load_n(&e->gate, __ATOMIC_RELAXED) |
-                          __atomic_load_n(e->fail_gen, __ATOMIC_RELAXED)) != 0 ||
-                             off > s->size || n > s->size - off,
+    if (__builtin_expect(__atomic_load_n(&e->gate, __ATOMIC_RELAXED) != 0 || off > s->size ||
+                             n > s->size - off,
                          0))
         return (char *)0;
     /* The stamp weft__ep_tgt makes too: a flush after rank fails reports
-     * this operation as possibly lost. */
-    e->touched[rank] = e->flush_epoch;
+     * this operation as possibly lost.  Made when rank is not the one the
+     * endpoint last stamped in this flush epoch (the library forgets that
+     * rank when the epoch moves on), so that a run of operations to one
+     * rank costs one load and compare for it and stores nothing. */
+    if (__builtin_expect(rank != e->stamped, 0)) {
+        struct weft_inline_ep *w = (struct weft_inline_ep *)(void *)ep;
+
+        w->touched[rank] = w->flush_epoch;
+        w->stamped = rank;
+    }
     return base + off;
 }
 

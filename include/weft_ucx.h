@@ -87,7 +87,7 @@ weft__ucx_put_more(weft_ucx_put_target_t *t, ucs_status_ptr_t sp);
 /* The test sends to the library what it alone does: a target that is not
  * current (its epoch is not ep's: a weft_flush since, which is also how a
  * freed segment or a destroyed endpoint shows, or a target never filled),
- * the gate or a failure known to the context, an access outside the
+ * the gate (which a failure known to the context sets), an access outside the
  * segment, a NULL source.  The tests are combined without short-circuits
  * into one branch (every field read is there to read).  A put UCX
  * completes at once then costs a count of the budget; when it runs out
@@ -107,8 +107,7 @@ weft__ucx_put_nbi(weft_ucx_put_target_t *t, size_t off, const void *src, size_t 
     if (__builtin_expect((!__builtin_add_overflow(off, n, &end) & (end <= t->size) &
                           (src != NULL) &
                           (((t->epoch ^ __atomic_load_n(&e->flush_epoch, __ATOMIC_RELAXED)) |
-                            __atomic_load_n(&e->gate, __ATOMIC_RELAXED) |
-                            __atomic_load_n(e->fail_gen, __ATOMIC_RELAXED)) == 0)) != 0,
+                            __atomic_load_n(&e->gate, __ATOMIC_RELAXED)) == 0)) != 0,
                          1)) {
         sp = ucp_put_nbx(t->uep, src, n, t->base + off, t->rkey, t->param);
         if (__builtin_expect(sp == NULL, 1) && __builtin_expect(--t->budget != 0, 1))

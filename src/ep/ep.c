@@ -6,18 +6,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The endpoint begins with what weft_inline.h reads (layout 1). */
+/* The endpoint begins with what weft_inline.h reads (layout 2). */
 #define SAME_FIELD(a, b) \
     (offsetof(struct weft__ep, a) == offsetof(struct weft_inline_ep, b) && \
      sizeof(((struct weft__ep *)0)->a) == sizeof(((struct weft_inline_ep *)0)->b))
-_Static_assert(WEFT_INLINE_LAYOUT == 1 && SAME_FIELD(divert, gate) && SAME_FIELD(nranks, nranks) &&
-                   SAME_FIELD(ctx, ctx) && SAME_FIELD(fail_gen, fail_gen) &&
-                   SAME_FIELD(touched, touched) && SAME_FIELD(flush_epoch, flush_epoch),
+_Static_assert(WEFT_INLINE_LAYOUT == 2 && SAME_FIELD(divert, gate) && SAME_FIELD(nranks, nranks) &&
+                   SAME_FIELD(ctx, ctx) && SAME_FIELD(touched, touched) &&
+                   SAME_FIELD(flush_epoch, flush_epoch) && SAME_FIELD(stamped, stamped),
                "struct weft__ep does not begin with struct weft_inline_ep");
+/* The gate's bits are distinct. */
+_Static_assert((WEFT__GATE_FAILED & WEFT__GATE_DEAD) == 0 &&
+                   ((WEFT__GATE_FAILED | WEFT__GATE_DEAD) & (WEFT__PROF_DIVERT | 1u)) == 0,
+               "gate bits overlap");
 
 /* Programs built with weft_inline.h refer to this symbol: a library of
  * another layout has none, and they fail to load. */
-const unsigned weft_inline_layout_v1 = WEFT_INLINE_LAYOUT;
+const unsigned weft_inline_layout_v2 = WEFT_INLINE_LAYOUT;
 
 /* Implicit operations are not given back to the user: their requests are
  * counted here and released as they complete. */
@@ -148,6 +152,7 @@ void weft__ep_drop_failed(weft_ep_t ep)
             if (ep->lost_rank < 0)
                 ep->lost_rank = r;
             ep->touched[r] = 0;
+            ep->stamped = -1;
         }
         for (unsigned i = 0; i < ep->ntgts; i++) {
             struct weft__tgt *t = ep->tgts[i] ? &ep->tgts[i][r] : NULL;
@@ -294,6 +299,7 @@ static weft_status_t end_epoch(weft_ep_t ep, weft_status_t st, const char *fn)
     weft__ep_sync_failed(ep);
     if (WEFT__UNLIKELY(++ep->flush_epoch == 0))  /* 0 is the stamp of "never" */
         ep->flush_epoch = 1;
+    ep->stamped = -1;
     if (WEFT__LIKELY(__atomic_load_n(&ep->nbi_error, __ATOMIC_RELAXED) == WEFT_OK))
         return st;
     err = __atomic_exchange_n(&ep->nbi_error, WEFT_OK, __ATOMIC_ACQ_REL);
@@ -487,6 +493,8 @@ static void destroy_ep(struct weft__ep *ep, int force, const char *fn)
     ep->touched = NULL;
     pthread_mutex_destroy(&ep->am_lock);
     weft__prof_unwatch(&ep->divert);
+    weft__peer_ungate(ep->ctx, &ep->gate);
+    __atomic_fetch_or(&ep->divert, WEFT__GATE_DEAD, __ATOMIC_RELAXED);
     ep->state = WEFT__DEAD;
 }
 
@@ -540,10 +548,10 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
         return weft__error(WEFT_ERR_NO_MEMORY, fn, "peer table");
     }
     ep->flush_epoch = 1;
+    ep->stamped = -1;
     ep->lost_rank = -1;
     ep->ctx = ctx;
     ep->nranks = ctx->nranks;
-    ep->fail_gen = &ctx->fail_gen;
     weft__last_clear(&ep->last);
     ep->worker = worker;
     ep->max_inflight = 4096;
@@ -555,6 +563,7 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
         free(ep);
         return weft__error(WEFT_ERR_NO_MEMORY, fn, "trace point watch list");
     }
+    weft__peer_gate(ctx, &ep->gate, &ep->divert);
     pthread_mutex_init(&ep->am_lock, NULL);
     ep->cb_shared = ctx->pthread_running;
     ep->prm_nbi.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;

@@ -43,14 +43,13 @@ struct weft__tgt {
  * one compare of each and no table walk.  Empty (seg == WEFT__LAST_NONE)
  * until a put fills it, and again when any row of the target cache is
  * released (a segment freed, the endpoint destroyed: tgt_free_row), so
- * its key is never one that was destroyed.  It holds the failure
- * generation it was filled in (ep->fail_seen): once the context learns of
- * a failure, the generations differ and every put takes the complete path,
- * which refuses a failed rank and refills it.  It holds the flush epoch
- * too: the first put of an epoch takes the complete path, which stamps the
- * rank with the epoch (weft__ep_tgt), so that a flush after the rank fails
- * reports the puts of the epoch as possibly lost; the puts after it in the
- * epoch need no stamp of their own. */
+ * its key is never one that was destroyed.  Once the context learns of a
+ * failure, the gate's WEFT__GATE_FAILED bit (ep->divert) sends every put
+ * to the complete path, which refuses a failed rank.  It holds the flush
+ * epoch it was filled in: the first put of an epoch takes the complete
+ * path, which stamps the rank with the epoch (weft__ep_tgt), so that a
+ * flush after the rank fails reports the puts of the epoch as possibly
+ * lost; the puts after it in the epoch need no stamp of their own. */
 struct weft__last {
     const void *seg;    /* the segment handle, or WEFT__LAST_NONE */
     int         rank;
@@ -59,7 +58,6 @@ struct weft__last {
     ucp_ep_h    ep;
     ucp_rkey_h  rkey;
     uint64_t    base;   /* the segment's base address at rank */
-    unsigned    gen;    /* ep->fail_seen when filled */
 };
 
 /* No handle is this address: an empty last target matches no call. */
@@ -75,13 +73,15 @@ static inline void weft__last_clear(struct weft__last *l)
  * (struct weft_inline_ep, layout WEFT_INLINE_LAYOUT): moving or changing
  * one is a new layout; ep.c checks the offsets when it compiles. */
 struct weft__ep {
-    unsigned            divert;       /* check, | WEFT__PROF_DIVERT while a trace point is
-                                       * selected (a word the prof layer watches): nonzero
-                                       * sends weft_put_nbi off its untraced fast path, and
-                                       * every inline operation to the library */
+    /* The gate: nonzero sends weft_put_nbi off its untraced fast path, and
+     * every inline operation to the library.  Its bits: check (1, under
+     * WEFT_CHECK=1), WEFT__PROF_DIVERT while a trace point is selected (the
+     * prof layer watches the word), WEFT__GATE_FAILED once the context
+     * knows a failed rank (the runtime sets it: weft__peer_gate), and
+     * WEFT__GATE_DEAD once the endpoint is destroyed. */
+    unsigned            divert;
     int                 nranks;
     weft_ctx_t          ctx;
-    const unsigned     *fail_gen;     /* &ctx->fail_gen, for the inline path */
     /* Operations lost to ranks that failed after they were issued: the
      * target lookup (weft__ep_tgt) and the inline path stamp the rank with
      * the current flush epoch; a rank found failed (weft__ep_drop_failed)
@@ -90,7 +90,11 @@ struct weft__ep {
      * cleared: a flush moves the epoch on instead. */
     unsigned           *touched;      /* [nranks]: epoch of the last operation to the rank */
     unsigned            flush_epoch;  /* weft_flush calls so far, from 1 (0 is "never") */
+    int                 stamped;      /* a rank whose stamp is flush_epoch, or -1: the
+                                       * inline path stamps only another; set to -1
+                                       * whenever that may no longer hold */
     struct weft__last   last;         /* weft_put_nbi's last UCX target (rma.c) */
+    struct weft__gate   gate;         /* divert in the context's list of gate words */
     uint32_t            state;        /* WEFT__ALIVE while usable */
     ucp_worker_h        worker;
     ucp_ep_h           *peers;        /* [nranks], connected on first use */
@@ -136,6 +140,10 @@ struct weft__pool_worker {
     int                 caller_lock;  /* users > 1 and LOCK_CALLER */
     unsigned long long  acquired;     /* weft_ep_lock calls that took the lock */
 };
+
+/* The gate bit of a destroyed endpoint: its stale handle reaches the
+ * library, which reports it, and never the freed stamps. */
+#define WEFT__GATE_DEAD 0x20000000u
 
 /* Per-context state of the ep layer. */
 struct weft__ep_layer {

@@ -404,8 +404,7 @@ put_nbi_miss(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
     if (t.local == NULL)
         ep->last = (struct weft__last){.seg = seg, .rank = rank, .epoch = ep->flush_epoch,
                                        .size = weft__seg_size(seg, rank), .ep = t.ep,
-                                       .rkey = t.rkey, .base = t.addr - off,
-                                       .gen = ep->fail_seen};
+                                       .rkey = t.rkey, .base = t.addr - off};
     return rma_issue(ep, &t, RMA_PUT, DONE_IMPLICIT, 0,
                      &(struct rma_args){.buf = (void *)src, .n = n}, "weft_put_nbi");
 }
@@ -422,11 +421,10 @@ static __attribute__((noinline)) weft_status_t put_nbi_track(weft_ep_t ep, ucs_s
 
 /* A put to the last target is ucp_put_nbx after one compare per argument:
  * the handles (which also say that both are alive: freeing the segment or
- * the endpoint empties it), the flush epoch, the bounds, the source, and in
- * one test the endpoint's divert word (WEFT_CHECK=1, a selected trace
- * point) and whether the context learnt of a rank failure since the entry
- * was filled; then, when UCX completed the put at once, a count of the
- * window.  Everything else takes put_nbi_miss or put_nbi_track. */
+ * the endpoint empties it), the flush epoch, the bounds, the source, and
+ * the endpoint's gate (WEFT_CHECK=1, a selected trace point, a rank failure
+ * known to the context: weft__peer_gate sets it in every endpoint); then,
+ * when UCX completed the put at once, a count of the window.  Everything else takes put_nbi_miss or put_nbi_track. */
 __attribute__((aligned(64))) weft_status_t
 weft_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src, size_t n)
 {
@@ -437,9 +435,7 @@ weft_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *src
         l = &ep->last;
         if (WEFT__LIKELY(l->seg == (const void *)seg && l->rank == rank &&
                          l->epoch == ep->flush_epoch && n <= l->size && off <= l->size - n &&
-                         src != NULL &&
-                         (__atomic_load_n(&ep->divert, __ATOMIC_RELAXED) |
-                          (l->gen ^ __atomic_load_n(ep->fail_gen, __ATOMIC_RELAXED))) == 0)) {
+                         src != NULL && __atomic_load_n(&ep->divert, __ATOMIC_RELAXED) == 0)) {
             ep->ucx_issued = 1;
             sp = ucp_put_nbx(l->ep, src, n, l->base + off, l->rkey, &ep->prm_nbi);
             if (WEFT__LIKELY(sp == NULL) && WEFT__LIKELY(++ep->window_ops < WEFT__NBI_WINDOW))
@@ -791,9 +787,8 @@ _Static_assert(UCX_PUT_BUDGET < WEFT__NBI_WINDOW, "a budget is part of a window"
 /* What a target that cannot put inline reads instead of an endpoint: its
  * gate sends every put to the library, and its epoch is never a target's
  * 0. */
-static const unsigned no_failure;
-static const struct weft_inline_ep no_inline_ep = {.gate = 1, .fail_gen = &no_failure,
-                                                   .flush_epoch = 1};
+static const struct weft_inline_ep no_inline_ep = {.gate = 1, .flush_epoch = 1,
+                                                   .stamped = -1};
 
 /* Make t current after a put through it succeeded in the library: when
  * (rank, seg) is reached through UCX, the inline put may run until ep's

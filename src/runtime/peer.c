@@ -36,9 +36,38 @@ void weft__peer_fail(weft_ctx_t ctx, int rank)
 {
     int no = 0;
 
-    if (__atomic_compare_exchange_n(&ctx->peer[rank].failed, &no, 1, 0, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE))
-        __atomic_add_fetch(&ctx->fail_gen, 1, __ATOMIC_ACQ_REL);
+    if (!__atomic_compare_exchange_n(&ctx->peer[rank].failed, &no, 1, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return;
+    __atomic_add_fetch(&ctx->fail_gen, 1, __ATOMIC_ACQ_REL);
+    /* After the bump: a word added meanwhile either is in the list now or
+     * saw fail_gen nonzero when it was added (both under gate_lock). */
+    pthread_mutex_lock(&ctx->gate_lock);
+    for (struct weft__gate *g = ctx->gates; g != NULL; g = g->next)
+        __atomic_fetch_or(g->word, WEFT__GATE_FAILED, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&ctx->gate_lock);
+}
+
+void weft__peer_gate(weft_ctx_t ctx, struct weft__gate *g, unsigned *word)
+{
+    g->word = word;
+    pthread_mutex_lock(&ctx->gate_lock);
+    g->next = ctx->gates;
+    ctx->gates = g;
+    if (__atomic_load_n(&ctx->fail_gen, __ATOMIC_ACQUIRE) != 0)
+        __atomic_fetch_or(word, WEFT__GATE_FAILED, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&ctx->gate_lock);
+}
+
+void weft__peer_ungate(weft_ctx_t ctx, struct weft__gate *g)
+{
+    pthread_mutex_lock(&ctx->gate_lock);
+    for (struct weft__gate **pp = &ctx->gates; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == g) {
+            *pp = g->next;
+            break;
+        }
+    pthread_mutex_unlock(&ctx->gate_lock);
 }
 
 /* UCX calls it, inside a progress call, when a connection to the rank

@@ -533,6 +533,7 @@ weft_status_t weft_init(const weft_config_t *cfg, weft_ctx_t *out)
         return weft__error(WEFT_ERR_NO_MEMORY, __func__, "context");
     ctx->comm = MPI_COMM_NULL;
     pthread_mutex_init(&ctx->lock, NULL);
+    pthread_mutex_init(&ctx->gate_lock, NULL);
     if (cfg != NULL)
         ctx->cfg = *cfg;
     else if ((st = weft_config_init(&ctx->cfg)) != WEFT_OK)
@@ -584,6 +585,7 @@ err_release_ucx:
             MPI_Finalize();
     }
 err_free_ctx:
+    pthread_mutex_destroy(&ctx->gate_lock);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
     return st;

@@ -82,6 +82,12 @@ struct weft__ctx {
     /* peer failure */
     struct weft__peer *peer;        /* [nranks] */
     unsigned        fail_gen;       /* atomic: ranks known failed, bumped by each */
+    /* Gate words (weft__peer_gate): once fail_gen is nonzero, each has bit
+     * WEFT__GATE_FAILED, so that a fast path that tests its word already
+     * needs no load of fail_gen.  A lock of their own, not ctx->lock: a
+     * failure is learnt inside waits that run under ctx->lock. */
+    pthread_mutex_t gate_lock;
+    struct weft__gate *gates;       /* under gate_lock */
     uint64_t        next_scan_ns;   /* atomic: when waits next look at the pidfds */
     int             mpi_abandoned;  /* an MPI collective was left unfinished */
     int             last_barrier;   /* weft_finalize's barrier: ranks that finish
@@ -162,6 +168,23 @@ static inline unsigned weft__fail_gen(weft_ctx_t ctx)
 {
     return __atomic_load_n(&ctx->fail_gen, __ATOMIC_ACQUIRE);
 }
+
+/* Gate words: a word of an upper layer (an endpoint's) that its fast path
+ * tests, nonzero sending the operation to a slow path.  weft__peer_gate
+ * adds word to the context's list through g, a node the caller keeps
+ * beside the word (so adding needs no memory and cannot fail), and sets
+ * WEFT__GATE_FAILED in it if the context already knows a failed rank;
+ * every failure learnt later sets that bit in every added word (relaxed
+ * atomics, after fail_gen is bumped).  weft__peer_ungate takes g out of
+ * the list (before the word is freed or reused).  The bit is never
+ * cleared. */
+#define WEFT__GATE_FAILED 0x40000000u
+struct weft__gate {
+    unsigned          *word;
+    struct weft__gate *next;
+};
+void weft__peer_gate(weft_ctx_t ctx, struct weft__gate *g, unsigned *word);
+void weft__peer_ungate(weft_ctx_t ctx, struct weft__gate *g);
 
 /* Fill the error-handling fields of the parameters of a connection to
  * rank: UCX's peer error mode, with a callback that marks rank failed. */

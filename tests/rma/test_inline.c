@@ -5,7 +5,8 @@
  * a double and a float sees the bytes; inline atomics sum exactly under
  * contention; and what the inline path hands to the library still fails as
  * documented (a misaligned atomic, an access past the end, a NULL buffer,
- * WEFT_CHECK=1's checks of local buffers). */
+ * a destroyed endpoint, a freed segment, WEFT_CHECK=1's checks of local
+ * buffers). */
 #include "../common.h"
 
 #include <string.h>
@@ -77,7 +78,7 @@ int main(void)
     weft_config_t cfg;
     uint64_t old, seen = 0;
 
-    CHECK(weft_inline_layout_v1 == WEFT_INLINE_LAYOUT);
+    CHECK(weft_inline_layout_v2 == WEFT_INLINE_LAYOUT);
     OK(weft_config_init(&cfg));
     OK(weft_init(&cfg, &ctx));
     OK(weft_rank(ctx, &rank));
@@ -142,6 +143,27 @@ int main(void)
         FAILS(weft_get(ep, &v, -1, seg, 0, 8), WEFT_ERR_RANK);
         FAILS(weft_put(NULL, right, seg, 0, &v, 8), WEFT_ERR_INVALID_ARG);
         FAILS(weft_put(ep, right, NULL, 0, &v, 8), WEFT_ERR_SEG);
+    }
+    OK(weft_barrier(ctx));
+    /* A destroyed endpoint's gate sends its stale handle to the library,
+     * which refuses it, instead of stamping its freed table. */
+    {
+        weft_ep_pool_params_t p;
+        weft_ep_pool_t pool;
+        weft_ep_t pep;
+        uint64_t v = 1;
+
+        memset(&p, 0, sizeof(p));
+        p.nthreads = 1;
+        p.policy = "single";
+        OK(weft_ep_pool_create(ctx, &p, &pool));
+        OK(weft_ep_get(pool, 0, &pep));
+        OK(weft_put_nbi(pep, right, seg, DATA, &v, 8));
+        OK(weft_flush(pep));
+        OK(weft_ep_pool_destroy(pool));
+        FAILS(weft_put_nbi(pep, right, seg, DATA, &v, 8), WEFT_ERR_NOT_INIT);
+        FAILS(weft_get(pep, &v, right, seg, DATA, 8), WEFT_ERR_NOT_INIT);
+        FAILS(weft_atomic_add_nbi(pep, 0, seg, ADDS, 1), WEFT_ERR_NOT_INIT);
     }
     OK(weft_barrier(ctx));
     OK(weft_seg_free(ctx, seg));
