@@ -27,7 +27,9 @@
  * refers to the symbol weft_inline_layout_v<N>: a library of another
  * layout does not define it, so the program fails to load instead of
  * reading the wrong fields.  A change of these structures is a new layout
- * number (and a new soname).
+ * number; while weft's version is 0.x its soname stays libweft.so.0, and
+ * that symbol alone keeps a program and a library of different layouts
+ * apart (from 1.0 a new layout is a new major version and soname).
  */
 #ifndef WEFT_INLINE_H
 #define WEFT_INLINE_H
