@@ -90,7 +90,8 @@ int weft__hgather_blocks(weft__hier_t *h, void *acc, MPI_Datatype block);
 
 /* The reduction kernel of the one-sided collectives (onesided.c), for
  * every collective that combines in memory: d = a op b elementwise, d may
- * be a; integers wrap as unsigned.  Bitwise ops on integer types only. */
+ * be a or b; integers wrap as unsigned.  Bitwise ops on integer types
+ * only. */
 void weft__coll_combine(void *d, const void *a, const void *b, size_t n, weft_type_t t,
                         weft_op_t op);
 /* Bytes of an element of each weft_type_t. */

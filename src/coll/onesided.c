@@ -405,16 +405,38 @@ static weft_status_t recv_copy(weft__os_t *s, int m, void *dst, size_t len)
 
 /* ---- reduction kernels ------------------------------------------------------- */
 
+/* Sums and products a block of VEC_BYTES at a time, in vectors of U (GCC's
+ * and Clang's vector extension): the same operation on every element as
+ * the scalar loop, so the same bits, but several elements per instruction
+ * where the compiler, at -O2, would not vectorise the loop itself (d may
+ * be a or b).  Loads and stores go through memcpy: the buffers need no
+ * alignment. */
+#define VEC_BYTES 32
 #define KERNEL(T, U)                                                                   \
+    typedef U vec_##T __attribute__((vector_size(VEC_BYTES)));                         \
     static void combine_##T(T *d, const T *a, const T *b, size_t n, weft_op_t op)      \
     {                                                                                  \
+        size_t i = 0;                                                                  \
+        vec_##T x, y;                                                                  \
         switch (op) {                                                                  \
         case WEFT_OP_SUM:                                                              \
-            for (size_t i = 0; i < n; i++)                                             \
+            for (; i + VEC_BYTES / sizeof(T) <= n; i += VEC_BYTES / sizeof(T)) {       \
+                memcpy(&x, a + i, VEC_BYTES);                                          \
+                memcpy(&y, b + i, VEC_BYTES);                                          \
+                x = x + y;                                                             \
+                memcpy(d + i, &x, VEC_BYTES);                                          \
+            }                                                                          \
+            for (; i < n; i++)                                                         \
                 d[i] = (T)((U)a[i] + (U)b[i]);                                         \
             break;                                                                     \
         case WEFT_OP_PROD:                                                             \
-            for (size_t i = 0; i < n; i++)                                             \
+            for (; i + VEC_BYTES / sizeof(T) <= n; i += VEC_BYTES / sizeof(T)) {       \
+                memcpy(&x, a + i, VEC_BYTES);                                          \
+                memcpy(&y, b + i, VEC_BYTES);                                          \
+                x = x * y;                                                             \
+                memcpy(d + i, &x, VEC_BYTES);                                          \
+            }                                                                          \
+            for (; i < n; i++)                                                         \
                 d[i] = (T)((U)a[i] * (U)b[i]);                                         \
             break;                                                                     \
         case WEFT_OP_MIN:                                                              \
@@ -460,7 +482,7 @@ KERNEL(uint64_t, uint64_t)
 KERNEL(float, float)
 KERNEL(double, double)
 
-/* d = a op b, elementwise; d may be a. */
+/* d = a op b, elementwise; d may be a or b. */
 void weft__coll_combine(void *d, const void *a, const void *b, size_t n, weft_type_t t,
                         weft_op_t op)
 {
@@ -600,22 +622,22 @@ weft_status_t weft__os_allreduce(weft__os_t *s, const void *src, void *dst, size
             for (int i = 0; i < top->n && st == WEFT_OK; i++)
                 if (i != top->me)
                     st = put_chunk(s, top->member[i], have, len);
-            /* acc is written from the first member on: keep our own value
-             * apart when it lives there and is needed later. */
-            if (st == WEFT_OK && have == acc && top->me != 0 && len) {
+            /* The first combine (of members 0 and 1) writes acc, with no
+             * copy before it: keep our own value apart when it lives
+             * there and is needed later (member 2 on). */
+            if (st == WEFT_OK && have == acc && top->me > 1 && len) {
                 memcpy(s->tmp, have, len);
                 have = s->tmp;
             }
-            const char *prev = NULL;
+            const char *first = NULL;
             for (int i = 0; i < top->n && st == WEFT_OK; i++) {
                 const char *v = have;
                 if (i != top->me && (st = get_chunk(s, top->member[i], len, &v)) != WEFT_OK)
                     break;
-                if (prev)
-                    weft__coll_combine(acc, prev, v, n, t, op);
-                else if (v != acc && len)
-                    memcpy(acc, v, len);
-                prev = acc;
+                if (i == 0)
+                    first = v;
+                else
+                    weft__coll_combine(acc, i == 1 ? first : acc, v, n, t, op);
             }
             for (int i = 0; i < top->n && st == WEFT_OK; i++)
                 if (i != top->me)
