@@ -146,9 +146,9 @@ static void check_allreduce(weft_team_t team, MPI_Comm comm, int tr)
  * writer runs ahead of its readers until it would overwrite a buffer not
  * yet read, and wraps around.  Tiny, small and large chunks alternate, so
  * that each ring's count stays right while the others are used. */
-static void check_streams(weft_team_t team, MPI_Comm comm, int tr, int tn)
+static void check_streams(weft_team_t team, int tr, int tn)
 {
-    enum { N = 100 };
+    enum { N = 80 };   /* more than the deepest ring (64) */
     char big[3000], bigref[3000];
 
     /* The readers come late: the root writes until the rings are full.
@@ -159,7 +159,7 @@ static void check_streams(weft_team_t team, MPI_Comm comm, int tr, int tn)
         int root = 0;
         if (tr != root)
             usleep(5000);
-        for (int i = 0; i < N + 50; i++) {
+        for (int i = 0; i < N; i++) {
             memset(big, tr == root ? i + 1 : 0, sizes[k]);
             CHECK(weft_team_bcast(team, big, sizes[k], WEFT_TYPE_BYTE, root) == WEFT_OK, "%s",
                   weft_last_error());
@@ -183,19 +183,17 @@ static void check_streams(weft_team_t team, MPI_Comm comm, int tr, int tn)
         if (i % 3 == 0) {
             size_t n = 9 + (size_t)i % 112;   /* beside its signal word, or not */
             fill(big, WEFT_TYPE_BYTE, n, tr == root ? i : 99, i);
-            memcpy(bigref, big, n);
+            fill(bigref, WEFT_TYPE_BYTE, n, i, i);
             CHECK(weft_team_bcast(team, big, n, WEFT_TYPE_BYTE, root) == WEFT_OK, "%s",
                   weft_last_error());
-            MPI_Bcast(bigref, (int)n, MPI_BYTE, root, comm);
             CHECK(memcmp(big, bigref, n) == 0, "%s %s: bcast of %zu bytes in a stream", shape, what,
                   n);
         }
         if (i % 25 == 0) {
             fill(big, WEFT_TYPE_BYTE, sizeof(big), tr == root ? i : 99, i);
-            memcpy(bigref, big, sizeof(big));
+            fill(bigref, WEFT_TYPE_BYTE, sizeof(big), i, i);
             CHECK(weft_team_bcast(team, big, sizeof(big), WEFT_TYPE_BYTE, root) == WEFT_OK, "%s",
                   weft_last_error());
-            MPI_Bcast(bigref, (int)sizeof(big), MPI_BYTE, root, comm);
             CHECK(memcmp(big, bigref, sizeof(big)) == 0, "%s %s: large bcast in a stream", shape,
                   what);
         }
@@ -204,10 +202,28 @@ static void check_streams(weft_team_t team, MPI_Comm comm, int tr, int tn)
     }
 }
 
+/* The sum or maximum of every rank's fill (int32). */
+static void expected(int32_t *ref, size_t n, int tn, int salt, weft_op_t op)
+{
+    int32_t *v = malloc(n * sizeof(int32_t) + 1);
+
+    for (int r = 0; r < tn; r++) {
+        fill(v, WEFT_TYPE_INT32, n, r, salt);
+        for (size_t j = 0; j < n; j++)
+            ref[j] = r == 0                ? v[j]
+                   : op == WEFT_OP_SUM     ? ref[j] + v[j]
+                   : v[j] > ref[j]         ? v[j]
+                                           : ref[j];
+    }
+    free(v);
+}
+
 /* Messages at the edges of the kinds of buffer and of the chunks: the
  * most bytes beside a signal word and one more, a chunk and one element
- * less or more, and chunks with a short last one. */
-static void check_boundaries(weft_team_t team, MPI_Comm comm, int tr, int tn)
+ * less or more, and chunks with a short last one.  The results are
+ * computed here, not by MPI, to keep the test quick where MPI is slow
+ * with more ranks than cores. */
+static void check_boundaries(weft_team_t team, int tr, int tn)
 {
     size_t chunk = weft__os_chunk_bytes(team);
 
@@ -220,10 +236,9 @@ static void check_boundaries(weft_team_t team, MPI_Comm comm, int tr, int tn)
         int    root = (int)e % tn;
         char  *a = malloc(bytes), *ref = malloc(bytes), *dst = malloc(bytes);
         fill(a, WEFT_TYPE_BYTE, bytes, tr == root ? root : 99, (int)e);
-        memcpy(ref, a, bytes);
+        fill(ref, WEFT_TYPE_BYTE, bytes, root, (int)e);
         CHECK(weft_team_bcast(team, a, bytes, WEFT_TYPE_BYTE, root) == WEFT_OK, "%s",
               weft_last_error());
-        MPI_Bcast(ref, (int)bytes, MPI_BYTE, root, comm);
         CHECK(memcmp(a, ref, bytes) == 0, "%s %s: bcast of %zu bytes (chunk %zu)", shape, what,
               bytes, chunk);
         for (weft_op_t op = WEFT_OP_SUM; op <= WEFT_OP_MAX; op += 3) {
@@ -231,13 +246,12 @@ static void check_boundaries(weft_team_t team, MPI_Comm comm, int tr, int tn)
             memset(dst, 0x5a, bytes);
             CHECK(weft_team_allreduce(team, a, dst, n, WEFT_TYPE_INT32, op) == WEFT_OK, "%s",
                   weft_last_error());
-            MPI_Allreduce(a, ref, (int)n, MPI_INT32_T, mpi_ops[op], comm);
+            expected((int32_t *)(void *)ref, n, tn, (int)e, op);
             CHECK(memcmp(dst, ref, n * 4) == 0, "%s %s: allreduce of %zu int32 (chunk %zu)", shape,
                   what, n, chunk);
             memset(dst, 0x5a, bytes);
             CHECK(weft_team_reduce(team, a, dst, n, WEFT_TYPE_INT32, op, tn - 1 - root) == WEFT_OK,
                   "%s", weft_last_error());
-            MPI_Reduce(a, ref, (int)n, MPI_INT32_T, mpi_ops[op], tn - 1 - root, comm);
             if (tr == tn - 1 - root)
                 CHECK(memcmp(dst, ref, n * 4) == 0, "%s %s: reduce of %zu int32 (chunk %zu)",
                       shape, what, n, chunk);
@@ -294,8 +308,13 @@ static void check_team(weft_team_t team, const char *name)
     check_reduce(team, comm, tr, tn);
     check_allreduce(team, comm, tr);
     check_barrier(team, comm, tr, tn);
-    check_streams(team, comm, tr, tn);
-    check_boundaries(team, comm, tr, tn);
+    /* The rings and chunks work the same on every team of a shape: the
+     * world team (every pair of ranks, every path) only, to stay quick
+     * with more ranks than cores. */
+    if (!strcmp(name, "world")) {
+        check_streams(team, tr, tn);
+        check_boundaries(team, tr, tn);
+    }
     /* One-sided when its ranks share the direct path, or through UCX with
      * the progress thread; the MPI path otherwise. */
     if (expect_onesided >= 0)
