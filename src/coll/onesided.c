@@ -71,6 +71,7 @@ struct weft__os {
     uint64_t    *recvd;      /* [NRINGS size] chunks of each rank's rings consumed here */
     uint64_t    *acked;      /* [NRINGS size] the last acknowledgement word read of each */
     size_t       chunk;      /* bytes of a buffer of the BUFS ring */
+    uint64_t     nbufs;      /* buffers of the BUFS ring used: a power of two */
     char       **mapped;     /* [size] the rank's slot mapped here (weft_ptr), or NULL */
     int          usable;     /* 0: the team runs the MPI path (see os_build) */
     char        *tmp;        /* a chunk: partial results of a reduce */
@@ -100,7 +101,15 @@ static int ring_of(size_t len)
 
 static uint64_t depth(const weft__os_t *s, int ring)
 {
-    return ring == BUFS ? (uint64_t)s->sc.nbuf : rings[ring].depth;
+    return ring == BUFS ? s->nbufs : rings[ring].depth;
+}
+
+/* Every depth is a power of two, so that the position and the lap of a
+ * chunk in its ring are a mask and a shift, not divisions (a few dozen
+ * cycles each, as much as the rest of a small chunk's hop). */
+static uint64_t lap(const weft__os_t *s, int ring, uint64_t seq)
+{
+    return seq >> __builtin_ctzll(depth(s, ring));
 }
 
 /* The acknowledgement word of a ring that reader raises, in the writer's
@@ -123,7 +132,7 @@ static size_t buf_off(const weft__os_t *s, int peer, int ring, uint64_t seq)
     if (ring == SMALL)
         return pair + (size_t)(seq % rings[SMALL].depth) * rings[SMALL].entry;
     return pair + rings[SMALL].entry * rings[SMALL].depth +
-           (size_t)(seq % (uint64_t)s->sc.nbuf) * (WEFT__TEAM_LINE + s->chunk);
+           (size_t)(seq & (s->nbufs - 1)) * (WEFT__TEAM_LINE + s->chunk);
 }
 
 static size_t data_at(int ring) { return ring == BUFS ? WEFT__TEAM_LINE : sizeof(uint64_t); }
@@ -168,6 +177,8 @@ static int os_fill(weft__os_t *s, const weft__team_scratch_t *sc, MPI_Comm comm,
                     (size_t)sc->nbuf -
                 WEFT__TEAM_LINE) &
                ~(size_t)(WEFT__TEAM_LINE - 1);
+    for (s->nbufs = 1; s->nbufs * 2 <= (uint64_t)sc->nbuf; s->nbufs *= 2)
+        ;
     s->ctx_rank = malloc(sizeof(int) * (size_t)h->size);
     s->sent = calloc(NRINGS * (size_t)h->size, sizeof(uint64_t));
     s->recvd = calloc(NRINGS * (size_t)h->size, sizeof(uint64_t));
@@ -332,7 +343,7 @@ static weft_status_t put_chunk(weft__os_t *s, int x, const void *src, size_t len
         uint64_t *sig = local_word(s, buf_off(s, x, ring, seq));
         if (len)
             memcpy((char *)sig + data_at(ring), src, len);
-        __atomic_store_n(sig, seq / depth(s, ring) + 1, __ATOMIC_RELEASE);
+        __atomic_store_n(sig, lap(s, ring, seq) + 1, __ATOMIC_RELEASE);
         return WEFT_OK;
     }
     size_t       off = buf_off(s, s->rank, ring, seq);
@@ -353,7 +364,7 @@ static weft_status_t get_chunk(weft__os_t *s, int m, size_t len, const char **da
     const char   *sig = s->mapped[m] ? s->mapped[m] + (buf_off(s, s->rank, ring, seq) - s->sc.off)
                                      : (const char *)local_word(s, off);
     weft_status_t st = wait_word(s, m, (const uint64_t *)(const void *)sig,
-                                 s->mapped[m] ? SIZE_MAX : off, seq / depth(s, ring) + 1);
+                                 s->mapped[m] ? SIZE_MAX : off, lap(s, ring, seq) + 1);
 
     if (st != WEFT_OK)
         return st;
@@ -381,7 +392,7 @@ static weft_status_t release(weft__os_t *s, int m, size_t len)
     uint64_t  every = depth(s, ring) / 2 > 0 ? depth(s, ring) / 2 : 1;
     uint64_t *recvd = &s->recvd[NRINGS * m + ring];
 
-    if (++*recvd % every != 0)
+    if ((++*recvd & (every - 1)) != 0)
         return WEFT_OK;
     if (s->mapped[m]) {
         __atomic_store_n((uint64_t *)(void *)(s->mapped[m] + (off - s->sc.off)), *recvd,
@@ -505,10 +516,11 @@ const size_t weft__coll_type_size[WEFT_TYPE_DOUBLE + 1] = {
 
 /* ---- the collectives ------------------------------------------------------------- */
 
-/* The chunks of count elements: a whole number of elements each. */
+/* The chunks of count elements: a whole number of elements each (element
+ * sizes are powers of two: a shift, not a division, on every call). */
 static size_t chunk_elems(const weft__os_t *s, weft_type_t t)
 {
-    return s->chunk / weft__coll_type_size[t];
+    return s->chunk >> __builtin_ctzll(weft__coll_type_size[t]);
 }
 
 /* Top down: a member takes each chunk from its leader, a leader passes it
@@ -606,7 +618,7 @@ weft_status_t weft__os_allreduce(weft__os_t *s, const void *src, void *dst, size
 {
     size_t        es = weft__coll_type_size[t], per = chunk_elems(s, t);
     weft_status_t st = WEFT_OK;
-    size_t        chunks = count ? (count + per - 1) / per : 1;   /* a barrier has one */
+    size_t        chunks = count <= per ? 1 : (count + per - 1) / per;   /* a barrier has one */
 
     for (size_t c = 0; c < chunks && st == WEFT_OK; c++) {
         size_t         first = c * per;

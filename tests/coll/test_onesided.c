@@ -6,7 +6,8 @@
  * down the levels, with every root, every type and op, in place, empty,
  * messages of many chunks, at the edges of the chunks and of the kinds of
  * buffer, and streams that wrap around the rings of buffers.
- * Floating-point allreduce results are the same bits on every rank.  Works for any number of ranks up to 8. */
+ * Floating-point allreduce results are the same bits on every rank.
+ * Works for any number of ranks up to 8. */
 #include <weft.h>
 #include <weft_mpi.h>
 #include "../team/check.h"
@@ -230,7 +231,8 @@ static void check_boundaries(weft_team_t team, int tr, int tn)
     if (chunk == 0)   /* the MPI path: no chunks */
         return;
     CHECK(chunk % 8 == 0, "%s %s: chunk of %zu bytes", shape, what, chunk);
-    size_t edges[] = {8, 9, 12, 120, 121, 124, chunk - 4, chunk, chunk + 4, 2 * chunk + 12, 3 * chunk};
+    size_t edges[] = {8,         9,     12,        120,            121,      124,
+                      chunk - 4, chunk, chunk + 4, 2 * chunk + 12, 3 * chunk};
     for (size_t e = 0; e < sizeof(edges) / sizeof(edges[0]); e++) {
         size_t bytes = edges[e], n = bytes / 4;
         int    root = (int)e % tn;
