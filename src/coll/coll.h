@@ -90,7 +90,8 @@ int weft__hgather_blocks(weft__hier_t *h, void *acc, MPI_Datatype block);
 
 /* The reduction kernel of the one-sided collectives (onesided.c), for
  * every collective that combines in memory: d = a op b elementwise, d may
- * be a; integers wrap as unsigned.  Bitwise ops on integer types only. */
+ * be a or b; integers wrap as unsigned.  Bitwise ops on integer types
+ * only. */
 void weft__coll_combine(void *d, const void *a, const void *b, size_t n, weft_type_t t,
                         weft_op_t op);
 /* Bytes of an element of each weft_type_t. */
@@ -120,6 +121,9 @@ weft_status_t weft__os_barrier(weft__os_t *s);
 int weft__os_active(weft_team_t team);
 /* The team's size when its state is built and one-sided, else 0. */
 int weft__os_ready_size(weft_team_t team);
+/* Bytes a chunk of a large message carries (a hop moves a message in
+ * chunks of this size) once the team's state is built, else 0. */
+size_t weft__os_chunk_bytes(weft_team_t team);
 
 /* Endpoint teams (eteam.c): every team collective; weft__et_is tells
  * whether a live team is one.  Arguments are checked here (root is a

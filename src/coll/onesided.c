@@ -10,18 +10,26 @@
  *    into the pair's buffer in its OWN part and release-stores the signal;
  *    the reader polls that word through the mapping and reads (or
  *    combines) the data where it is.  Every byte crosses between the cores
- *    once, and data of up to 56 bytes shares the signal's cache line.
+ *    once, and data of up to 120 bytes lies beside the signal word.
  *  - other ranks: weft_put_signal_nb into the buffer in the READER's part,
  *    weft_signal_wait_until there (UCX).
  *
- * Flow control: every pair has nbuf buffers per direction, used round
- * robin.  The reader raises the writer's acknowledgement word once it has
- * consumed a buffer, and the writer waits for that before it writes the
- * buffer again.  Both sides count the chunks of each pair in `sent` and
- * `recvd`; since every rank makes the team's collectives in the same
- * order with the same sizes, the counts agree without any exchange.  A
- * buffer's signal word counts its uses, so the k-th chunk of a pair waits
- * for k / nbuf + 1 in buffer k mod nbuf on either path.
+ * Flow control: every pair has, per direction, three rings of buffers
+ * used round robin, by the size of the chunk: TINY, entries of 16 bytes
+ * (a signal word and up to 8 bytes of data, four to a cache line), SMALL,
+ * entries of two lines (a signal word and up to 120 bytes), and BUFS,
+ * nbuf buffers of a line (the signal word) and `chunk` bytes.  Small data
+ * lies beside its signal word, so that a reader takes one or two lines
+ * per chunk, and a stream of tiny ones moves four chunks per line.  The
+ * reader raises the writer's acknowledgement word of a ring once it has
+ * consumed half of it, and the writer waits for that only before it would
+ * overwrite a buffer not yet consumed: a stream of small broadcasts runs
+ * up to a ring ahead of its readers.  Both sides count the chunks of each
+ * pair and ring in `sent` and `recvd`; since every rank makes the team's
+ * collectives in the same order with the same sizes, the counts agree
+ * without any exchange.  A buffer's signal word counts its uses, so the
+ * k-th chunk of a pair and ring of depth d waits for k / d + 1 in buffer
+ * k mod d on either path.
  *
  * Reductions combine in a fixed order (the leader's value, then its
  * members' in level order; at the top level the members' in level order),
@@ -59,9 +67,11 @@ struct weft__os {
     int         *ctx_rank;   /* [size] */
     int          nlevels;
     level_t     *lv;         /* [nlevels] */
-    uint64_t    *sent;       /* [size] chunks written to each rank's buffers */
-    uint64_t    *recvd;      /* [size] chunks of each rank consumed here */
-    uint64_t    *acked;      /* [size] the last acknowledgement word read of each */
+    uint64_t    *sent;       /* [NRINGS size] chunks written to each rank's rings */
+    uint64_t    *recvd;      /* [NRINGS size] chunks of each rank's rings consumed here */
+    uint64_t    *acked;      /* [NRINGS size] the last acknowledgement word read of each */
+    size_t       chunk;      /* bytes of a buffer of the BUFS ring */
+    uint64_t     nbufs;      /* buffers of the BUFS ring used: a power of two */
     char       **mapped;     /* [size] the rank's slot mapped here (weft_ptr), or NULL */
     int          usable;     /* 0: the team runs the MPI path (see os_build) */
     char        *tmp;        /* a chunk: partial results of a reduce */
@@ -69,24 +79,79 @@ struct weft__os {
 
 /* ---- the slot --------------------------------------------------------------- */
 
-/* Data of up to this many bytes travels in the signal's cache line. */
-#define INLINE_MAX (WEFT__TEAM_LINE - sizeof(uint64_t))
+/* The rings of a pair and direction, in this order in the pair's room:
+ * TINY and SMALL, 3 KiB, then BUFS, nbuf buffers of a line and s->chunk
+ * bytes (256 in the smallest slots that team.c makes, 64 KiB less 768
+ * bytes in the largest).  An entry is its signal word, then the data. */
+enum { BUFS, SMALL, TINY, NRINGS };
+static const struct {
+    size_t   entry, max;   /* bytes of an entry, and of the data it takes */
+    uint64_t depth;        /* entries */
+} rings[NRINGS] = {
+    [TINY] = {16, 8, 64},
+    [SMALL] = {2 * WEFT__TEAM_LINE, 2 * WEFT__TEAM_LINE - sizeof(uint64_t), 16},
+};
+#define SMALL_ROOM \
+    (rings[TINY].entry * rings[TINY].depth + rings[SMALL].entry * rings[SMALL].depth)
 
-static size_t ack_off(const weft__os_t *s, int reader)
+static int ring_of(size_t len)
 {
-    return s->sc.off + (size_t)reader * WEFT__TEAM_LINE;
+    return len <= rings[TINY].max ? TINY : len <= rings[SMALL].max ? SMALL : BUFS;
 }
 
-/* Buffer seq of the pair (this rank, peer), in whichever part holds it:
- * its signal word; the data follows at + 8 (inline) or + one line. */
-static size_t buf_off(const weft__os_t *s, int peer, uint64_t seq)
+static uint64_t depth(const weft__os_t *s, int ring)
 {
-    return s->sc.off + (size_t)s->sc.nranks * WEFT__TEAM_LINE +
-           ((size_t)peer * (size_t)s->sc.nbuf + (size_t)(seq % (uint64_t)s->sc.nbuf)) *
-               (WEFT__TEAM_LINE + s->sc.chunk);
+    return ring == BUFS ? s->nbufs : rings[ring].depth;
 }
 
-static size_t data_at(size_t len) { return len <= INLINE_MAX ? sizeof(uint64_t) : WEFT__TEAM_LINE; }
+/* Every depth is a power of two, so that the position and the lap of a
+ * chunk in its ring are a mask and a shift, not divisions (a few dozen
+ * cycles each, as much as the rest of a small chunk's hop). */
+static uint64_t lap(const weft__os_t *s, int ring, uint64_t seq)
+{
+    return seq >> __builtin_ctzll(depth(s, ring));
+}
+
+/* Copy the data of a chunk of a small ring (up to 120 bytes) in words,
+ * inline: a call of memcpy costs as much as the rest of a tiny chunk's
+ * hop.  The last word overlaps the one before it when len is not a
+ * multiple of 8; d and s do not overlap. */
+static void copy_small(char *d, const char *s, size_t len)
+{
+    if (len < sizeof(uint64_t)) {
+        for (size_t i = 0; i < len; i++)
+            d[i] = s[i];
+        return;
+    }
+    for (size_t i = 0; i + sizeof(uint64_t) < len; i += sizeof(uint64_t))
+        memcpy(d + i, s + i, sizeof(uint64_t));
+    memcpy(d + len - sizeof(uint64_t), s + len - sizeof(uint64_t), sizeof(uint64_t));
+}
+
+/* The acknowledgement word of a ring that reader raises, in the writer's
+ * part: the reader's line, one word per ring. */
+static size_t ack_off(const weft__os_t *s, int reader, int ring)
+{
+    return s->sc.off + (size_t)reader * WEFT__TEAM_LINE + (size_t)ring * sizeof(uint64_t);
+}
+
+/* Buffer seq of a ring of the pair (this rank, peer), in whichever part
+ * holds it: its signal word; the data follows at data_at(ring). */
+static size_t buf_off(const weft__os_t *s, int peer, int ring, uint64_t seq)
+{
+    size_t pair = s->sc.off + (size_t)s->sc.nranks * WEFT__TEAM_LINE +
+                  (size_t)peer * (size_t)s->sc.nbuf * (WEFT__TEAM_LINE + s->sc.chunk);
+
+    if (ring == TINY)
+        return pair + (size_t)(seq % rings[TINY].depth) * rings[TINY].entry;
+    pair += rings[TINY].entry * rings[TINY].depth;
+    if (ring == SMALL)
+        return pair + (size_t)(seq % rings[SMALL].depth) * rings[SMALL].entry;
+    return pair + rings[SMALL].entry * rings[SMALL].depth +
+           (size_t)(seq & (s->nbufs - 1)) * (WEFT__TEAM_LINE + s->chunk);
+}
+
+static size_t data_at(int ring) { return ring == BUFS ? WEFT__TEAM_LINE : sizeof(uint64_t); }
 
 /* ---- state ------------------------------------------------------------------- */
 
@@ -122,12 +187,20 @@ static int os_fill(weft__os_t *s, const weft__team_scratch_t *sc, MPI_Comm comm,
     s->rank = h->rank;
     s->size = h->size;
     s->nlevels = h->nlevels;
+    /* A pair's room, less the small rings, cut into nbuf buffers of a
+     * line and a whole number of lines. */
+    s->chunk = (((size_t)sc->nbuf * (WEFT__TEAM_LINE + sc->chunk) - SMALL_ROOM) /
+                    (size_t)sc->nbuf -
+                WEFT__TEAM_LINE) &
+               ~(size_t)(WEFT__TEAM_LINE - 1);
+    for (s->nbufs = 1; s->nbufs * 2 <= (uint64_t)sc->nbuf; s->nbufs *= 2)
+        ;
     s->ctx_rank = malloc(sizeof(int) * (size_t)h->size);
-    s->sent = calloc((size_t)h->size, sizeof(uint64_t));
-    s->recvd = calloc((size_t)h->size, sizeof(uint64_t));
+    s->sent = calloc(NRINGS * (size_t)h->size, sizeof(uint64_t));
+    s->recvd = calloc(NRINGS * (size_t)h->size, sizeof(uint64_t));
     s->mapped = calloc((size_t)h->size, sizeof(char *));
-    s->acked = calloc((size_t)h->size, sizeof(uint64_t));
-    s->tmp = malloc(sc->chunk);
+    s->acked = calloc(NRINGS * (size_t)h->size, sizeof(uint64_t));
+    s->tmp = malloc(s->chunk);
     s->lv = calloc((size_t)(h->nlevels ? h->nlevels : 1), sizeof(level_t));
     ok = s->ctx_rank && s->sent && s->recvd && s->mapped && s->acked && s->tmp && s->lv && idx &&
          (s->ep = sc->ep) != NULL;
@@ -252,19 +325,20 @@ static uint64_t *local_word(const weft__os_t *s, size_t off)
     return (uint64_t *)(void *)(s->sc.local + (off - s->sc.off));
 }
 
-/* The writer may reuse buffer seq once the reader has consumed chunk
- * seq - nbuf: the acknowledgement word is read only when the last value
- * read is not enough. */
-static weft_status_t wait_room(weft__os_t *s, int x, uint64_t seq)
+/* The writer may reuse buffer seq of a ring of depth d once the reader
+ * has consumed chunk seq - d: the acknowledgement word is read only when
+ * the last value read is not enough. */
+static weft_status_t wait_room(weft__os_t *s, int x, int ring, uint64_t seq)
 {
-    uint64_t need = seq + 1 - (uint64_t)s->sc.nbuf;
-    size_t   off = ack_off(s, x);
+    uint64_t  d = depth(s, ring), need = seq + 1 - d;
+    uint64_t *acked = &s->acked[NRINGS * x + ring];
+    size_t    off = ack_off(s, x, ring);
 
-    if (seq < (uint64_t)s->sc.nbuf || s->acked[x] >= need)
+    if (seq < d || *acked >= need)
         return WEFT_OK;
     weft_status_t st = wait_word(s, x, local_word(s, off), off, need);
     if (st == WEFT_OK)
-        s->acked[x] = __atomic_load_n(local_word(s, off), __ATOMIC_ACQUIRE);
+        *acked = __atomic_load_n(local_word(s, off), __ATOMIC_ACQUIRE);
     return st;
 }
 
@@ -274,22 +348,25 @@ static weft_status_t wait_room(weft__os_t *s, int x, uint64_t seq)
  * (and of the connection, made on first use) needs no weft call of x. */
 static weft_status_t put_chunk(weft__os_t *s, int x, const void *src, size_t len)
 {
-    uint64_t      seq = s->sent[x];
+    int           ring = ring_of(len);
+    uint64_t      seq = s->sent[NRINGS * x + ring];
     weft_status_t st;
 
-    if ((st = wait_room(s, x, seq)) != WEFT_OK)
+    if ((st = wait_room(s, x, ring, seq)) != WEFT_OK)
         return st;
-    s->sent[x]++;
+    s->sent[NRINGS * x + ring]++;
     if (s->mapped[x]) {
-        uint64_t *sig = local_word(s, buf_off(s, x, seq));
-        if (len)
-            memcpy((char *)sig + data_at(len), src, len);
-        __atomic_store_n(sig, seq / (uint64_t)s->sc.nbuf + 1, __ATOMIC_RELEASE);
+        uint64_t *sig = local_word(s, buf_off(s, x, ring, seq));
+        if (ring != BUFS)
+            copy_small((char *)sig + data_at(ring), src, len);
+        else
+            memcpy((char *)sig + data_at(ring), src, len);
+        __atomic_store_n(sig, lap(s, ring, seq) + 1, __ATOMIC_RELEASE);
         return WEFT_OK;
     }
-    size_t       off = buf_off(s, s->rank, seq);
+    size_t       off = buf_off(s, s->rank, ring, seq);
     weft_event_t ev;
-    if ((st = weft_put_signal_nb(s->ep, s->ctx_rank[x], s->sc.seg, off + data_at(len), src, len,
+    if ((st = weft_put_signal_nb(s->ep, s->ctx_rank[x], s->sc.seg, off + data_at(ring), src, len,
                                  s->sc.seg, off, 1, &ev)) != WEFT_OK)
         return st;
     return ev == WEFT_EVENT_NULL ? WEFT_OK : weft_wait(&ev);
@@ -299,33 +376,44 @@ static weft_status_t put_chunk(weft__os_t *s, int x, const void *src, size_t len
  * m's part when m is on the node) until release(m). */
 static weft_status_t get_chunk(weft__os_t *s, int m, size_t len, const char **data)
 {
-    uint64_t      seq = s->recvd[m];
-    size_t        off = buf_off(s, m, seq);
-    const char   *sig = s->mapped[m] ? s->mapped[m] + (buf_off(s, s->rank, seq) - s->sc.off)
+    int           ring = ring_of(len);
+    uint64_t      seq = s->recvd[NRINGS * m + ring];
+    size_t        off = buf_off(s, m, ring, seq);
+    const char   *sig = s->mapped[m] ? s->mapped[m] + (buf_off(s, s->rank, ring, seq) - s->sc.off)
                                      : (const char *)local_word(s, off);
     weft_status_t st = wait_word(s, m, (const uint64_t *)(const void *)sig,
-                                 s->mapped[m] ? SIZE_MAX : off, seq / (uint64_t)s->sc.nbuf + 1);
+                                 s->mapped[m] ? SIZE_MAX : off, lap(s, ring, seq) + 1);
 
-    if (st == WEFT_OK)
-        *data = sig + data_at(len);
+    if (st != WEFT_OK)
+        return st;
+    *data = sig + data_at(ring);
+    /* A stream of tiny chunks: fetch the next line while this one is
+     * used, so that a reader running behind takes its misses in parallel. */
+    if (ring == TINY && s->mapped[m])
+        __builtin_prefetch(s->mapped[m] + (buf_off(s, s->rank, ring,
+                                                   seq + WEFT__TEAM_LINE / rings[TINY].entry) -
+                                           s->sc.off));
     return st;
 }
 
-/* Hand m's buffer back: raise our acknowledgement word at m, once every
- * nbuf / 2 chunks (m, which may run nbuf chunks ahead, then still finds a
- * free buffer whenever we have consumed what it sent; half the stores
- * cross between the cores).  A release store where m is on the node; else
- * an add through UCX that nothing waits for here, since m may have left
- * the collective already: m waits for it, progressing, when it needs it. */
-static weft_status_t release(weft__os_t *s, int m)
+/* Hand m's buffer of a chunk of len bytes back: raise our acknowledgement
+ * word of its ring at m, once every half ring (m, which may run a ring
+ * ahead, then still finds a free buffer whenever we have consumed what it
+ * sent; few stores cross between the cores).  A release store where m is
+ * on the node; else an add through UCX that nothing waits for here, since
+ * m may have left the collective already: m waits for it, progressing,
+ * when it needs it. */
+static weft_status_t release(weft__os_t *s, int m, size_t len)
 {
-    size_t   off = ack_off(s, s->rank);
-    uint64_t every = (uint64_t)(s->sc.nbuf / 2 > 0 ? s->sc.nbuf / 2 : 1);
+    int       ring = ring_of(len);
+    size_t    off = ack_off(s, s->rank, ring);
+    uint64_t  every = depth(s, ring) / 2 > 0 ? depth(s, ring) / 2 : 1;
+    uint64_t *recvd = &s->recvd[NRINGS * m + ring];
 
-    if (++s->recvd[m] % every != 0)
+    if ((++*recvd & (every - 1)) != 0)
         return WEFT_OK;
     if (s->mapped[m]) {
-        __atomic_store_n((uint64_t *)(void *)(s->mapped[m] + (off - s->sc.off)), s->recvd[m],
+        __atomic_store_n((uint64_t *)(void *)(s->mapped[m] + (off - s->sc.off)), *recvd,
                          __ATOMIC_RELEASE);
         return WEFT_OK;
     }
@@ -339,23 +427,47 @@ static weft_status_t recv_copy(weft__os_t *s, int m, void *dst, size_t len)
 
     if (st != WEFT_OK)
         return st;
-    if (dst != data && len)
+    if (dst != data && ring_of(len) != BUFS)
+        copy_small(dst, data, len);
+    else if (dst != data && len)
         memcpy(dst, data, len);
-    return release(s, m);
+    return release(s, m, len);
 }
 
 /* ---- reduction kernels ------------------------------------------------------- */
 
+/* Sums and products a block of VEC_BYTES at a time, in vectors of U (GCC's
+ * and Clang's vector extension): the same operation on every element as
+ * the scalar loop, so the same bits, but several elements per instruction
+ * where the compiler, at -O2, would not vectorise the loop itself (d may
+ * be a or b).  Loads and stores go through memcpy: the buffers need no
+ * alignment. */
+#define VEC_BYTES 32
 #define KERNEL(T, U)                                                                   \
+    typedef U vec_##T __attribute__((vector_size(VEC_BYTES)));                         \
     static void combine_##T(T *d, const T *a, const T *b, size_t n, weft_op_t op)      \
     {                                                                                  \
+        size_t i = 0;                                                                  \
+        vec_##T x, y;                                                                  \
         switch (op) {                                                                  \
         case WEFT_OP_SUM:                                                              \
-            for (size_t i = 0; i < n; i++)                                             \
+            for (; i + VEC_BYTES / sizeof(T) <= n; i += VEC_BYTES / sizeof(T)) {       \
+                memcpy(&x, a + i, VEC_BYTES);                                          \
+                memcpy(&y, b + i, VEC_BYTES);                                          \
+                x = x + y;                                                             \
+                memcpy(d + i, &x, VEC_BYTES);                                          \
+            }                                                                          \
+            for (; i < n; i++)                                                         \
                 d[i] = (T)((U)a[i] + (U)b[i]);                                         \
             break;                                                                     \
         case WEFT_OP_PROD:                                                             \
-            for (size_t i = 0; i < n; i++)                                             \
+            for (; i + VEC_BYTES / sizeof(T) <= n; i += VEC_BYTES / sizeof(T)) {       \
+                memcpy(&x, a + i, VEC_BYTES);                                          \
+                memcpy(&y, b + i, VEC_BYTES);                                          \
+                x = x * y;                                                             \
+                memcpy(d + i, &x, VEC_BYTES);                                          \
+            }                                                                          \
+            for (; i < n; i++)                                                         \
                 d[i] = (T)((U)a[i] * (U)b[i]);                                         \
             break;                                                                     \
         case WEFT_OP_MIN:                                                              \
@@ -401,7 +513,7 @@ KERNEL(uint64_t, uint64_t)
 KERNEL(float, float)
 KERNEL(double, double)
 
-/* d = a op b, elementwise; d may be a. */
+/* d = a op b, elementwise; d may be a or b. */
 void weft__coll_combine(void *d, const void *a, const void *b, size_t n, weft_type_t t,
                         weft_op_t op)
 {
@@ -424,10 +536,11 @@ const size_t weft__coll_type_size[WEFT_TYPE_DOUBLE + 1] = {
 
 /* ---- the collectives ------------------------------------------------------------- */
 
-/* The chunks of count elements: a whole number of elements each. */
+/* The chunks of count elements: a whole number of elements each (element
+ * sizes are powers of two: a shift, not a division, on every call). */
 static size_t chunk_elems(const weft__os_t *s, weft_type_t t)
 {
-    return s->sc.chunk / weft__coll_type_size[t];
+    return s->chunk >> __builtin_ctzll(weft__coll_type_size[t]);
 }
 
 /* Top down: a member takes each chunk from its leader, a leader passes it
@@ -485,7 +598,7 @@ static weft_status_t up(weft__os_t *s, int top, const char **have, char *acc, si
                 return st;
             weft__coll_combine(acc, *have, data, n, t, op);
             *have = acc;
-            if ((st = release(s, lv->member[i])) != WEFT_OK)
+            if ((st = release(s, lv->member[i], len)) != WEFT_OK)
                 return st;
         }
     }
@@ -525,7 +638,7 @@ weft_status_t weft__os_allreduce(weft__os_t *s, const void *src, void *dst, size
 {
     size_t        es = weft__coll_type_size[t], per = chunk_elems(s, t);
     weft_status_t st = WEFT_OK;
-    size_t        chunks = count ? (count + per - 1) / per : 1;   /* a barrier has one */
+    size_t        chunks = count <= per ? 1 : (count + per - 1) / per;   /* a barrier has one */
 
     for (size_t c = 0; c < chunks && st == WEFT_OK; c++) {
         size_t         first = c * per;
@@ -541,26 +654,26 @@ weft_status_t weft__os_allreduce(weft__os_t *s, const void *src, void *dst, size
             for (int i = 0; i < top->n && st == WEFT_OK; i++)
                 if (i != top->me)
                     st = put_chunk(s, top->member[i], have, len);
-            /* acc is written from the first member on: keep our own value
-             * apart when it lives there and is needed later. */
-            if (st == WEFT_OK && have == acc && top->me != 0 && len) {
+            /* The first combine (of members 0 and 1) writes acc, with no
+             * copy before it: keep our own value apart when it lives
+             * there and is needed later (member 2 on). */
+            if (st == WEFT_OK && have == acc && top->me > 1 && len) {
                 memcpy(s->tmp, have, len);
                 have = s->tmp;
             }
-            const char *prev = NULL;
+            const char *first = NULL;
             for (int i = 0; i < top->n && st == WEFT_OK; i++) {
                 const char *v = have;
                 if (i != top->me && (st = get_chunk(s, top->member[i], len, &v)) != WEFT_OK)
                     break;
-                if (prev)
-                    weft__coll_combine(acc, prev, v, n, t, op);
-                else if (v != acc && len)
-                    memcpy(acc, v, len);
-                prev = acc;
+                if (i == 0)
+                    first = v;
+                else
+                    weft__coll_combine(acc, i == 1 ? first : acc, v, n, t, op);
             }
             for (int i = 0; i < top->n && st == WEFT_OK; i++)
                 if (i != top->me)
-                    st = release(s, top->member[i]);
+                    st = release(s, top->member[i], len);
         } else if (sent_at < 0 && have != acc && len) {
             memcpy(acc, have, len);
         }
@@ -599,4 +712,11 @@ int weft__os_active(weft_team_t team)
     const weft__os_t *s = weft__team_state(team);
 
     return s != NULL && s->usable;
+}
+
+size_t weft__os_chunk_bytes(weft_team_t team)
+{
+    const weft__os_t *s = weft__team_state(team);
+
+    return s != NULL ? s->chunk : 0;
 }

@@ -4,8 +4,10 @@
  * weft_init, so emulated nodes also decide which ranks share the direct
  * path), on the world team and on every child and roots team of the walk
  * down the levels, with every root, every type and op, in place, empty,
- * and messages of many chunks.  Floating-point allreduce results are the
- * same bits on every rank.  Works for any number of ranks up to 8. */
+ * messages of many chunks, at the edges of the chunks and of the kinds of
+ * buffer, and streams that wrap around the rings of buffers.
+ * Floating-point allreduce results are the same bits on every rank.
+ * Works for any number of ranks up to 8. */
 #include <weft.h>
 #include <weft_mpi.h>
 #include "../team/check.h"
@@ -141,6 +143,127 @@ static void check_allreduce(weft_team_t team, MPI_Comm comm, int tr)
           what);
 }
 
+/* Streams of small collectives, longer than any ring of buffers: a
+ * writer runs ahead of its readers until it would overwrite a buffer not
+ * yet read, and wraps around.  Tiny, small and large chunks alternate, so
+ * that each ring's count stays right while the others are used. */
+static void check_streams(weft_team_t team, int tr, int tn)
+{
+    enum { N = 80 };   /* more than the deepest ring (64) */
+    char big[3000], bigref[3000];
+
+    /* The readers come late: the root writes until the rings are full.
+     * Root 0, since another root waits for team rank 0 to hand its chunk
+     * back down. */
+    size_t sizes[] = {1, 100, sizeof(big)};
+    for (int k = 0; k < 3; k++) {
+        int root = 0;
+        if (tr != root)
+            usleep(5000);
+        for (int i = 0; i < N; i++) {
+            memset(big, tr == root ? i + 1 : 0, sizes[k]);
+            CHECK(weft_team_bcast(team, big, sizes[k], WEFT_TYPE_BYTE, root) == WEFT_OK, "%s",
+                  weft_last_error());
+            CHECK(big[0] == (char)(i + 1) && big[sizes[k] - 1] == (char)(i + 1),
+                  "%s %s: bcast %d of a stream of %zu bytes got %d", shape, what, i, sizes[k],
+                  big[0]);
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        int      root = (i / 3) % tn;
+        uint64_t v = tr == root ? (uint64_t)i * 1000003u + (uint64_t)root : 0;
+        CHECK(weft_team_bcast(team, &v, 1, WEFT_TYPE_UINT64, root) == WEFT_OK, "%s",
+              weft_last_error());
+        CHECK(v == (uint64_t)i * 1000003u + (uint64_t)root, "%s %s: bcast %d of a stream got %llu",
+              shape, what, i, (unsigned long long)v);
+        int64_t x = (int64_t)(i + 1) * (tr + 1), sum = 0;
+        CHECK(weft_team_allreduce(team, &x, &sum, 1, WEFT_TYPE_INT64, WEFT_OP_SUM) == WEFT_OK, "%s",
+              weft_last_error());
+        CHECK(sum == (int64_t)(i + 1) * tn * (tn + 1) / 2, "%s %s: allreduce %d of a stream: %lld",
+              shape, what, i, (long long)sum);
+        if (i % 3 == 0) {
+            size_t n = 9 + (size_t)i % 112;   /* beside its signal word, or not */
+            fill(big, WEFT_TYPE_BYTE, n, tr == root ? i : 99, i);
+            fill(bigref, WEFT_TYPE_BYTE, n, i, i);
+            CHECK(weft_team_bcast(team, big, n, WEFT_TYPE_BYTE, root) == WEFT_OK, "%s",
+                  weft_last_error());
+            CHECK(memcmp(big, bigref, n) == 0, "%s %s: bcast of %zu bytes in a stream", shape, what,
+                  n);
+        }
+        if (i % 25 == 0) {
+            fill(big, WEFT_TYPE_BYTE, sizeof(big), tr == root ? i : 99, i);
+            fill(bigref, WEFT_TYPE_BYTE, sizeof(big), i, i);
+            CHECK(weft_team_bcast(team, big, sizeof(big), WEFT_TYPE_BYTE, root) == WEFT_OK, "%s",
+                  weft_last_error());
+            CHECK(memcmp(big, bigref, sizeof(big)) == 0, "%s %s: large bcast in a stream", shape,
+                  what);
+        }
+        if (i % 11 == 0)
+            CHECK(weft_team_barrier(team) == WEFT_OK, "%s", weft_last_error());
+    }
+}
+
+/* The sum or maximum of every rank's fill (int32). */
+static void expected(int32_t *ref, size_t n, int tn, int salt, weft_op_t op)
+{
+    int32_t *v = malloc(n * sizeof(int32_t) + 1);
+
+    for (int r = 0; r < tn; r++) {
+        fill(v, WEFT_TYPE_INT32, n, r, salt);
+        for (size_t j = 0; j < n; j++)
+            ref[j] = r == 0                ? v[j]
+                   : op == WEFT_OP_SUM     ? ref[j] + v[j]
+                   : v[j] > ref[j]         ? v[j]
+                                           : ref[j];
+    }
+    free(v);
+}
+
+/* Messages at the edges of the kinds of buffer and of the chunks: the
+ * most bytes beside a signal word and one more, a chunk and one element
+ * less or more, and chunks with a short last one.  The results are
+ * computed here, not by MPI, to keep the test quick where MPI is slow
+ * with more ranks than cores. */
+static void check_boundaries(weft_team_t team, int tr, int tn)
+{
+    size_t chunk = weft__os_chunk_bytes(team);
+
+    if (chunk == 0)   /* the MPI path: no chunks */
+        return;
+    CHECK(chunk % 8 == 0, "%s %s: chunk of %zu bytes", shape, what, chunk);
+    size_t edges[] = {8,         9,     12,        120,            121,      124,
+                      chunk - 4, chunk, chunk + 4, 2 * chunk + 12, 3 * chunk};
+    for (size_t e = 0; e < sizeof(edges) / sizeof(edges[0]); e++) {
+        size_t bytes = edges[e], n = bytes / 4;
+        int    root = (int)e % tn;
+        char  *a = malloc(bytes), *ref = malloc(bytes), *dst = malloc(bytes);
+        fill(a, WEFT_TYPE_BYTE, bytes, tr == root ? root : 99, (int)e);
+        fill(ref, WEFT_TYPE_BYTE, bytes, root, (int)e);
+        CHECK(weft_team_bcast(team, a, bytes, WEFT_TYPE_BYTE, root) == WEFT_OK, "%s",
+              weft_last_error());
+        CHECK(memcmp(a, ref, bytes) == 0, "%s %s: bcast of %zu bytes (chunk %zu)", shape, what,
+              bytes, chunk);
+        for (weft_op_t op = WEFT_OP_SUM; op <= WEFT_OP_MAX; op += 3) {
+            fill(a, WEFT_TYPE_INT32, n, tr, (int)e);
+            memset(dst, 0x5a, bytes);
+            CHECK(weft_team_allreduce(team, a, dst, n, WEFT_TYPE_INT32, op) == WEFT_OK, "%s",
+                  weft_last_error());
+            expected((int32_t *)(void *)ref, n, tn, (int)e, op);
+            CHECK(memcmp(dst, ref, n * 4) == 0, "%s %s: allreduce of %zu int32 (chunk %zu)", shape,
+                  what, n, chunk);
+            memset(dst, 0x5a, bytes);
+            CHECK(weft_team_reduce(team, a, dst, n, WEFT_TYPE_INT32, op, tn - 1 - root) == WEFT_OK,
+                  "%s", weft_last_error());
+            if (tr == tn - 1 - root)
+                CHECK(memcmp(dst, ref, n * 4) == 0, "%s %s: reduce of %zu int32 (chunk %zu)",
+                      shape, what, n, chunk);
+        }
+        free(a);
+        free(ref);
+        free(dst);
+    }
+}
+
 static double now(void)
 {
     struct timespec t;
@@ -187,6 +310,13 @@ static void check_team(weft_team_t team, const char *name)
     check_reduce(team, comm, tr, tn);
     check_allreduce(team, comm, tr);
     check_barrier(team, comm, tr, tn);
+    /* The rings and chunks work the same on every team of a shape: the
+     * world team (every pair of ranks, every path) only, to stay quick
+     * with more ranks than cores. */
+    if (!strcmp(name, "world")) {
+        check_streams(team, tr, tn);
+        check_boundaries(team, tr, tn);
+    }
     /* One-sided when its ranks share the direct path, or through UCX with
      * the progress thread; the MPI path otherwise. */
     if (expect_onesided >= 0)
