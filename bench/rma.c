@@ -99,6 +99,7 @@ static const size_t default_sizes[] = {8, 64, 512, 4096, 32768, 65536, 262144, 1
 struct opts {
     const char *json;
     long iters, window, rounds, warmup;
+    long get_gap_us;    /* --busy-target: pause between gets, 0: back to back */
     long blocks;                        /* alternating blocks a round over UCX */
     int busy_target, sweep;
     size_t sizes[MAX_SIZES];            /* of the sweep */
@@ -808,8 +809,10 @@ static double cpu_secs(clockid_t clock)
  * computation per second of its own CPU time, busy against quiet: what
  * the gets cost it beyond the time taken (caches, switches), which other
  * processes do not change either.  Rank 0 gets back to
- * back, as fast as the target answers: the share grows with that rate, and
- * the time per get says what a slower stream of gets would cost. */
+ * back, as fast as the target answers, or with --get-gap-us G a get every
+ * G us at most (at most 0.5 s of them): the share grows with that rate,
+ * and the time per get says what a slower stream of gets would cost.  A
+ * get's latency is its own time, the gaps left out. */
 static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *local,
                         const struct opts *o, int progress_thread)
 {
@@ -817,6 +820,9 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
     const char *impl = progress_thread ? "weft+progress-thread" : "weft";
     uint64_t dst, one = 1;
     long n = o->iters < 2000 ? o->iters : 2000, quiet_chunks = 0, busy_chunks = 0, c;
+    /* the paced gets: at most 0.5 s of them, and at least one */
+    long most = o->get_gap_us > 0 ? 500000 / o->get_gap_us : n;
+    long nb = n < most ? n : most > 0 ? most : 1;
     double t0, t, worst = 0, quiet_secs = 0, busy_secs = 0, proc0 = 0, self0 = 0, others = 0;
     double c0, quiet_cpu = 0, busy_cpu = 0;
 
@@ -843,15 +849,24 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
     }
     OK(weft_barrier(ctx));
     if (rank == 0) {
-        t0 = bench_now();
-        for (long i = 0; i < n; i++) {
+        double sum = 0, gap = 1e-6 * (double)o->get_gap_us;
+
+        for (long i = 0; i < nb; i++) {
+            double d;
+
             t = bench_now();
             OK(weft_get(ep, &dst, 1, seg, 0, 8));
-            if (bench_now() - t > worst)
-                worst = bench_now() - t;
+            d = bench_now() - t;
+            sum += d;
+            if (d > worst)
+                worst = d;
+            while (bench_now() - t < gap)
+                ;
         }
-        record(impl, "get_lat_busy", 8, "us", 1e6 * (bench_now() - t0) / (double)n);
+        record(impl, "get_lat_busy", 8, "us", 1e6 * sum / (double)nb);
         record(impl, "get_max_busy", 8, "us", 1e6 * worst);
+        if (o->get_gap_us > 0)
+            record(impl, "get_gap", 8, "us", (double)o->get_gap_us);
         OK(weft_put_nbi(ep, 1, seg, 64, &one, 8));
         OK(weft_flush(ep));
     } else if (rank == 1) {
@@ -860,7 +875,7 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
          * for that second to end */
         proc0 = cpu_secs(CLOCK_PROCESS_CPUTIME_ID);
         self0 = cpu_secs(CLOCK_THREAD_CPUTIME_ID);
-        busy_secs = compute_chunks(&busy_chunks, flag, 1.0);
+        busy_secs = compute_chunks(&busy_chunks, flag, 1.0 + 1e-6 * (double)nb * (double)o->get_gap_us);
         busy_cpu = cpu_secs(CLOCK_THREAD_CPUTIME_ID) - self0;
         others = (cpu_secs(CLOCK_PROCESS_CPUTIME_ID) - proc0) - busy_cpu;
     }
@@ -877,7 +892,7 @@ static void busy_target(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, void *loca
         /* the computation's rate while got from against the quiet one */
         double r[4] = {100.0 * (1.0 - ((double)busy_chunks / busy_secs) /
                                           ((double)quiet_chunks / quiet_secs)),
-                       100.0 * others / busy_secs, 1e6 * others / (double)n,
+                       100.0 * others / busy_secs, 1e6 * others / (double)nb,
                        100.0 * (1.0 - ((double)busy_chunks / busy_cpu) /
                                           ((double)quiet_chunks / quiet_cpu))};
 
@@ -926,7 +941,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: mpirun -np 2 weft_bench_rma [--json FILE] [--iters N] [--window W] [--rounds R]\n"
             "                                   [--warmup N] [--blocks N] [--busy-target] [--sweep]\n"
-            "                                   [--sizes LIST | -m MIN:MAX]\n"
+            "                                   [--sizes LIST | -m MIN:MAX] [--get-gap-us G]\n"
             "  --iters N   iterations of each timed loop (default 100000; a multiple of W, at least W)\n"
             "  --window W  puts between flushes (default 256); --rounds R: 1 to %d (default 5)\n"
             "  --warmup N  untimed iterations before each timed loop (default 0)\n"
@@ -934,7 +949,9 @@ static void usage(void)
             "  --sizes LIST  sizes of the bandwidth sweep, e.g. 8,64,4K,1M (K, M, G: 2^10, 2^20,\n"
             "              2^30), each from 1 B to 4 MiB (the segment), at most %d of them\n"
             "  -m MIN:MAX  sizes MIN, 2 MIN, 4 MIN, ... up to MAX, the same bounds\n"
-            "  --sizes and -m imply --sweep, whose default sizes are 8 B to 4 MiB\n",
+            "  --sizes and -m imply --sweep, whose default sizes are 8 B to 4 MiB\n"
+            "  --get-gap-us G  with --busy-target: G us between the gets from the computing\n"
+            "              target (default: back to back)\n",
             MAX_ROUNDS, BLOCK_WINDOWS, MAX_BLOCKS, MAX_SIZES);
 }
 
@@ -952,6 +969,7 @@ static int parse(int argc, char **argv, struct opts *o)
         {"--window", .value = &o->window}, {"--rounds", .value = &o->rounds},
         {"--sizes", .text = &sizes},       {"-m", .text = &range},
         {"--warmup", .text = &warmup},     {"--blocks", .text = &blocks},
+        {"--get-gap-us", .value = &o->get_gap_us},
         {NULL},
     };
 
@@ -968,6 +986,10 @@ static int parse(int argc, char **argv, struct opts *o)
         return -1;
     if (o->blocks > MAX_BLOCKS)
         return bad("--blocks %ld: at most %d", o->blocks, MAX_BLOCKS);
+    if (o->get_gap_us != 0 && !o->busy_target)
+        return bad("--get-gap-us paces the gets of --busy-target: give both");
+    if (o->get_gap_us > 1000000)
+        return bad("--get-gap-us %ld: at most 1000000 (a second)", o->get_gap_us);
     if (sizes != NULL && range != NULL)
         return bad("--sizes and -m both choose the sizes: give one of them");
     if (sizes != NULL || range != NULL) {
