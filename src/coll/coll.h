@@ -121,6 +121,9 @@ weft_status_t weft__os_barrier(weft__os_t *s);
 int weft__os_active(weft_team_t team);
 /* The team's size when its state is built and one-sided, else 0. */
 int weft__os_ready_size(weft_team_t team);
+/* The size of the team of one-sided state s when it is usable, else 0
+ * (s may be NULL). */
+int weft__os_usable_size(const weft__os_t *s);
 /* Bytes a chunk of a large message carries (a hop moves a message in
  * chunks of this size) once the team's state is built, else 0. */
 size_t weft__os_chunk_bytes(weft_team_t team);

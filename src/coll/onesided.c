@@ -700,6 +700,11 @@ weft_status_t weft__os_barrier(weft__os_t *s)
     return weft__os_allreduce(s, &none, &none, 0, WEFT_TYPE_INT32, WEFT_OP_SUM);
 }
 
+int weft__os_usable_size(const weft__os_t *s)
+{
+    return s != NULL && s->usable ? s->size : 0;
+}
+
 int weft__os_ready_size(weft_team_t team)
 {
     const weft__os_t *s = weft__team_state(team);

@@ -21,6 +21,27 @@ static const MPI_Op mpi_ops[] = {
     [WEFT_OP_BXOR] = MPI_BXOR,
 };
 
+/* The one-sided state of a live rank team whose state is built, when the
+ * arguments are ones prepare_for accepts (op < 0: none; root < 0: none):
+ * a call can go straight to it, as a stream of small collectives wants
+ * (the checks below are what is left of prepare_for's for such a team).
+ * NULL for anything else, which takes the complete path and its errors. */
+static weft__os_t *ready_for(weft_team_t team, size_t count, weft_type_t type, int op, int root)
+{
+    weft__os_t *s = weft__team_live_state(team);
+    int size = weft__os_usable_size(s);
+
+    if (size == 0 || (unsigned)type >= sizeof(mpi_types) / sizeof(mpi_types[0]) ||
+        count > INT_MAX || root >= size)
+        return NULL;
+    if (op >= 0 && ((unsigned)op >= sizeof(mpi_ops) / sizeof(mpi_ops[0]) ||
+                    type == WEFT_TYPE_BYTE ||
+                    ((op == WEFT_OP_BAND || op == WEFT_OP_BOR || op == WEFT_OP_BXOR) &&
+                     (type == WEFT_TYPE_FLOAT || type == WEFT_TYPE_DOUBLE))))
+        return NULL;
+    return s;
+}
+
 /* The team's hierarchy and the MPI forms of the arguments.  op < 0: none;
  * root < 0: none.  A call that runs one-sided (onesided_call) on a team
  * whose one-sided state is ready gets *h NULL. */
@@ -113,7 +134,10 @@ weft_status_t weft_team_bcast(weft_team_t team, void *buf, size_t count, weft_ty
     MPI_Comm      comm;
     MPI_Datatype  t;
     weft_status_t st;
+    weft__os_t   *ready = root >= 0 ? ready_for(team, count, type, -1, root) : NULL;
 
+    if (ready != NULL)
+        return weft__os_bcast(ready, buf, count, type, root);
     if (endpoint_team(team))
         return weft__et_bcast(team, buf, count, type, root);
     if ((st = check_root(__func__, root)) == WEFT_OK)
@@ -131,7 +155,10 @@ weft_status_t weft_team_reduce(weft_team_t team, const void *src, void *dst, siz
     MPI_Comm      comm;
     MPI_Datatype  t;
     weft_status_t st;
+    weft__os_t   *ready = root >= 0 ? ready_for(team, count, type, (int)op, root) : NULL;
 
+    if (ready != NULL)
+        return weft__os_reduce(ready, src, dst, count, type, op, root);
     if (endpoint_team(team))
         return weft__et_reduce(team, src, dst, count, type, op, root);
     if ((st = check_root(__func__, root)) == WEFT_OK)
@@ -150,7 +177,10 @@ weft_status_t weft_team_allreduce(weft_team_t team, const void *src, void *dst, 
     weft__hier_t *h;
     MPI_Comm      comm;
     MPI_Datatype  t;
+    weft__os_t   *ready = ready_for(team, count, type, (int)op, -1);
 
+    if (ready != NULL)
+        return weft__os_allreduce(ready, src, dst, count, type, op);
     if (endpoint_team(team))
         return weft__et_allreduce(team, src, dst, count, type, op);
     weft_status_t st = prepare(__func__, team, count, type, (int)op, -1, &h, &comm, &t);
@@ -185,7 +215,10 @@ weft_status_t weft_team_barrier(weft_team_t team)
     weft__hier_t *h;
     MPI_Comm      comm;
     MPI_Datatype  t;
+    weft__os_t   *ready = ready_for(team, 0, WEFT_TYPE_BYTE, -1, -1);
 
+    if (ready != NULL)
+        return weft__os_barrier(ready);
     if (endpoint_team(team))
         return weft__et_barrier(team);
     weft_status_t st = prepare(__func__, team, 0, WEFT_TYPE_BYTE, -1, -1, &h, &comm, &t);

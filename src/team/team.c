@@ -155,6 +155,14 @@ void weft__team_ep_set(weft_team_t team, weft_ep_t ep) { team->ep = ep; }
 
 void *weft__team_state(weft_team_t team) { return team->state; }
 
+void *weft__team_live_state(weft_team_t team)
+{
+    if (team == NULL || team->magic != TEAM_ALIVE || team->et != NULL || team->ctx == NULL ||
+        team->ctx->state != WEFT__ALIVE)
+        return NULL;
+    return team->state;
+}
+
 void weft__team_state_set(weft_team_t team, void *state, void (*free_fn)(void *))
 {
     team->state = state;

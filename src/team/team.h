@@ -249,6 +249,10 @@ void weft__team_ep_set(weft_team_t team, weft_ep_t ep);
 /* The upper layer's per-team state: NULL until set; free_fn is called with
  * it when the team is freed. */
 void *weft__team_state(weft_team_t team);
+/* The coll layer's state of a live rank team of a live context, in one
+ * call and without recording an error: NULL for anything else (a NULL,
+ * freed or endpoint team, a finalised context, no state yet). */
+void *weft__team_live_state(weft_team_t team);
 void  weft__team_state_set(weft_team_t team, void *state, void (*free_fn)(void *));
 
 /* ---- Endpoint teams (eteam.c) ------------------------------------------ */
