@@ -137,6 +137,15 @@ void weft__ep_drop_failed(weft_ep_t ep)
     weft_ctx_t ctx = ep->ctx;
     unsigned gen = weft__fail_gen(ctx);
 
+    /* The fast paths (weft_put_nbi's last target, a kept UCX target, the
+     * inline path) test only the gate: set its failure bit here, before
+     * any key or connection goes, rather than rely on the thread that
+     * learnt of the failure having set it already (it bumps the count
+     * first), and forget the last target, which may hold them. */
+    if (gen != 0) {
+        __atomic_fetch_or(&ep->divert, WEFT__GATE_FAILED, __ATOMIC_RELAXED);
+        weft__last_clear(&ep->last);
+    }
     for (int r = 0; r < ep->nranks; r++) {
         if (!weft__peer_failed(ctx, r))
             continue;

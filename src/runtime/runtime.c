@@ -1,6 +1,6 @@
 /* weft_init / weft_finalize: MPI bootstrap, UCX context, home worker,
  * address exchange, progress thread, and the ordered teardown of layers. */
-#define _GNU_SOURCE  /* ppoll, pthread_setaffinity_np */
+#define _GNU_SOURCE  /* ppoll, pthread_setaffinity_np, pthread_setname_np */
 #include "runtime.h"
 #include <weft_ucx.h>
 
@@ -205,6 +205,8 @@ static void *progress_main(void *arg)
     int woken = 0;           /* by the transport's event descriptor */
     unsigned wasted = 0;     /* wake-ups in a row that found nothing to do */
 
+    /* its name in top -H, ps -L, gdb and /proc/<pid>/task/<tid>/comm */
+    (void)pthread_setname_np(pthread_self(), "weft-progress");
     if ((ps->bind_err = progress_bind(&ps->pc)) != 0) {
         sem_post(&ps->ready);
         return NULL;
@@ -236,13 +238,15 @@ static void *progress_main(void *arg)
         /* Woken by the transport for nothing: the application, inside a
          * weft call, has progressed the worker first.  While it does, a
          * wake-up per event only takes its core and the worker's lock from
-         * it; the thread sleeps instead without the event descriptor, a
-         * longer while each time it finds nothing (up to a millisecond,
-         * or the interval if longer), until it finds work again. */
-        if (woken)
-            wasted++;
-        woken = 0;
-        if (wasted > 0) {
+         * it; after such a wake-up the thread sleeps once without the event
+         * descriptor, the longer the more of them came in a row (up to
+         * 16 intervals, at most a millisecond or the interval if longer),
+         * then sleeps on the descriptor again: a request that comes after
+         * the application stopped calling weft waits at most that one
+         * sleep. */
+        if (woken) {
+            wasted += wasted < 5;
+            woken = 0;
             unsigned long us = (unsigned long)ctx->cfg.progress_interval_us
                                << (wasted < 5 ? wasted - 1 : 4);
             unsigned long most = ctx->cfg.progress_interval_us > 1000
@@ -255,9 +259,6 @@ static void *progress_main(void *arg)
             back.tv_nsec = (long)(us % 1000000) * 1000;
             if (ppoll(fds, 1, &back, NULL) > 0)
                 (void)!read(ctx->pthread_wake, &drain, sizeof(drain));
-            /* finding nothing after this sleep keeps it long */
-            woken = 1;
-            wasted -= wasted > 4;
             continue;
         }
         /* A request often follows the last one by a round trip: polling

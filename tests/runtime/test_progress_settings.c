@@ -13,23 +13,39 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-/* 1 if some thread of this process may run on `cpu` alone */
+/* 1 if weft's progress thread (named "weft-progress") may run on `cpu`
+ * alone */
 static int thread_bound_to(int cpu)
 {
     DIR *d = opendir("/proc/self/task");
     struct dirent *e;
-    int found = 0;
+    int found = 0, seen = 0;
 
     CHECK(d != NULL);
-    while (!found && (e = readdir(d)) != NULL) {
+    while ((e = readdir(d)) != NULL) {
         cpu_set_t set;
         pid_t tid = (pid_t)atoi(e->d_name);
+        char path[64], name[32] = "";
+        FILE *f;
 
-        if (tid > 0 && sched_getaffinity(tid, sizeof(set), &set) == 0)
+        if (tid <= 0)
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+        if ((f = fopen(path, "r")) == NULL)
+            continue;
+        if (fgets(name, sizeof(name), f) == NULL)
+            name[0] = '\0';
+        fclose(f);
+        if (strncmp(name, "weft-progress", 13) != 0)
+            continue;
+        seen++;
+        if (sched_getaffinity(tid, sizeof(set), &set) == 0)
             found = CPU_COUNT(&set) == 1 && CPU_ISSET(cpu, &set);
     }
     closedir(d);
+    CHECK(seen == 1);
     return found;
 }
 
@@ -99,7 +115,24 @@ int main(int argc, char **argv)
     serve_once("rank", "short", "0", -1);
     /* SCHED_FIFO where permitted, else what the thread may have */
     serve_once("all", "fifo", "0", -1);
-    serve_once(cpu, "short", "20", first);
+    /* The thread must be where WEFT_PROGRESS_BIND says, not where the
+     * rank is: widen the rank's CPU set to every CPU first, so that a
+     * thread that only inherited it is not bound to one CPU (a launcher
+     * that binds the rank to a core would otherwise make both the same).
+     * A machine of one CPU cannot tell them apart. */
+    {
+        cpu_set_t all;
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+        CPU_ZERO(&all);
+        for (long c = 0; c < ncpu && c < CPU_SETSIZE; c++)
+            CPU_SET((int)c, &all);
+        if (ncpu > 1 && sched_setaffinity(0, sizeof(all), &all) == 0 &&
+            sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1)
+            serve_once(cpu, "short", "20", first);
+        else
+            serve_once(cpu, "short", "20", -1);
+    }
 
     /* no machine has CPU 65535 in a CPU set of this C library */
     setenv("WEFT_PROGRESS_BIND", "65535", 1);
