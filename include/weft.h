@@ -125,7 +125,10 @@ typedef struct {
      *  computes.  Active-message handlers then run on that thread or on
      *  the application's thread inside a weft call, whichever progresses
      *  first; the application and the thread share one UCX worker, which
-     *  UCX then locks. */
+     *  UCX then locks (with a sleeping lock: weft sets UCX_USE_MT_MUTEX=y
+     *  unless it or WEFT_UCX_USE_MT_MUTEX is set already).  Where the
+     *  thread runs and how it sleeps are environment settings only
+     *  (WEFT_PROGRESS_BIND, _PRIORITY, _SPIN_US; docs/settings.md). */
     int             progress_thread;
     /** WEFT_PROGRESS_INTERVAL_US: how long the progress thread sleeps when
      *  the transport cannot wake it up (default 50). */

@@ -49,11 +49,15 @@ extern "C" {
 #define WEFT_INLINE_MAX 64
 
 /* The two structures are used only here (read, and the endpoint's
- * stamped written): a program has no other access to the library's
- * endpoint and segment.  So they need no may_alias, and
- * their fields' types tell the compiler that a store of the program's data
- * (a double or a float, below) changes none of them: it may keep them in
- * registers across a loop of operations instead of reloading each. */
+ * touched[rank] and stamped written): a program has no other access to the
+ * library's endpoint and segment.  So they need no may_alias, and their
+ * fields' types tell the compiler that a store of the program's data (a
+ * double or a float, below) changes none of them: it may keep them in
+ * registers across a loop of operations instead of reloading each.  This
+ * holds while the library's own code, which writes these fields through
+ * its struct weft__ep, is not inlined into the program: link libweft as a
+ * library (shared or static), not by link-time optimisation together with
+ * the program's objects. */
 
 /** What the inline path reads of an endpoint (layout 2): its first fields. */
 struct weft_inline_ep {

@@ -94,6 +94,7 @@ weft__ucx_put_more(weft_ucx_put_target_t *t, ucs_status_ptr_t sp);
  * weft adds it to the endpoint's window of implicit operations
  * (weft__ucx_put_more), as weft_put_nbi counts each put.  The library's
  * weft_ucx_put_nbi is this body too. */
+#if defined(WEFT_BUILDING) || (!defined(WEFT_NO_INLINE) && defined(__GNUC__))
 static inline __attribute__((always_inline)) weft_status_t
 weft__ucx_put_nbi(weft_ucx_put_target_t *t, size_t off, const void *src, size_t n)
 {
@@ -116,6 +117,7 @@ weft__ucx_put_nbi(weft_ucx_put_target_t *t, size_t off, const void *src, size_t 
     }
     return weft__ucx_put_call(t, off, src, n);
 }
+#endif
 
 #if !defined(WEFT_BUILDING) && !defined(WEFT_NO_INLINE) && defined(__GNUC__)
 

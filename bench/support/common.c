@@ -140,8 +140,14 @@ int bench_parse_opts(int argc, char **argv, const struct bench_opt *opts)
     while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
         int i = c - 256;
 
+        /* optopt names a one-letter option (argv[optind - 1] may be a
+         * cluster of them, or the next word); 0 for a long one */
+        if (c == '?' && optopt > 0 && optopt < 256)
+            return opts_fail("unknown option '-%c'", optopt);
         if (c == '?')
             return opts_fail("unknown or ambiguous option '%s'", argv[optind - 1]);
+        if (c == ':' && optopt > 0 && optopt < 256)
+            return opts_fail("option '-%c' needs a value", optopt);
         if (c == ':')
             return opts_fail("option '%s' needs a value", argv[optind - 1]);
         if (c < 256)

@@ -196,7 +196,12 @@ int main(void)
               rounds == 3 && v == 1);
         CHECK(bench_parse_opts(2, joined, opts) == 0 && strcmp(range, "16:32") == 0);
         CHECK(bench_parse_opts(2, lone, opts) == -1);
+        CHECK(strstr(bench_opts_error(), "'-m' needs a value") != NULL);
         CHECK(bench_parse_opts(2, other, opts) == -1);
+        CHECK(strstr(bench_opts_error(), "unknown option '-x'") != NULL);
+        char *cluster[] = {"prog", "-vq"};
+        CHECK(bench_parse_opts(2, cluster, opts) == -1);
+        CHECK(strstr(bench_opts_error(), "unknown option '-q'") != NULL);
         /* a table entry that is neither --name nor -x */
         const struct bench_opt wrong[] = {{"rounds", .value = &rounds}, {NULL}};
         CHECK(bench_parse_opts(1, lone, wrong) == -1);

@@ -49,8 +49,10 @@ int main(void)
     pp.policy = "single";
     OK(weft_ep_pool_create(ctx, &pp, &pool));
     OK(weft_ep_get(pool, 0, &early));
-    /* a third, whose only operation to the victim is an 8-byte put: on the
-     * direct path the inline form of weft.h (weft_inline.h) does it */
+    /* a third, whose operations to the victim are 8-byte puts (on the
+     * direct path the inline form of weft.h, weft_inline.h, does them):
+     * two, a flush, and one more, the only one the last flush covers --
+     * after a flush the stamp must be made again */
     OK(weft_ep_get(pool, 1, &small));
     /* a fourth, whose puts to the victim go through a kept target
      * (weft_ucx.h) */
