@@ -38,8 +38,12 @@ weft_status_t weft_ucx_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
  * after each weft_flush, a rank failure known to the context, WEFT_CHECK=1,
  * a selected trace point, bad arguments, a segment freed meanwhile, a rank
  * reached by the direct path) goes to the library call, which does what
- * weft_put_nbi documents and makes the target current again.  The layout
- * is WEFT_UCX_PUT_LAYOUT, checked as weft_inline.h checks its own.
+ * weft_put_nbi documents and makes the target current again.  A freed
+ * segment or a destroyed endpoint is noticed by the flush epoch the target
+ * holds, a 32-bit count: a target kept past them is refused unless 2^32
+ * flushes of ep have passed since, so fill targets again after freeing
+ * rather than keep old ones.  The layout is WEFT_UCX_PUT_LAYOUT, checked
+ * as weft_inline.h checks its own.
  */
 #define WEFT_UCX_PUT_LAYOUT 1
 typedef struct weft_ucx_put_target {
