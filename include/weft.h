@@ -1161,9 +1161,10 @@ weft_status_t weft_team_ep(weft_team_t team, weft_ep_t *ep);
  * a reduction or a gather.  The levels are built on first use (a
  * collective step) and kept with the team.  Every call is collective over
  * the team, blocking, and must be made by every rank with the same count,
- * type, op and root, by one thread per rank at a time (they use the
- * context's default endpoint).  A root other than rank 0 costs one extra
- * hop.
+ * type, op and root, by one thread per rank at a time (a rank team's use
+ * the context's default endpoint; an endpoint team's use, on each rank,
+ * the endpoint its leader thread brought, see "Endpoint teams").  A root
+ * other than rank 0 costs one extra hop.
  *
  * bcast, reduce, allreduce and barrier are one-sided: each hop of a level
  * is a chunk written into a buffer of the team's scratch slot (part of a
@@ -1178,17 +1179,20 @@ weft_status_t weft_team_ep(weft_team_t team, weft_ep_t *ep);
  * 15 teams of one world team alive) and by weft_team_gather always.
  * Reductions combine in the same order on every rank, so an allreduce
  * gives every rank the same bits.  Acknowledgements through UCX may stay
- * in flight on the default endpoint after a call (a weft_flush of it
- * completes them).
+ * in flight after a call on the endpoint it used -- the default endpoint,
+ * or for an endpoint team the leader thread's own -- and a weft_flush of
+ * it completes them.
  *
  * Errors: WEFT_ERR_INVALID_ARG (not a team, unknown type or op, a bitwise
  * op on a floating type, a reduction of WEFT_TYPE_BYTE), WEFT_ERR_RANK
- * (root outside the team), WEFT_ERR_TOO_LARGE (count over INT_MAX),
- * WEFT_ERR_CONFIG (a malformed WEFT_TOPO_* setting when the levels are
+ * (root outside the team), WEFT_ERR_TOO_LARGE (count over INT_MAX; for
+ * an endpoint team's gather, count times the most members any rank has
+ * over INT32_MAX), WEFT_ERR_CONFIG (a malformed WEFT_TOPO_* setting when the levels are
  * built), WEFT_ERR_MPI, WEFT_ERR_NO_MEMORY; one-sided calls also
  * WEFT_ERR_PEER_FAILED (a member failed while this rank waited for it)
  * and WEFT_ERR_TIMEOUT (WEFT_TIMEOUT_MS, on waits for ranks of other
- * nodes).  The MPI path runs MPI's blocking collectives: they do not serve
+ * nodes); endpoint teams also WEFT_ERR_TIMEOUT when a wait between the
+ * threads of a rank exceeds WEFT_TIMEOUT_MS (the team is then unusable).  The MPI path runs MPI's blocking collectives: they do not serve
  * incoming weft operations while they wait (only the progress thread
  * does), do not check for failed ranks and are not bounded by
  * WEFT_TIMEOUT_MS.

@@ -22,7 +22,26 @@
  * Every wait between the threads is bounded by WEFT_TIMEOUT_MS: a member
  * that does not arrive fails the call on its rank with WEFT_ERR_TIMEOUT
  * (the leader then runs no step between ranks), and the team is left
- * unusable, as a rank team is after a timeout. */
+ * unusable, as a rank team is after a timeout.
+ *
+ * The rule that keeps a timeout safe: no thread touches another thread's
+ * buffers (or reads the area's status for it) after that thread's call
+ * returned.  Each side of a hand-over is a word changed by compare-and-
+ * swap, so that of two threads that give up and go on, exactly one wins:
+ *  - a slot's `state`: the member sets ARRIVED; the leader turns ARRIVED
+ *    into CLAIMED before it reads the member's source or writes its dst,
+ *    and a member that stops waiting for the leader turns ARRIVED into
+ *    WITHDRAWN and returns.  A member that finds its slot CLAIMED keeps
+ *    waiting (the leader is running, and its step between ranks is
+ *    bounded itself); a leader that finds a slot WITHDRAWN reads no
+ *    member's data and fails the call on every thread of the rank.
+ *  - a slot's `ack`: the member sets READING before it reads the status
+ *    and the result, and TOOK after; a leader that waited WEFT_TIMEOUT_MS
+ *    for it turns any earlier value into REVOKED, and the member then
+ *    reads nothing and fails.  A leader that finds READING waits on: the
+ *    member is copying, which ends.  The leader waits so before it
+ *    rewrites the area (at its next call, whether that succeeds or not)
+ *    and before it returns while members copy from its own buffer. */
 #include "coll.h"
 #include "runtime/runtime.h"
 
@@ -48,9 +67,15 @@
 #define SLOT_DATA 32
 #define RES_MAX   4096
 
+/* A slot's `state` and `ack` hold a call's number shifted by two and one
+ * of these phases, so that a later call's value is always larger. */
+#define PH(gen, p) ((uint64_t)(gen) << 2 | (p))
+enum { S_ARRIVED = 1, S_WITHDRAWN = 2, S_CLAIMED = 3 };
+enum { A_READING = 1, A_TOOK = 2, A_REVOKED = 3 };
+
 typedef struct {
-    alignas(64) _Atomic uint64_t seq;   /* the member's latest call */
-    _Atomic uint64_t             ack;   /* the latest result it has copied */
+    alignas(64) _Atomic uint64_t state;   /* the member's latest call, S_ phase */
+    _Atomic uint64_t             ack;     /* the latest result it took, A_ phase */
     const void                  *src;
     void                        *dst;
     char                         data[SLOT_DATA];   /* a small source */
@@ -105,6 +130,19 @@ static weft_status_t wait_for(weft_ctx_t ctx, _Atomic uint64_t *w, uint64_t v, c
             return atomic_load_explicit(w, memory_order_acquire) >= v ? WEFT_OK : st;
     }
     return WEFT_OK;
+}
+
+/* Moves *w to `to` if it is below `below`; 0 when another thread's value
+ * (at or above `below`) was there first. */
+static int move_below(_Atomic uint64_t *w, uint64_t below, uint64_t to)
+{
+    uint64_t old = atomic_load_explicit(w, memory_order_acquire);
+
+    while (old < below)
+        if (atomic_compare_exchange_weak_explicit(w, &old, to, memory_order_acq_rel,
+                                                  memory_order_acquire))
+            return 1;
+    return 0;
 }
 
 static void area_free(void *area)
@@ -286,80 +324,142 @@ static weft_status_t lead(weft__eshared_t *sh, area_t *a, const call_t *c, const
     return st;
 }
 
-/* A collective of an endpoint team: every member publishes its arguments
- * in its slot; the leader (the rank's first member) waits for them, leads
- * (above) and publishes the status and the result; a result the members
- * copy from its own buffer it keeps valid until every member has taken
- * it. */
-static weft_status_t et_call(weft__eteam_t *et, const call_t *c)
+/* The leader's wait for member i to take the status and result of call g
+ * (see the rule at the top): WEFT_ERR_TIMEOUT when it did not start to
+ * within WEFT_TIMEOUT_MS, after which it never will; a member that has
+ * started is waited for without a bound, as it only copies. */
+static weft_status_t wait_taken(weft__eshared_t *sh, area_t *a, int i, uint64_t g,
+                                const char *fn)
+{
+    _Atomic uint64_t *w = &a->slot[i].ack;
+    weft_status_t     st = wait_for(sh->ctx, w, PH(g, A_TOOK), fn);
+
+    if (st == WEFT_OK)
+        return st;
+    if (move_below(w, PH(g, A_READING), PH(g, A_REVOKED)))
+        return weft__error(st, fn, "member %d (thread %d of this rank) did not take the result "
+                           "of call %llu within WEFT_TIMEOUT_MS=%lu ms; the team is unusable",
+                           sh->first + i, sh->mthread[sh->first + i], (unsigned long long)g,
+                           sh->ctx->cfg.timeout_ms);
+    wait_for(NULL, w, PH(g, A_TOOK), fn);
+    return WEFT_OK;
+}
+
+/* A member's part of call gen, its arguments in its slot: it waits for the
+ * leader, then takes the status and its result. */
+static weft_status_t member_call(weft__eteam_t *et, area_t *a, const call_t *c, uint64_t gen)
 {
     weft__eshared_t *sh = et->sh;
     size_t           block = c->count * weft__coll_type_size[c->type];
     int              me = et->member - sh->first;
+    lslot_t         *s = &a->slot[me];
+    weft_status_t    st;
+
+    if (block <= SLOT_DATA && block && c->src) {
+        memcpy(s->data, c->src, block);
+        s->src = s->data;
+    } else {
+        s->src = c->src;
+    }
+    s->dst = c->dst;
+    atomic_store_explicit(&s->state, PH(gen, S_ARRIVED), memory_order_release);
+    /* The leader's arrival is waited for within WEFT_TIMEOUT_MS; then its
+     * step between ranks, which has the bounds of the rank team's
+     * collectives, as the leader's own wait does.  A member that gives up
+     * withdraws its slot, unless the leader has claimed it: then the
+     * leader is running and may write into this thread's buffers, so the
+     * member waits for it to finish. */
+    if ((st = wait_for(sh->ctx, &a->started, gen, c->fn)) != WEFT_OK) {
+        uint64_t arrived = PH(gen, S_ARRIVED);
+        if (atomic_compare_exchange_strong_explicit(&s->state, &arrived, PH(gen, S_WITHDRAWN),
+                                                    memory_order_acq_rel,
+                                                    memory_order_acquire)) {
+            /* It reads nothing of this call either. */
+            move_below(&s->ack, PH(gen, A_READING), PH(gen, A_REVOKED));
+            return weft__error(st, c->fn,
+                               "member %d (thread %d of this rank, which leads its members) "
+                               "did not arrive at call %llu within WEFT_TIMEOUT_MS=%lu ms; "
+                               "the team is unusable", sh->first, sh->mthread[sh->first],
+                               (unsigned long long)gen, sh->ctx->cfg.timeout_ms);
+        }
+    }
+    wait_for(NULL, &a->done, gen, c->fn);
+    if (!move_below(&s->ack, PH(gen, A_READING), PH(gen, A_READING)))
+        return weft__error(WEFT_ERR_TIMEOUT, c->fn,
+                           "member %d (thread %d of this rank, which leads its members) stopped "
+                           "waiting for this thread to take the result of call %llu after "
+                           "WEFT_TIMEOUT_MS=%lu ms; the team is unusable", sh->first,
+                           sh->mthread[sh->first], (unsigned long long)gen,
+                           sh->ctx->cfg.timeout_ms);
+    char msg[sizeof(a->msg)];
+    st = a->st;
+    if (st != WEFT_OK)
+        memcpy(msg, a->msg, sizeof(msg));
+    /* Members that hold the result already (a bcast's root) take nothing. */
+    int takes = c->kind == K_ALLREDUCE || (c->kind == K_BCAST && c->root != et->member);
+    if (takes && st == WEFT_OK && c->dst != a->result && block)
+        memcpy(c->dst, a->result, block);
+    atomic_store_explicit(&s->ack, PH(gen, A_TOOK), memory_order_release);
+    return st == WEFT_OK ? st : weft__error(st, c->fn, "(for this rank's members) %s", msg);
+}
+
+/* A collective of an endpoint team: every member publishes its arguments
+ * in its slot; the leader (the rank's first member) waits for them,
+ * claims their slots, leads (above) and publishes the status and the
+ * result; a result the members copy from its own buffer it keeps valid
+ * until every member has taken it (or can no longer). */
+static weft_status_t et_call(weft__eteam_t *et, const call_t *c)
+{
+    weft__eshared_t *sh = et->sh;
+    size_t           block = c->count * weft__coll_type_size[c->type];
     area_t          *a = area_of(sh);
-    weft_status_t    st = WEFT_OK;
+    weft_status_t    st = WEFT_OK, s2;
     const void      *result = NULL;
 
     if (!a)
         return weft__error(WEFT_ERR_NO_MEMORY, c->fn, "out of memory for the team's area");
     uint64_t gen = ++et->calls;
-    if (me != 0) {
-        if (block <= SLOT_DATA && block && c->src) {
-            memcpy(a->slot[me].data, c->src, block);
-            a->slot[me].src = a->slot[me].data;
-        } else {
-            a->slot[me].src = c->src;
-        }
-        a->slot[me].dst = c->dst;
-        atomic_store_explicit(&a->slot[me].seq, gen, memory_order_release);
-        /* The leader's arrival is waited for within WEFT_TIMEOUT_MS; then
-         * its step between ranks, which has the bounds of the rank team's
-         * collectives, as the leader's own wait does. */
-        if ((st = wait_for(sh->ctx, &a->started, gen, c->fn)) != WEFT_OK)
-            return weft__error(st, c->fn,
-                               "member %d (thread %d of this rank, which leads its members) "
-                               "did not arrive at call %llu within WEFT_TIMEOUT_MS=%lu ms; the "
-                               "team is unusable", sh->first, sh->mthread[sh->first],
-                               (unsigned long long)gen, sh->ctx->cfg.timeout_ms);
-        wait_for(NULL, &a->done, gen, c->fn);
-        st = a->st;
-        /* Members that hold the result already (a bcast's root) take nothing. */
-        int takes = c->kind == K_ALLREDUCE || (c->kind == K_BCAST && c->root != et->member);
-        if (takes && st == WEFT_OK && c->dst != a->result && block)
-            memcpy(c->dst, a->result, block);
-        atomic_store_explicit(&a->slot[me].ack, gen, memory_order_release);
-        return st == WEFT_OK ? st : weft__error(st, c->fn, "(for this rank's members) %s",
-                                                a->msg);
-    }
+    if (et->member != sh->first)
+        return member_call(et, a, c, gen);
     atomic_store_explicit(&a->started, gen, memory_order_release);
     /* A bcast waits for its root only (when that is another member of the
-     * rank): the others need not have arrived to find the result. */
+     * rank): the others need not have arrived to find the result.  A slot
+     * is claimed before its data is read (see the rule at the top). */
     for (int i = 1; i < sh->nlocal; i++) {
         if (c->kind == K_BCAST && sh->first + i != c->root)
             continue;
-        if ((st = wait_for(sh->ctx, &a->slot[i].seq, gen, c->fn)) == WEFT_OK)
-            continue;
-        st = weft__error(st, c->fn,
-                         "member %d (thread %d of this rank) did not arrive at call %llu "
-                         "within WEFT_TIMEOUT_MS=%lu ms; the team is unusable",
-                         sh->first + i, sh->mthread[sh->first + i], (unsigned long long)gen,
-                         sh->ctx->cfg.timeout_ms);
-        break;
+        if ((st = wait_for(sh->ctx, &a->slot[i].state, PH(gen, S_ARRIVED), c->fn)) != WEFT_OK) {
+            st = weft__error(st, c->fn,
+                             "member %d (thread %d of this rank) did not arrive at call %llu "
+                             "within WEFT_TIMEOUT_MS=%lu ms; the team is unusable",
+                             sh->first + i, sh->mthread[sh->first + i], (unsigned long long)gen,
+                             sh->ctx->cfg.timeout_ms);
+            break;
+        }
+        uint64_t arrived = PH(gen, S_ARRIVED);
+        if (!atomic_compare_exchange_strong_explicit(&a->slot[i].state, &arrived,
+                                                     PH(gen, S_CLAIMED), memory_order_acq_rel,
+                                                     memory_order_acquire)) {
+            st = weft__error(WEFT_ERR_TIMEOUT, c->fn,
+                             "member %d (thread %d of this rank) stopped waiting for this "
+                             "thread (its leader) at call %llu after WEFT_TIMEOUT_MS=%lu ms; "
+                             "the team is unusable", sh->first + i, sh->mthread[sh->first + i],
+                             (unsigned long long)gen, sh->ctx->cfg.timeout_ms);
+            break;
+        }
     }
     /* The area is rewritten once every member has taken the previous
-     * call's status and result (those that arrived at this one have). */
-    for (int i = 1; i < sh->nlocal && st == WEFT_OK; i++)
-        if ((st = wait_for(sh->ctx, &a->slot[i].ack, gen - 1, c->fn)) != WEFT_OK)
-            st = weft__error(st, c->fn, "member %d (thread %d of this rank) did not take "
-                             "the result of call %llu within WEFT_TIMEOUT_MS=%lu ms; the team "
-                             "is unusable", sh->first + i, sh->mthread[sh->first + i],
-                             (unsigned long long)gen - 1, sh->ctx->cfg.timeout_ms);
+     * call's status and result (those that arrived at this one have), on
+     * the error path too. */
+    for (int i = 1; i < sh->nlocal && gen > 1; i++)
+        if ((s2 = wait_taken(sh, a, i, gen - 1, c->fn)) != WEFT_OK && st == WEFT_OK)
+            st = s2;
     if (st == WEFT_OK)
         st = lead(sh, a, c, &result);
     /* A result the members take: in the area when small, so that the
      * leader need not wait for them (it does at its next call, above). */
     int takes = c->kind == K_ALLREDUCE || c->kind == K_BCAST;
-    int wait_acks = st != WEFT_OK || (takes && block > RES_MAX);
+    int wait_acks = st == WEFT_OK && takes && block > RES_MAX;
     if (st == WEFT_OK && takes && block <= RES_MAX && block) {
         memcpy(a->res, result, block);
         result = a->res;
@@ -370,18 +470,11 @@ static weft_status_t et_call(weft__eteam_t *et, const call_t *c)
         snprintf(a->msg, sizeof(a->msg), "%s", weft_last_error());
     atomic_store_explicit(&a->done, gen, memory_order_release);
     /* Members that copy from the leader's buffer: it stays valid until
-     * they have.  After a failure only those that arrived read the status
-     * (a later one finds it without reading any buffer). */
-    for (int i = 1; i < sh->nlocal && wait_acks; i++) {
-        if (st != WEFT_OK && atomic_load_explicit(&a->slot[i].seq, memory_order_acquire) < gen)
-            continue;
-        weft_status_t s2 = wait_for(sh->ctx, &a->slot[i].ack, gen, c->fn);
-        if (s2 != WEFT_OK && st == WEFT_OK)
-            st = weft__error(s2, c->fn, "member %d (thread %d of this rank) did not take the "
-                             "result of call %llu within WEFT_TIMEOUT_MS=%lu ms; the team is "
-                             "unusable", sh->first + i, sh->mthread[sh->first + i],
-                             (unsigned long long)gen, sh->ctx->cfg.timeout_ms);
-    }
+     * they have, or until they can no longer start to.  After a failure
+     * the members read only the area, which the next call waits for. */
+    for (int i = 1; i < sh->nlocal && wait_acks; i++)
+        if ((s2 = wait_taken(sh, a, i, gen, c->fn)) != WEFT_OK && st == WEFT_OK)
+            st = s2;
     return st;
 }
 

@@ -584,9 +584,40 @@ typedef struct {
     char          msg[256];
 } late_t;
 
+/* In mode 4 the member, once its call returned, reuses its buffers and
+ * waits here for the late leader's call to end before it checks them. */
+static pthread_barrier_t late_bar;
+
 /* mode 0: thread 1 does not join; 1: thread 1 skips a barrier; 2: thread 0
- * (the leader) skips an allreduce; 3: thread 1 skips a split.  The same
+ * (the leader) skips an allreduce; 3: thread 1 skips a split; 4: thread 0
+ * (the leader) comes to a reduce to thread 1 after thread 1 gave up
+ * waiting for it, and must then leave thread 1's buffers alone.  The same
  * thread stays away on every rank, so no rank waits for another in MPI. */
+static void late_reduce(late_t *x, weft_team_t team)
+{
+    /* Over 32 bytes, so the leader would read the source by pointer. */
+    int64_t src[8], dst[8];
+    for (int i = 0; i < 8; i++)
+        src[i] = 1, dst[i] = -1;
+    if (x->t == 0) {
+        const char *ms = getenv("WEFT_TIMEOUT_MS");
+        usleep((useconds_t)(ms ? atoi(ms) : 1000) * 1500);
+    }
+    x->st = weft_team_reduce(team, src, dst, 8, WEFT_TYPE_INT64, WEFT_OP_SUM, 1);
+    snprintf(x->msg, sizeof(x->msg), "%s", weft_last_error());
+    if (x->t == 1) {
+        for (int i = 0; i < 8; i++)
+            src[i] = 7, dst[i] = 7;
+    }
+    pthread_barrier_wait(&late_bar);
+    if (x->t == 1) {
+        int kept = 1;
+        for (int i = 0; i < 8; i++)
+            kept &= src[i] == 7 && dst[i] == 7;
+        TCHECK(kept, "the late leader wrote into a buffer of a member whose call had returned");
+    }
+}
+
 static void *late(void *arg)
 {
     late_t     *x = arg;
@@ -608,8 +639,11 @@ static void *late(void *arg)
             x->st = weft_team_allreduce(team, &v, &v, 1, WEFT_TYPE_INT64, WEFT_OP_SUM);
         else if (x->mode == 3 && x->t == 0)
             x->st = weft_team_split_topology(team, &child, NULL);
+        else if (x->mode == 4)
+            late_reduce(x, team);
     }
-    snprintf(x->msg, sizeof(x->msg), "%s", weft_last_error());
+    if (x->mode != 4)
+        snprintf(x->msg, sizeof(x->msg), "%s", weft_last_error());
     if (child)
         weft_team_free(&child);
     if (team)
@@ -628,9 +662,11 @@ static void timeouts(void)
         {"barrier", 0, "(thread 1 of this rank) did not arrive"},
         {"allreduce", 1, "(thread 0 of this rank, which leads its members) did not arrive"},
         {"split", 0, "1 of the 2 threads of this rank arrived within WEFT_TIMEOUT_MS"},
+        {"late leader", 1, "(thread 0 of this rank, which leads its members) did not arrive"},
     };
 
-    for (int mode = 0; mode < 4; mode++) {
+    pthread_barrier_init(&late_bar, NULL, 2);
+    for (int mode = 0; mode < 5; mode++) {
         pthread_t th[2];
         late_t    x[2] = {{.t = 0, .mode = mode}, {.t = 1, .mode = mode}};
         for (int i = 0; i < 2; i++)
@@ -641,8 +677,13 @@ static void timeouts(void)
         CHECK(w->st == WEFT_ERR_TIMEOUT && strstr(w->msg, cases[mode].frag),
               "%s, a thread away: got %d (%s), want WEFT_ERR_TIMEOUT and '%s'",
               cases[mode].what, (int)w->st, w->msg, cases[mode].frag);
+        /* The late leader finds the member withdrawn and fails too. */
+        CHECK(mode != 4 || (x[0].st == WEFT_ERR_TIMEOUT && strstr(x[0].msg, "stopped waiting")),
+              "late leader: got %d (%s), want WEFT_ERR_TIMEOUT and 'stopped waiting'",
+              (int)x[0].st, x[0].msg);
         MPI_Barrier(MPI_COMM_WORLD);
     }
+    pthread_barrier_destroy(&late_bar);
 }
 
 int main(int argc, char **argv)
