@@ -171,8 +171,18 @@ int main(int argc, char **argv)
     setenv("WEFT_TOPO_BIND", "pack:0,pack:1", 0);
     bench_mpi_start(&argc, &argv, &rank, &nranks);
     me = rank;
-    ok = bench_parse_opts(argc, argv, opts) == 0 && bytes % 8 == 0 &&
-         (!strcmp(op, "bcast") || !strcmp(op, "allreduce"));
+    /* bench_parse_opts says what is wrong with the line itself */
+    ok = bench_parse_opts(argc, argv, opts) == 0;
+    if (ok && bytes % 8 != 0) {
+        if (rank == 0)
+            fprintf(stderr, NAME ": --size %ld is not a multiple of 8 (doubles)\n", bytes);
+        ok = 0;
+    }
+    if (ok && strcmp(op, "bcast") != 0 && strcmp(op, "allreduce") != 0) {
+        if (rank == 0)
+            fprintf(stderr, NAME ": --op '%s': allreduce or bcast\n", op);
+        ok = 0;
+    }
     bcast = ok && !strcmp(op, "bcast");
     if (!ok || nranks != 2) {
         if (rank == 0)
