@@ -238,15 +238,17 @@ static void *progress_main(void *arg)
         /* Woken by the transport for nothing: the application, inside a
          * weft call, has progressed the worker first.  While it does, a
          * wake-up per event only takes its core and the worker's lock from
-         * it; after such a wake-up the thread sleeps once without the event
-         * descriptor, the longer the more of them came in a row (up to
-         * 16 intervals, at most a millisecond or the interval if longer),
-         * then sleeps on the descriptor again: a request that comes after
-         * the application stopped calling weft waits at most that one
-         * sleep. */
-        if (woken) {
-            wasted += wasted < 5;
-            woken = 0;
+         * it; the thread sleeps instead without the event descriptor, a
+         * longer while each time it finds nothing (up to 16 intervals and
+         * a millisecond, or the interval if longer), until it finds work
+         * again.  So the first request after the application stops
+         * calling weft may wait for the end of such a sleep; going back to
+         * the descriptor after each sleep instead measured slower, with
+         * more wake-ups for nothing while the application polls. */
+        if (woken)
+            wasted++;
+        woken = 0;
+        if (wasted > 0) {
             unsigned long us = (unsigned long)ctx->cfg.progress_interval_us
                                << (wasted < 5 ? wasted - 1 : 4);
             unsigned long most = ctx->cfg.progress_interval_us > 1000
@@ -259,6 +261,9 @@ static void *progress_main(void *arg)
             back.tv_nsec = (long)(us % 1000000) * 1000;
             if (ppoll(fds, 1, &back, NULL) > 0)
                 (void)!read(ctx->pthread_wake, &drain, sizeof(drain));
+            /* finding nothing after this sleep keeps it long */
+            woken = 1;
+            wasted -= wasted > 4;
             continue;
         }
         /* A request often follows the last one by a round trip: polling
