@@ -10,6 +10,11 @@ lets the survivors live on.  Every trial then checks:
   * every survivor finished (printed RESULT) within the hang bound, and
     no rank died of anything but the kill (an abort inside UCX included);
   * SIGKILL: every survivor reports exactly the killed rank failed;
+    an operation to a live rank that is still outstanding after --give-up
+    seconds of WEFT_TIMEOUT_MS expiries makes that rank "stuck" (a
+    survivor gives up on it and says so): a failure, unless
+    --tolerate-ucx-shm-stuck (the kill left a UCX shared-memory receive
+    queue blocked, docs/limits.md), when it is counted;
     SIGSTOP: no rank other than the stopped one is reported failed by any
     rank that was not stopped (a stalled rank must not split the job);
   * leftovers: as root each trial runs in mount and IPC namespaces of its
@@ -87,6 +92,15 @@ def parse_args():
                    help="a survivor that UCX 1.13 aborts over TCP (\"Fatal: unexpected error\" "
                         "while it answers the dead rank: docs/limits.md) is counted, not "
                         "failed; the other survivors are checked as usual")
+    p.add_argument("--give-up", type=float, default=0.0,
+                   help="seconds a survivor retries a wait or flush that WEFT_TIMEOUT_MS ends "
+                        "before it calls the target stuck (default: 3 x --timeout-ms, and "
+                        "at least --stall + 2 s)")
+    p.add_argument("--tolerate-ucx-shm-stuck", action="store_true",
+                   help="a trial whose survivors report live ranks stuck (a SIGKILL that "
+                        "lands while the victim writes into a live rank's UCX shared-memory "
+                        "receive queue blocks that queue for good: docs/limits.md) is counted, "
+                        "not failed; everything else is checked as usual")
     p.add_argument("--no-private", action="store_true",
                    help="do not run trials in a private /dev/shm even as root")
     a = p.parse_args()
@@ -94,6 +108,10 @@ def parse_args():
         p.error("need --np >= 3, --trials >= 1, --seconds > 0, --stall > 0, --timeout-ms >= 0")
     if not os.access(a.exe, os.X_OK):
         p.error(f"--exe {a.exe}: not an executable")
+    if a.give_up < 0:
+        p.error("need --give-up >= 0")
+    if a.give_up == 0:
+        a.give_up = max(3 * a.timeout_ms / 1000.0, a.stall + 2.0)
     return a
 
 
@@ -120,6 +138,26 @@ def wait_files(d, name, np, proc, deadline):
     return None
 
 
+def stacks_of(pids, victim):
+    """Every thread's stack in each survivor of a hung trial (gdb, if there
+    is one), for the log: what the survivors wait for."""
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        return "(no gdb: no stacks)\n"
+    text = ""
+    for r, pid in sorted(pids.items()):
+        if r == victim:
+            continue
+        try:
+            got = subprocess.run([gdb, "-p", str(pid), "-batch", "-nx",
+                                  "-ex", "thread apply all bt"],
+                                 capture_output=True, text=True, timeout=30)
+            text += f"--- rank {r} (pid {pid}) ---\n{got.stdout}{got.stderr}"
+        except (subprocess.TimeoutExpired, OSError) as e:
+            text += f"--- rank {r} (pid {pid}): no stack ({e}) ---\n"
+    return text
+
+
 def one_trial(a, rng, private):
     d = tempfile.mkdtemp(prefix="weft-outside-kill-")
     env = dict(os.environ, OUTSIDE_KILL_DIR=d, WEFT_TIMEOUT_MS=str(a.timeout_ms),
@@ -133,7 +171,7 @@ def one_trial(a, rng, private):
             xflags += ["-x", k]
     cmd = [a.mpiexec, "-np", str(a.np)] + a.mpiexec_flags.replace(";", " ").split() + \
         ["--enable-recovery"] + \
-        xflags + [a.exe, str(a.seconds)]
+        xflags + [a.exe, str(a.seconds), str(a.give_up)]
     if private:
         cmd = ["unshare", "--mount", "--ipc", "--", "bash", "-c", PRIVATE, "bash"] + cmd
     start = time.monotonic()
@@ -168,6 +206,7 @@ def one_trial(a, rng, private):
                 res["t_kill"] = None   # it had already exited: no kill this trial
         out, _ = proc.communicate(timeout=max(1.0, start + a.hang - time.monotonic()))
     except subprocess.TimeoutExpired:
+        res["stacks"] = stacks_of(res["pids"], res["victim"])
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
         res["hang"] = True
@@ -187,8 +226,9 @@ def judge(a, res, private):
             failed = [] if f[4] == "-" else [int(x) for x in f[4].split(",")]
             learnt = [] if f[6] == "-" else [int(x) for x in f[6].split(",")]
             said = [] if f[14] == "-" else [int(x) for x in f[14].split(",")]
+            stuck = [] if len(f) < 17 or f[16] == "-" else [int(x) for x in f[16].split(",")]
             results[int(f[2])] = {"failed": failed, "learnt": dict(zip(failed, learnt)),
-                                  "end": f[10], "said": said}
+                                  "end": f[10], "said": said, "stuck": stuck}
     left = []
     for line in out.splitlines():
         if line.startswith("LEFT-SHM") or line.startswith("LEFT-SYSV"):
@@ -222,16 +262,27 @@ def judge(a, res, private):
     victim_done = victim in results
     if a.signal == "KILL" and victim_done:
         res["late"] = True
+    # r and x cannot reach each other when either has given up on the
+    # other: with --tolerate-ucx-shm-stuck, r may also report x failed
+    # (UCX ends the connections that a blocked queue keeps silent)
+    blocked = set()
+    if a.tolerate_ucx_shm_stuck:
+        for r, v in results.items():
+            for x in v["stuck"]:
+                blocked |= {(r, x), (x, r)}
     for r, v in sorted(results.items()):
         if r in tolerated:
             continue
         if a.signal == "KILL":
-            seen = sorted(set(v["failed"]) - tolerated)
+            seen = sorted(set(v["failed"]) - tolerated - {x for x in v["failed"]
+                                                          if (r, x) in blocked})
             # a victim that had said it was done with this survivor (the
             # "end" kill point) may die unnoticed: it was leaving anyway
             if seen != [victim] and not (victim in v["said"] and seen == []) and r != victim:
                 problems.append(f"rank {r} reports failed {v['failed'] or 'none'}")
-            elif seen == [victim] and res["t_kill"] is not None:
+            elif seen == [victim] and res["t_kill"] is not None and not v["stuck"]:
+                # (a survivor that gave up on a rank looked at failures
+                # again only after its --give-up wait: no detection time)
                 detect.append((v["learnt"][victim] - res["t_kill"]) / 1e6)
         elif r != victim:
             wrong = [x for x in v["failed"] if x != victim and x not in tolerated]
@@ -241,6 +292,10 @@ def judge(a, res, private):
                 detect.append((v["learnt"][victim] - res["t_kill"]) / 1e6)
         if v["end"] != "ok" and (a.signal == "KILL" or r != victim):
             problems.append(f"rank {r}: done exchange timed out")
+        if v["stuck"] and not a.tolerate_ucx_shm_stuck:
+            problems.append(f"rank {r}: operations to live ranks {v['stuck']} never completed")
+    stuck = sorted({r for v in results.values() for r in v["stuck"]})
+    res["stuck"] = stuck
     if aborts:
         problems.append("abnormal output: " + " | ".join(x.strip()[:160] for x in aborts[:3]))
     weft_left = [x for x in left if "weft" in x or "ucx" in x or x.startswith("sysv:")]
@@ -254,6 +309,8 @@ def judge(a, res, private):
         verdict += " (the victim had finished its run: killed in weft_finalize or after)"
     if tolerated:
         verdict += f" (UCX aborted ranks {sorted(tolerated)}, tolerated)"
+    if stuck and a.tolerate_ucx_shm_stuck:
+        verdict += f" (ranks {stuck} stuck behind a blocked UCX shared-memory queue, tolerated)"
     dtxt = (" detect_ms " + ",".join(f"{x:.1f}" for x in detect)) if detect else ""
     return not problems, f"victim {victim} {res['seconds']:.1f}s {verdict}{dtxt}{stopped_view}", \
         detect, weft_left
@@ -268,7 +325,7 @@ def main():
           + (f", stall {a.stall} s" if a.signal == "STOP" else "")
           + (", private /dev/shm and IPC namespace" if private
              else ", leftovers not counted (needs root and unshare)"), flush=True)
-    nok = nsurv = nsurv_ok = nleft = nucx = 0
+    nok = nsurv = nsurv_ok = nleft = nucx = nstuck = 0
     detect = []
     for t in range(a.trials):
         res = one_trial(a, rng, private)
@@ -281,18 +338,22 @@ def main():
         nok += ok
         nleft += bool(left)
         nucx += bool(res.get("ucx_aborted"))
+        nstuck += bool(res.get("stuck"))
         detect += d
         print(f"trial {t + 1}: {verdict}", flush=True)
         if not ok and a.log:
             with open(a.log, "a") as f:
-                f.write(f"==== trial {t + 1}: {verdict}\n{res['out']}\n")
+                f.write(f"==== trial {t + 1}: {verdict}\n{res['out']}\n{res.get('stacks', '')}")
         if not ok:
             tail = [ln for ln in res["out"].splitlines() if not ln.startswith("RESULT")][-12:]
             print("    " + "\n    ".join(tail), flush=True)
+            if res.get("stacks") and not a.log:
+                print(res["stacks"], flush=True)
     line = (f"SUMMARY path={a.path} signal={a.signal} point={a.point} np={a.np}: "
             f"{nok}/{a.trials} trials ok, {nsurv_ok}/{nsurv} survivors finished without hang, "
             f"trials with leftovers {nleft if private else 'not counted'}, "
-            f"trials with a survivor aborted by UCX {nucx}")
+            f"trials with a survivor aborted by UCX {nucx}, "
+            f"trials with a rank stuck behind a blocked UCX queue {nstuck}")
     if detect:
         detect.sort()
         line += (f", detection ms median {statistics.median(detect):.1f} "

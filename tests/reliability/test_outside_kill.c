@@ -7,12 +7,22 @@
  * initialised, and $OUTSIDE_KILL_DIR/end.<rank> when it starts the end of
  * the run (the killer's "end" kill point).  An operation that ends with
  * WEFT_ERR_PEER_FAILED or WEFT_ERR_TIMEOUT must have made weft report its
- * rank failed; any other error fails the rank.  At the end the ranks that
- * each thinks alive tell each other they are done (a barrier of the
- * context would need the dead rank), each waiting 20 s at most; then
- * weft_finalize.  The rank prints
+ * rank failed; any other error fails the rank.  A wait or flush that
+ * WEFT_TIMEOUT_MS ends is retried (a stopped rank is slow, not failed)
+ * for GIVE_UP seconds at most; one still outstanding then makes its
+ * target "stuck": the rank says so on a line
  *
- *   RESULT rank R failed F learnt L ops N end E expired X said S
+ *   STUCK rank R: WHAT kind K to rank T outstanding after S s
+ *
+ * and sends it nothing more.  That is what a SIGKILL does to UCX's
+ * shared-memory transport when it lands while the victim writes into a
+ * live rank's receive queue (docs/limits.md): the queue's reader waits
+ * for that entry for good, and everything sent to the rank behind it with
+ * it.  At the end the ranks that each thinks alive and not stuck tell
+ * each other they are done (a barrier of the context would need the dead
+ * rank), each waiting 20 s at most; then weft_finalize.  The rank prints
+ *
+ *   RESULT rank R failed F learnt L ops N end E expired X said S stuck T
  *
  * F the ranks it considers failed (comma-separated, "-" for none; a rank
  * seen to go after it said it was done is not counted), L the
@@ -20,7 +30,9 @@
  * killer's clock), N its operations, E "ok" or "timeout" (the done
  * exchange), X the waits and flushes that WEFT_TIMEOUT_MS ended and that
  * were retried (a stopped rank: such an expiry declares nobody failed), S
- * the ranks that said they were done with this one.  usage: test_outside_kill SECONDS */
+ * the ranks that said they were done with this one, T the stuck ranks ("-"
+ * for none).  usage: test_outside_kill SECONDS [GIVE_UP] (GIVE_UP 60 if not
+ * given) */
 #include "../common.h"
 #include "kill_ops.h"
 
@@ -43,16 +55,18 @@ static uint64_t now_ns(void)
 }
 
 static unsigned long expired;   /* waits that WEFT_TIMEOUT_MS ended and were retried */
+static uint64_t give_up_ns = 60000000000ull; /* then a wait's target is stuck */
+static int gave_up;             /* the last wait or flush ended so */
 
 /* weft_wait and weft_flush end with WEFT_ERR_TIMEOUT, the operations still
  * outstanding, when a rank is slow (stopped): that declares nobody failed,
- * and the caller waits again.  60 s at most. */
+ * and the caller waits again, GIVE_UP seconds at most. */
 static weft_status_t wait_on(weft_event_t *ev)
 {
     weft_status_t st;
     uint64_t t = now_ns();
 
-    while ((st = weft_wait(ev)) == WEFT_ERR_TIMEOUT && now_ns() - t < 60000000000ull)
+    while ((st = weft_wait(ev)) == WEFT_ERR_TIMEOUT && !(gave_up = now_ns() - t >= give_up_ns))
         expired++;
     return st;
 }
@@ -62,7 +76,7 @@ static weft_status_t flush_on(weft_ep_t ep)
     weft_status_t st;
     uint64_t t = now_ns();
 
-    while ((st = weft_flush(ep)) == WEFT_ERR_TIMEOUT && now_ns() - t < 60000000000ull)
+    while ((st = weft_flush(ep)) == WEFT_ERR_TIMEOUT && !(gave_up = now_ns() - t >= give_up_ns))
         expired++;
     return st;
 }
@@ -71,6 +85,7 @@ static weft_ctx_t ctx;
 static int me, n;
 static uint64_t learnt[MAX_RANKS];   /* 0 while the rank is thought alive */
 static int left[MAX_RANKS];          /* said it was done before it was seen to go */
+static int stuck[MAX_RANKS];         /* alive, but an operation to it never completed */
 
 static char *mine;                   /* this rank's segment */
 
@@ -119,6 +134,13 @@ static void judge(weft_status_t st, int rank, int k, const char *what)
         if (!was && learnt[rank] != 0)
             fprintf(stderr, "LEARN rank %d: rank %d by %s kind %d -> %s (%s)\n", me, rank, what,
                     k, weft_strerror(st), weft_last_error());
+        if (st == WEFT_ERR_TIMEOUT && gave_up && learnt[rank] == 0) {
+            gave_up = 0;
+            stuck[rank] = 1;
+            fprintf(stderr, "STUCK rank %d: %s kind %d to rank %d outstanding after %.0f s\n", me,
+                    what, k, rank, (double)give_up_ns / 1e9);
+            return;
+        }
         if (learnt[rank] == 0 && !((k == 4 || k == 7) && any)) {
             fprintf(stderr, "FAIL: rank %d: %s to rank %d -> %s, but the rank is not reported "
                     "failed (%s)\n", me, what, rank, weft_strerror(st), weft_last_error());
@@ -155,8 +177,11 @@ int main(int argc, char **argv)
     uint64_t end, t;
     int live, done_ok = 1, first;
 
-    if (dir == NULL || seconds <= 0) {
-        fprintf(stderr, "usage: OUTSIDE_KILL_DIR=DIR test_outside_kill SECONDS (SECONDS > 0)\n");
+    if (argc > 2)
+        give_up_ns = (uint64_t)(atof(argv[2]) * 1e9);
+    if (dir == NULL || seconds <= 0 || give_up_ns == 0) {
+        fprintf(stderr, "usage: OUTSIDE_KILL_DIR=DIR test_outside_kill SECONDS [GIVE_UP] "
+                        "(both > 0)\n");
         return 2;
     }
     OK(weft_init(NULL, &ctx));
@@ -176,7 +201,7 @@ int main(int argc, char **argv)
     while (now_ns() < end) {
         int peer = (int)(kill_next_rand(&rs) % (unsigned)n), k = (int)(kill_next_rand(&rs) % KILL_NKINDS);
 
-        if (peer == me || learnt[peer] != 0)
+        if (peer == me || learnt[peer] != 0 || stuck[peer])
             continue;
         judge(kill_one_op(&ops_of, ep, k, peer, buf), peer, k, "an operation");
         if ((++ops & 63) == 0)
@@ -190,7 +215,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < n; r++) {
         uint64_t old;
 
-        if (r != me && learnt[r] == 0)
+        if (r != me && learnt[r] == 0 && !stuck[r])
             judge(weft_atomic_fetch_add(ep, r, seg, OFF_DONE + 8 * (size_t)me, 1, &old), r, 5,
                   "the done add");
     }
@@ -201,7 +226,7 @@ int main(int argc, char **argv)
         refresh();
         live = 0;
         for (int r = 0; r < n; r++)
-            live += r != me && learnt[r] == 0 && !said_done(r);
+            live += r != me && learnt[r] == 0 && !stuck[r] && !said_done(r);
         if (live == 0)
             break;
         if (now_ns() - t > 20000000000ull) {
@@ -229,6 +254,13 @@ int main(int argc, char **argv)
     first = 1;
     for (int r = 0; r < n; r++)
         if (r != me && said_done(r)) {
+            printf("%s%d", first ? "" : ",", r);
+            first = 0;
+        }
+    printf("%s stuck ", first ? "-" : "");
+    first = 1;
+    for (int r = 0; r < n; r++)
+        if (stuck[r]) {
             printf("%s%d", first ? "" : ",", r);
             first = 0;
         }
