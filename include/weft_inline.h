@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 /** The version of the layout below. */
-#define WEFT_INLINE_LAYOUT 2
+#define WEFT_INLINE_LAYOUT 3
 
 /** The largest size, in bytes, that the inline path puts or gets. */
 #define WEFT_INLINE_MAX 64
@@ -59,7 +59,7 @@ extern "C" {
  * library (shared or static), not by link-time optimisation together with
  * the program's objects. */
 
-/** What the inline path reads of an endpoint (layout 2): its first fields. */
+/** What the inline path reads of an endpoint (layout 3): its first fields. */
 struct weft_inline_ep {
     unsigned        gate;      /**< nonzero: every operation calls the library
                                 *   (WEFT_CHECK=1, a trace point selected, a rank
@@ -73,9 +73,20 @@ struct weft_inline_ep {
     unsigned        flush_epoch; /**< the endpoint's current flush epoch */
     int             stamped;   /**< a rank whose stamp is flush_epoch already, or -1:
                                 *   an operation to it stores no stamp */
+    /* The near target: where the last inline access of this flush epoch
+     * went, so that the next one to it is one compare of each argument.
+     * Written by the inline path when it has checked an access in full;
+     * emptied by the library whenever stamped is (a flush, a failed rank
+     * dropped) and whenever a segment of the context is freed. */
+    const void     *near_seg;  /**< its segment handle, or an address that no
+                                *   handle (and not NULL) has: none */
+    int             near_rank; /**< its rank, stamped in this epoch */
+    size_t          near_lim;  /**< the segment's bytes per rank less WEFT_INLINE_MAX:
+                                *   an access at an offset up to this fits */
+    char           *near_base; /**< the rank's part of the segment, mapped here */
 };
 
-/** What the inline path reads of a segment (layout 2): its first fields. */
+/** What the inline path reads of a segment (layout 3): its first fields. */
 struct weft_inline_seg {
     const void  *live_ctx;     /**< its context while alive, NULL once freed */
     char *const *mapped;       /**< [rank] that rank's part mapped here, or NULL;
@@ -86,11 +97,35 @@ struct weft_inline_seg {
 #if !defined(WEFT_BUILDING) && !defined(WEFT_NO_INLINE) && defined(__GNUC__)
 
 /* A program that uses this layout needs a library that provides it. */
-extern const unsigned weft_inline_layout_v2;
-__attribute__((used)) static const unsigned *const weft__inline_layout = &weft_inline_layout_v2;
+extern const unsigned weft_inline_layout_v3;
+__attribute__((used)) static const unsigned *const weft__inline_layout = &weft_inline_layout_v3;
+
+/* Whether an access at (rank, seg, off) of at most WEFT_INLINE_MAX bytes
+ * goes to the endpoint's near target, and then its mapped address in *p:
+ * the segment and rank of the endpoint's last inline access of this flush
+ * epoch, the offset inside the segment, the gate shut.  One branch on the
+ * OR of four compares: the last access made every other test. */
+static inline __attribute__((always_inline)) int
+weft__inline_near(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, char **p)
+{
+    const struct weft_inline_ep *e = (const struct weft_inline_ep *)(const void *)ep;
+
+    if (__builtin_expect(e == NULL, 0))
+        return 0;
+    if (__builtin_expect((((uintptr_t)e->near_seg ^ (uintptr_t)(const void *)seg) |
+                          (uintptr_t)(unsigned)(e->near_rank ^ rank) |
+                          (uintptr_t)(off > e->near_lim) |
+                          (uintptr_t)__atomic_load_n(&e->gate, __ATOMIC_RELAXED)) != 0,
+                         0))
+        return 0;
+    *p = e->near_base + off;
+    return 1;
+}
 
 /* The mapped address of n bytes at (rank, seg, off), or NULL when the
- * library must do the operation.  The tests kept are those that keep the
+ * library must do the operation, after the complete tests (a pass makes
+ * the access the endpoint's near target).  The tests kept are those that
+ * keep the
  * access inside memory this process maps: the handles not NULL, a live
  * segment of ep's context (a segment of another context has a table of
  * another length; a freed one has no table), a rank of the context mapped
@@ -128,11 +163,19 @@ weft__inline_at(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n)
      * endpoint last stamped in this flush epoch (the library forgets that
      * rank when the epoch moves on), so that a run of operations to one
      * rank costs one load and compare for it and stores nothing. */
-    if (__builtin_expect(rank != e->stamped, 0)) {
+    {
         struct weft_inline_ep *w = (struct weft_inline_ep *)(void *)ep;
 
-        w->touched[rank] = w->flush_epoch;
-        w->stamped = rank;
+        if (rank != w->stamped) {
+            w->touched[rank] = w->flush_epoch;
+            w->stamped = rank;
+        }
+        if (s->size >= WEFT_INLINE_MAX) {
+            w->near_seg = s;
+            w->near_rank = rank;
+            w->near_lim = s->size - WEFT_INLINE_MAX;
+            w->near_base = base;
+        }
     }
     return base + off;
 }
@@ -181,13 +224,20 @@ static inline __attribute__((always_inline)) void weft__inline_wrote(void *dst, 
 /* True when the inline path takes an access of n bytes. */
 #define WEFT__INLINE_SIZE(n) (__builtin_constant_p(n) && (n) <= WEFT_INLINE_MAX)
 
+/* The mapped address of n bytes at (rank, seg, off), n a size the inline
+ * path takes, or NULL: the near target, or else the complete tests. */
+#define WEFT__INLINE_FIND(ep, rank, seg, off, n, p) \
+    (weft__inline_near(ep, rank, seg, off, &(p)) || ((p) = weft__inline_at(ep, rank, seg, off, n)))
+
 /* The word of an atomic at (rank, seg, off), or NULL: mapped and 8-aligned. */
 static inline __attribute__((always_inline)) uint64_t *
 weft__inline_word(weft_ep_t ep, int rank, weft_seg_t seg, size_t off)
 {
-    char *p = weft__inline_at(ep, rank, seg, off, sizeof(uint64_t));
+    char *p;
 
-    return p != NULL && ((uintptr_t)p & 7u) == 0 ? (uint64_t *)(void *)p : (uint64_t *)0;
+    if (!WEFT__INLINE_FIND(ep, rank, seg, off, sizeof(uint64_t), p))
+        return (uint64_t *)0;
+    return ((uintptr_t)p & 7u) == 0 ? (uint64_t *)(void *)p : (uint64_t *)0;
 }
 
 static inline __attribute__((always_inline)) weft_status_t
@@ -196,7 +246,7 @@ weft_inline_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const vo
 {
     char *p;
 
-    if (WEFT__INLINE_SIZE(n) && src != NULL && (p = weft__inline_at(ep, rank, seg, off, n))) {
+    if (WEFT__INLINE_SIZE(n) && src != NULL && WEFT__INLINE_FIND(ep, rank, seg, off, n, p)) {
         weft__inline_copy(p, src, n);
         return WEFT_OK;
     }
@@ -208,7 +258,7 @@ weft_inline_put(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *
 {
     char *p;
 
-    if (WEFT__INLINE_SIZE(n) && src != NULL && (p = weft__inline_at(ep, rank, seg, off, n))) {
+    if (WEFT__INLINE_SIZE(n) && src != NULL && WEFT__INLINE_FIND(ep, rank, seg, off, n, p)) {
         weft__inline_copy(p, src, n);
         /* visible to a consumer that acquires after the call returns */
         __atomic_thread_fence(__ATOMIC_RELEASE);
@@ -222,7 +272,7 @@ weft_inline_get_nbi(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t of
 {
     char *p;
 
-    if (WEFT__INLINE_SIZE(n) && dst != NULL && (p = weft__inline_at(ep, rank, seg, off, n))) {
+    if (WEFT__INLINE_SIZE(n) && dst != NULL && WEFT__INLINE_FIND(ep, rank, seg, off, n, p)) {
         weft__inline_copy(dst, p, n);
         return WEFT_OK;
     }
@@ -234,7 +284,7 @@ weft_inline_get(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off, s
 {
     char *p;
 
-    if (WEFT__INLINE_SIZE(n) && dst != NULL && (p = weft__inline_at(ep, rank, seg, off, n))) {
+    if (WEFT__INLINE_SIZE(n) && dst != NULL && WEFT__INLINE_FIND(ep, rank, seg, off, n, p)) {
         weft__inline_copy(dst, p, n);
         weft__inline_wrote(dst, n);
         return WEFT_OK;

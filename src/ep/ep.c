@@ -6,13 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The endpoint begins with what weft_inline.h reads (layout 2). */
+/* The endpoint begins with what weft_inline.h reads (layout 3). */
 #define SAME_FIELD(a, b) \
     (offsetof(struct weft__ep, a) == offsetof(struct weft_inline_ep, b) && \
      sizeof(((struct weft__ep *)0)->a) == sizeof(((struct weft_inline_ep *)0)->b))
-_Static_assert(WEFT_INLINE_LAYOUT == 2 && SAME_FIELD(divert, gate) && SAME_FIELD(nranks, nranks) &&
+_Static_assert(WEFT_INLINE_LAYOUT == 3 && SAME_FIELD(divert, gate) && SAME_FIELD(nranks, nranks) &&
                    SAME_FIELD(ctx, ctx) && SAME_FIELD(touched, touched) &&
-                   SAME_FIELD(flush_epoch, flush_epoch) && SAME_FIELD(stamped, stamped),
+                   SAME_FIELD(flush_epoch, flush_epoch) && SAME_FIELD(stamped, stamped) &&
+                   SAME_FIELD(near_seg, near_seg) && SAME_FIELD(near_rank, near_rank) &&
+                   SAME_FIELD(near_lim, near_lim) && SAME_FIELD(near_base, near_base),
                "struct weft__ep does not begin with struct weft_inline_ep");
 /* The gate's bits are distinct. */
 _Static_assert((WEFT__GATE_FAILED & WEFT__GATE_DEAD) == 0 &&
@@ -21,7 +23,7 @@ _Static_assert((WEFT__GATE_FAILED & WEFT__GATE_DEAD) == 0 &&
 
 /* Programs built with weft_inline.h refer to this symbol: a library of
  * another layout has none, and they fail to load. */
-const unsigned weft_inline_layout_v2 = WEFT_INLINE_LAYOUT;
+const unsigned weft_inline_layout_v3 = WEFT_INLINE_LAYOUT;
 
 /* Implicit operations are not given back to the user: their requests are
  * counted here and released as they complete. */
@@ -74,6 +76,7 @@ static void tgt_free_row(struct weft__ep *ep, unsigned id)
     struct weft__tgt *row;
 
     weft__last_clear(&ep->last);
+    ep->near_seg = WEFT__LAST_NONE;   /* it may be this segment */
     if (id >= ep->ntgts || (row = ep->tgts[id]) == NULL)
         return;
     for (int r = 0; r < ep->nranks; r++)
@@ -161,7 +164,7 @@ void weft__ep_drop_failed(weft_ep_t ep)
             if (ep->lost_rank < 0)
                 ep->lost_rank = r;
             ep->touched[r] = 0;
-            ep->stamped = -1;
+            weft__ep_unstamp(ep);
         }
         for (unsigned i = 0; i < ep->ntgts; i++) {
             struct weft__tgt *t = ep->tgts[i] ? &ep->tgts[i][r] : NULL;
@@ -308,7 +311,7 @@ static weft_status_t end_epoch(weft_ep_t ep, weft_status_t st, const char *fn)
     weft__ep_sync_failed(ep);
     if (WEFT__UNLIKELY(++ep->flush_epoch == 0))  /* 0 is the stamp of "never" */
         ep->flush_epoch = 1;
-    ep->stamped = -1;
+    weft__ep_unstamp(ep);
     if (WEFT__LIKELY(__atomic_load_n(&ep->nbi_error, __ATOMIC_RELAXED) == WEFT_OK))
         return st;
     err = __atomic_exchange_n(&ep->nbi_error, WEFT_OK, __ATOMIC_ACQ_REL);
@@ -557,7 +560,7 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
         return weft__error(WEFT_ERR_NO_MEMORY, fn, "peer table");
     }
     ep->flush_epoch = 1;
-    ep->stamped = -1;
+    weft__ep_unstamp(ep);
     ep->lost_rank = -1;
     ep->ctx = ctx;
     ep->nranks = ctx->nranks;

@@ -69,7 +69,7 @@ static inline void weft__last_clear(struct weft__last *l)
     l->seg = WEFT__LAST_NONE;
 }
 
-/* The first six fields are what the inline path of weft_inline.h reads
+/* The first ten fields are what the inline path of weft_inline.h reads
  * (struct weft_inline_ep, layout WEFT_INLINE_LAYOUT): moving or changing
  * one is a new layout; ep.c checks the offsets when it compiles. */
 struct weft__ep {
@@ -92,7 +92,15 @@ struct weft__ep {
     unsigned            flush_epoch;  /* weft_flush calls so far, from 1 (0 is "never") */
     int                 stamped;      /* a rank whose stamp is flush_epoch, or -1: the
                                        * inline path stamps only another; set to -1
-                                       * whenever that may no longer hold */
+                                       * whenever that may no longer hold
+                                       * (weft__ep_unstamp) */
+    /* The inline path's near target (struct weft_inline_ep): its rank is
+     * stamped in this epoch, so it is emptied with stamped; and when any
+     * segment is freed.  Empty: near_seg is WEFT__LAST_NONE. */
+    const void         *near_seg;
+    int                 near_rank;
+    size_t              near_lim;
+    char               *near_base;
     struct weft__last   last;         /* weft_put_nbi's last UCX target (rma.c) */
     struct weft__gate   gate;         /* divert in the context's list of gate words */
     uint32_t            state;        /* WEFT__ALIVE while usable */
@@ -131,6 +139,14 @@ struct weft__ep {
     pthread_t           owner;        /* the thread that got it (check_owner) */
     int                 lost_rank;    /* a failed rank with operations of this epoch, or -1 */
 };
+
+/* No rank is stamped in the endpoint's epoch any more: the inline path
+ * stamps the next it reaches, and its near target is empty. */
+static inline void weft__ep_unstamp(struct weft__ep *ep)
+{
+    ep->stamped = -1;
+    ep->near_seg = WEFT__LAST_NONE;
+}
 
 /* A worker of a pool, with the lock its threads take under LOCK_CALLER. */
 struct weft__pool_worker {

@@ -788,6 +788,7 @@ _Static_assert(UCX_PUT_BUDGET < WEFT__NBI_WINDOW, "a budget is part of a window"
  * gate sends every put to the library, and its epoch is never a target's
  * 0. */
 static const struct weft_inline_ep no_inline_ep = {.gate = 1, .flush_epoch = 1,
+                                                   .near_seg = WEFT__LAST_NONE,
                                                    .stamped = -1};
 
 /* Make t current after a put through it succeeded in the library: when
