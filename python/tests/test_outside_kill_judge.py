@@ -21,7 +21,7 @@ def script():
 
 
 def args(**kw) -> argparse.Namespace:
-    base = dict(np=4, signal="KILL", hang=60.0, tolerate_ucx_abort=False, tolerate_ucx_shm_stuck=False)
+    base = dict(np=4, path="direct", signal="KILL", hang=60.0, tolerate_ucx_abort=False, tolerate_ucx_shm_stuck=False)
     base.update(kw)
     return argparse.Namespace(**base)
 
@@ -59,8 +59,13 @@ def test_a_stuck_live_rank_fails_the_trial() -> None:
     assert "rank 3: operations to live ranks [0] never completed" in verdict
 
 
+def stuck_line(rank: int, kind: int, to: int) -> str:
+    return f"STUCK rank {rank}: an operation kind {kind} to rank {to} outstanding after 15 s"
+
+
 def test_a_stuck_live_rank_is_counted_when_tolerated() -> None:
-    res = trial([result(0, stuck="3"), result(2), result(3, stuck="0")])
+    res = trial([stuck_line(0, 9, 3), stuck_line(3, 8, 0),
+                 result(0, stuck="3"), result(2), result(3, stuck="0")])
     ok, verdict, _, _ = script().judge(args(tolerate_ucx_shm_stuck=True), res, False)
     assert ok, verdict
     assert res["stuck"] == [0, 3]
@@ -77,6 +82,19 @@ def test_a_rank_cut_off_by_a_blocked_queue_may_be_reported_failed() -> None:
     assert detect == []   # each looked at failures again only after giving up
     ok, verdict, _, _ = script().judge(args(), res, False)
     assert not ok and "rank 0 reports failed [1, 2, 3]" in verdict
+
+
+def test_a_direct_path_operation_that_never_completes_is_not_tolerated() -> None:
+    # only active messages go through UCX's queues on the direct path
+    lines = [stuck_line(0, 9, 3), stuck_line(3, 5, 0),
+             result(0, stuck="3"), result(2), result(3, stuck="0")]
+    ok, verdict, _, _ = script().judge(args(tolerate_ucx_shm_stuck=True), trial(lines), False)
+    assert not ok
+    assert "rank 3: a direct-path operation (kind 5) to live rank 0 never completed" in verdict
+    # over UCX shared memory every kind goes through UCX
+    ok, verdict, _, _ = script().judge(args(path="ucxshm", tolerate_ucx_shm_stuck=True),
+                                       trial(lines), False)
+    assert ok, verdict
 
 
 def test_tolerating_stuck_ranks_still_checks_the_rest() -> None:

@@ -46,6 +46,9 @@ import sys
 import tempfile
 import time
 
+# kill_one_op's kinds that go through UCX on the direct path: active messages
+DIRECT_UCX_KINDS = (8, 9)
+
 PATHS = {
     "direct": {"WEFT_SHM": "1"},
     "ucxshm": {"WEFT_SHM": "0"},
@@ -229,6 +232,9 @@ def judge(a, res, private):
             stuck = [] if len(f) < 17 or f[16] == "-" else [int(x) for x in f[16].split(",")]
             results[int(f[2])] = {"failed": failed, "learnt": dict(zip(failed, learnt)),
                                   "end": f[10], "said": said, "stuck": stuck}
+    # "STUCK rank R: WHAT kind K to rank T outstanding after S s"
+    stuck_kinds = [(int(m.group(1)), int(m.group(2)), int(m.group(3))) for m in
+                   re.finditer(r"^STUCK rank (\d+):.* kind (\d+) to rank (\d+) ", out, re.M)]
     left = []
     for line in out.splitlines():
         if line.startswith("LEFT-SHM") or line.startswith("LEFT-SYSV"):
@@ -296,6 +302,13 @@ def judge(a, res, private):
             problems.append(f"rank {r}: operations to live ranks {v['stuck']} never completed")
     stuck = sorted({r for v in results.values() for r in v["stuck"]})
     res["stuck"] = stuck
+    # On the direct path only active messages (kinds 8 and 9) go through
+    # UCX's queues: any other operation that never completes is weft's
+    if a.tolerate_ucx_shm_stuck and a.path == "direct":
+        for r, k, t in stuck_kinds:
+            if k not in DIRECT_UCX_KINDS:
+                problems.append(f"rank {r}: a direct-path operation (kind {k}) to live rank {t} "
+                                "never completed")
     if aborts:
         problems.append("abnormal output: " + " | ".join(x.strip()[:160] for x in aborts[:3]))
     weft_left = [x for x in left if "weft" in x or "ucx" in x or x.startswith("sysv:")]
