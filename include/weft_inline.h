@@ -49,7 +49,7 @@ extern "C" {
 #define WEFT_INLINE_MAX 64
 
 /* The two structures are used only here (read, and the endpoint's
- * touched[rank] and stamped written): a program has no other access to the
+ * touched[rank], stamped and near target written): a program has no other access to the
  * library's endpoint and segment.  So they need no may_alias, and their
  * fields' types tell the compiler that a store of the program's data (a
  * double or a float, below) changes none of them: it may keep them in
@@ -73,9 +73,10 @@ struct weft_inline_ep {
     unsigned        flush_epoch; /**< the endpoint's current flush epoch */
     int             stamped;   /**< a rank whose stamp is flush_epoch already, or -1:
                                 *   an operation to it stores no stamp */
-    /* The near target: where the last inline access of this flush epoch
-     * went, so that the next one to it is one compare of each argument.
-     * Written by the inline path when it has checked an access in full;
+    /* The near target: where the inline accesses of this flush epoch go,
+     * so that the next one to it is one compare of each argument.  Written
+     * by the inline path when it has checked in full a second access in a
+     * row to a rank;
      * emptied by the library whenever stamped is (a flush, a failed rank
      * dropped) and whenever a segment of the context is freed. */
     const void     *near_seg;  /**< its segment handle, or an address that no
@@ -102,9 +103,9 @@ __attribute__((used)) static const unsigned *const weft__inline_layout = &weft_i
 
 /* Whether an access at (rank, seg, off) of at most WEFT_INLINE_MAX bytes
  * goes to the endpoint's near target, and then its mapped address in *p:
- * the segment and rank of the endpoint's last inline access of this flush
+ * the segment and rank of the endpoint's inline accesses of this flush
  * epoch, the offset inside the segment, the gate shut.  One branch on the
- * OR of four compares: the last access made every other test. */
+ * OR of four compares: earlier accesses made every other test. */
 static inline __attribute__((always_inline)) int
 weft__inline_near(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, char **p)
 {
@@ -123,8 +124,8 @@ weft__inline_near(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, char **p)
 }
 
 /* The mapped address of n bytes at (rank, seg, off), or NULL when the
- * library must do the operation, after the complete tests (a pass makes
- * the access the endpoint's near target).  The tests kept are those that
+ * library must do the operation, after the complete tests (a pass that is
+ * the second in a row to its rank makes it the endpoint's near target).  The tests kept are those that
  * keep the
  * access inside memory this process maps: the handles not NULL, a live
  * segment of ep's context (a segment of another context has a table of
@@ -166,11 +167,12 @@ weft__inline_at(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n)
     {
         struct weft_inline_ep *w = (struct weft_inline_ep *)(void *)ep;
 
+        /* The second access in a row to a rank makes it the near target:
+         * accesses alternating between ranks pay no stores for it. */
         if (rank != w->stamped) {
             w->touched[rank] = w->flush_epoch;
             w->stamped = rank;
-        }
-        if (s->size >= WEFT_INLINE_MAX) {
+        } else if (s->size >= WEFT_INLINE_MAX) {
             w->near_seg = s;
             w->near_rank = rank;
             w->near_lim = s->size - WEFT_INLINE_MAX;

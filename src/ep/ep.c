@@ -496,6 +496,9 @@ static void destroy_ep(struct weft__ep *ep, int force, const char *fn)
     for (unsigned i = 0; i < ep->ntgts; i++)
         tgt_free_row(ep, i);
     weft__last_clear(&ep->last);
+    /* no near target outlives the endpoint: it leaves the context's list,
+     * so no weft_seg_free will empty it later */
+    weft__ep_unstamp(ep);
     free(ep->tgts);
     free(ep->peers);
     free(ep->touched);
