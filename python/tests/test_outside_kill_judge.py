@@ -44,11 +44,16 @@ def test_every_survivor_reporting_the_victim_passes() -> None:
     assert detect == [1.0, 1.0, 1.0]
 
 
-def test_a_result_line_without_the_stuck_field_is_read() -> None:
-    res = trial([result(0, stuck=None), result(2, stuck=None), result(3, stuck=None)])
-    ok, verdict, _, _ = script().judge(args(), res, False)
-    assert ok, verdict
-    assert res["stuck"] == []
+def test_a_malformed_result_line_fails_the_trial() -> None:
+    # a line cut short (here without its stuck field), a label out of
+    # place, a value that is not a list of ranks
+    for bad in (result(3, stuck=None), result(3).replace(" said ", " sad "),
+                result(3, failed="1,x"), result(3, learnt="1,2")):
+        res = trial([result(0), result(2), bad])
+        ok, verdict, _, _ = script().judge(args(tolerate_ucx_shm_stuck=True), res, False)
+        assert not ok
+        assert "malformed RESULT line: RESULT rank 3" in verdict
+        assert "no RESULT from ranks [3]" in verdict
 
 
 def test_a_stuck_live_rank_fails_the_trial() -> None:
@@ -95,6 +100,24 @@ def test_a_direct_path_operation_that_never_completes_is_not_tolerated() -> None
     ok, verdict, _, _ = script().judge(args(path="ucxshm", tolerate_ucx_shm_stuck=True),
                                        trial(lines), False)
     assert ok, verdict
+
+
+def test_stuck_ranks_with_no_rank_in_common_are_not_tolerated() -> None:
+    # one kill blocks at most one queue: 0, 2 and 3 each giving up on
+    # another is more than that
+    res = trial([result(0, stuck="2"), result(2, stuck="3"), result(3, stuck="0")])
+    ok, verdict, _, _ = script().judge(args(tolerate_ucx_shm_stuck=True), res, False)
+    assert not ok
+    assert "no rank in common [(0, 2), (2, 3), (3, 0)]" in verdict
+
+
+def test_a_stuck_rank_is_not_tolerated_when_ranks_were_only_stopped() -> None:
+    res = trial([result(0, failed="-", learnt="-", stuck="3"), result(1, failed="-", learnt="-"),
+                 result(2, failed="-", learnt="-"), result(3, failed="-", learnt="-")])
+    ok, verdict, _, _ = script().judge(args(signal="STOP", tolerate_ucx_shm_stuck=True), res,
+                                       False)
+    assert not ok
+    assert "rank 0: operations to live ranks [3] never completed" in verdict
 
 
 def test_tolerating_stuck_ranks_still_checks_the_rest() -> None:

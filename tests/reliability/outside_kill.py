@@ -12,9 +12,12 @@ lets the survivors live on.  Every trial then checks:
   * SIGKILL: every survivor reports exactly the killed rank failed;
     an operation to a live rank that is still outstanding after --give-up
     seconds of WEFT_TIMEOUT_MS expiries makes that rank "stuck" (a
-    survivor gives up on it and says so): a failure, unless
-    --tolerate-ucx-shm-stuck (the kill left a UCX shared-memory receive
-    queue blocked, docs/limits.md), when it is counted;
+    survivor gives up on it, says so and ends its operations): a failure,
+    unless --tolerate-ucx-shm-stuck (the kill left a UCX shared-memory
+    receive queue blocked, docs/limits.md), when it is counted -- if
+    every pair of a survivor and the rank it gave up on has one rank in
+    common (the one whose queue is blocked) and, on the direct path, only
+    active messages were left outstanding;
     SIGSTOP: no rank other than the stopped one is reported failed by any
     rank that was not stopped (a stalled rank must not split the job);
   * leftovers: as root each trial runs in mount and IPC namespaces of its
@@ -48,6 +51,9 @@ import time
 
 # kill_one_op's kinds that go through UCX on the direct path: active messages
 DIRECT_UCX_KINDS = (8, 9)
+
+# The words before each value of a rank's RESULT line
+RESULT_LABELS = ("rank", "failed", "learnt", "ops", "end", "expired", "said", "stuck")
 
 PATHS = {
     "direct": {"WEFT_SHM": "1"},
@@ -97,7 +103,7 @@ def parse_args():
                         "failed; the other survivors are checked as usual")
     p.add_argument("--give-up", type=float, default=0.0,
                    help="seconds a survivor retries a wait or flush that WEFT_TIMEOUT_MS ends "
-                        "before it calls the target stuck (default: 3 x --timeout-ms, and "
+                        "before it calls the target stuck (default: 2 x --timeout-ms, and "
                         "at least --stall + 2 s)")
     p.add_argument("--tolerate-ucx-shm-stuck", action="store_true",
                    help="a trial whose survivors report live ranks stuck (a SIGKILL that "
@@ -114,7 +120,9 @@ def parse_args():
     if a.give_up < 0:
         p.error("need --give-up >= 0")
     if a.give_up == 0:
-        a.give_up = max(3 * a.timeout_ms / 1000.0, a.stall + 2.0)
+        a.give_up = max(2 * a.timeout_ms / 1000.0, a.stall + 2.0)
+    if a.signal == "STOP" and a.give_up <= a.stall:
+        p.error("need --give-up > --stall: a stopped rank is slow, not stuck")
     return a
 
 
@@ -223,15 +231,24 @@ def judge(a, res, private):
     """(ok, one-line verdict, detection times in ms, leftovers)."""
     out, victim = res["out"], res["victim"]
     results = {}
+    malformed = []
     for line in out.splitlines():
         f = line.split()
-        if len(f) >= 15 and f[0] == "RESULT":
-            failed = [] if f[4] == "-" else [int(x) for x in f[4].split(",")]
-            learnt = [] if f[6] == "-" else [int(x) for x in f[6].split(",")]
-            said = [] if f[14] == "-" else [int(x) for x in f[14].split(",")]
-            stuck = [] if len(f) < 17 or f[16] == "-" else [int(x) for x in f[16].split(",")]
+        if not f or f[0] != "RESULT":
+            continue
+        try:
+            if len(f) != 17 or f[1::2] != list(RESULT_LABELS):
+                raise ValueError(line)
+
+            def ranks(x):
+                return [] if x == "-" else [int(y) for y in x.split(",")]
+            failed, learnt, said, stuck = ranks(f[4]), ranks(f[6]), ranks(f[14]), ranks(f[16])
+            if len(learnt) != len(failed) or f[10] not in ("ok", "timeout"):
+                raise ValueError(line)
             results[int(f[2])] = {"failed": failed, "learnt": dict(zip(failed, learnt)),
                                   "end": f[10], "said": said, "stuck": stuck}
+        except ValueError:
+            malformed.append(line.strip()[:120])
     # "STUCK rank R: WHAT kind K to rank T outstanding after S s"
     stuck_kinds = [(int(m.group(1)), int(m.group(2)), int(m.group(3))) for m in
                    re.finditer(r"^STUCK rank (\d+):.* kind (\d+) to rank (\d+) ", out, re.M)]
@@ -239,7 +256,7 @@ def judge(a, res, private):
     for line in out.splitlines():
         if line.startswith("LEFT-SHM") or line.startswith("LEFT-SYSV"):
             left += [f"{line.split()[0][5:].lower()}:{x}" for x in line.split()[1:]]
-    problems = []
+    problems = [f"malformed RESULT line: {x}" for x in malformed]
     # UCX's own abort of a rank: "[host:PID :0:TID] file:line  Fatal: ..."
     rank_of = {pid: r for r, pid in res["pids"].items()}
     ucx_aborted = sorted({rank_of[int(m.group(1))] for m in
@@ -272,7 +289,7 @@ def judge(a, res, private):
     # other: with --tolerate-ucx-shm-stuck, r may also report x failed
     # (UCX ends the connections that a blocked queue keeps silent)
     blocked = set()
-    if a.tolerate_ucx_shm_stuck:
+    if a.tolerate_ucx_shm_stuck and a.signal == "KILL":
         for r, v in results.items():
             for x in v["stuck"]:
                 blocked |= {(r, x), (x, r)}
@@ -298,10 +315,17 @@ def judge(a, res, private):
                 detect.append((v["learnt"][victim] - res["t_kill"]) / 1e6)
         if v["end"] != "ok" and (a.signal == "KILL" or r != victim):
             problems.append(f"rank {r}: done exchange timed out")
-        if v["stuck"] and not a.tolerate_ucx_shm_stuck:
+        if v["stuck"] and not (a.tolerate_ucx_shm_stuck and a.signal == "KILL"):
             problems.append(f"rank {r}: operations to live ranks {v['stuck']} never completed")
     stuck = sorted({r for v in results.values() for r in v["stuck"]})
     res["stuck"] = stuck
+    # One kill leaves at most one entry half written, so one rank's queue
+    # blocked: every pair of a survivor and a rank it gave up on has it
+    pairs = [(r, x) for r, v in sorted(results.items()) for x in v["stuck"]]
+    if pairs and a.tolerate_ucx_shm_stuck and a.signal == "KILL" and \
+            not set.intersection(*[set(p) for p in pairs]):
+        problems.append(f"ranks gave up on each other with no rank in common {pairs}: more "
+                        "than one blocked queue")
     # On the direct path only active messages (kinds 8 and 9) go through
     # UCX's queues: any other operation that never completes is weft's
     if a.tolerate_ucx_shm_stuck and a.path == "direct":
@@ -322,7 +346,7 @@ def judge(a, res, private):
         verdict += " (the victim had finished its run: killed in weft_finalize or after)"
     if tolerated:
         verdict += f" (UCX aborted ranks {sorted(tolerated)}, tolerated)"
-    if stuck and a.tolerate_ucx_shm_stuck:
+    if stuck and a.tolerate_ucx_shm_stuck and a.signal == "KILL":
         verdict += f" (ranks {stuck} stuck behind a blocked UCX shared-memory queue, tolerated)"
     dtxt = (" detect_ms " + ",".join(f"{x:.1f}" for x in detect)) if detect else ""
     return not problems, f"victim {victim} {res['seconds']:.1f}s {verdict}{dtxt}{stopped_view}", \

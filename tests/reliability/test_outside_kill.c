@@ -14,13 +14,15 @@
  *
  *   STUCK rank R: WHAT kind K to rank T outstanding after S s
  *
- * and sends it nothing more.  That is what a SIGKILL does to UCX's
+ * and ends its operations there (so a later flush, which would cover the
+ * abandoned operation too, blames no other rank).  That is what a SIGKILL does to UCX's
  * shared-memory transport when it lands while the victim writes into a
  * live rank's receive queue (docs/limits.md): the queue's reader waits
  * for that entry for good, and everything sent to the rank behind it with
- * it.  At the end the ranks that each thinks alive and not stuck tell
- * each other they are done (a barrier of the context would need the dead
- * rank), each waiting 20 s at most; then weft_finalize.  The rank prints
+ * it.  At the end each rank tells every rank it thinks alive that it is
+ * done (a barrier of the context would need the dead rank) and waits, 20 s
+ * at most, until those of them that are not stuck have told it so; then
+ * weft_finalize.  The rank prints
  *
  *   RESULT rank R failed F learnt L ops N end E expired X said S stuck T
  *
@@ -57,6 +59,7 @@ static uint64_t now_ns(void)
 static unsigned long expired;   /* waits that WEFT_TIMEOUT_MS ended and were retried */
 static uint64_t give_up_ns = 60000000000ull; /* then a wait's target is stuck */
 static int gave_up;             /* the last wait or flush ended so */
+static int given_up;            /* some operation did: no more operations */
 
 /* weft_wait and weft_flush end with WEFT_ERR_TIMEOUT, the operations still
  * outstanding, when a rank is slow (stopped): that declares nobody failed,
@@ -66,6 +69,7 @@ static weft_status_t wait_on(weft_event_t *ev)
     weft_status_t st;
     uint64_t t = now_ns();
 
+    gave_up = 0;
     while ((st = weft_wait(ev)) == WEFT_ERR_TIMEOUT && !(gave_up = now_ns() - t >= give_up_ns))
         expired++;
     return st;
@@ -76,6 +80,7 @@ static weft_status_t flush_on(weft_ep_t ep)
     weft_status_t st;
     uint64_t t = now_ns();
 
+    gave_up = 0;
     while ((st = weft_flush(ep)) == WEFT_ERR_TIMEOUT && !(gave_up = now_ns() - t >= give_up_ns))
         expired++;
     return st;
@@ -136,6 +141,7 @@ static void judge(weft_status_t st, int rank, int k, const char *what)
                     k, weft_strerror(st), weft_last_error());
         if (st == WEFT_ERR_TIMEOUT && gave_up && learnt[rank] == 0) {
             gave_up = 0;
+            given_up = 1;
             stuck[rank] = 1;
             fprintf(stderr, "STUCK rank %d: %s kind %d to rank %d outstanding after %.0f s\n", me,
                     what, k, rank, (double)give_up_ns / 1e9);
@@ -177,8 +183,11 @@ int main(int argc, char **argv)
     uint64_t end, t;
     int live, done_ok = 1, first;
 
-    if (argc > 2)
-        give_up_ns = (uint64_t)(atof(argv[2]) * 1e9);
+    if (argc > 2) {
+        double g = atof(argv[2]);
+
+        give_up_ns = g > 0 && g < 1e6 ? (uint64_t)(g * 1e9) : 0;
+    }
     if (dir == NULL || seconds <= 0 || give_up_ns == 0) {
         fprintf(stderr, "usage: OUTSIDE_KILL_DIR=DIR test_outside_kill SECONDS [GIVE_UP] "
                         "(both > 0)\n");
@@ -198,7 +207,7 @@ int main(int argc, char **argv)
     OK(weft_barrier(ctx));
 
     end = now_ns() + (uint64_t)(seconds * 1e9);
-    while (now_ns() < end) {
+    while (now_ns() < end && !given_up) {
         int peer = (int)(kill_next_rand(&rs) % (unsigned)n), k = (int)(kill_next_rand(&rs) % KILL_NKINDS);
 
         if (peer == me || learnt[peer] != 0 || stuck[peer])
@@ -215,7 +224,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < n; r++) {
         uint64_t old;
 
-        if (r != me && learnt[r] == 0 && !stuck[r])
+        if (r != me && learnt[r] == 0)
             judge(weft_atomic_fetch_add(ep, r, seg, OFF_DONE + 8 * (size_t)me, 1, &old), r, 5,
                   "the done add");
     }
