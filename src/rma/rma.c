@@ -55,9 +55,7 @@ resolve_slow(weft_ep_t ep, int rank, weft_seg_t seg, const char *fn)
     return WEFT_OK;
 }
 
-static __attribute__((noinline)) weft_status_t
-check_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void *buf,
-           const char *fn)
+weft_status_t weft__rma_check_target(weft_ep_t ep, int rank, weft_seg_t seg, const char *fn)
 {
     weft_status_t st;
 
@@ -65,7 +63,16 @@ check_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const v
         return st;
     if (rank < 0 || rank >= ep->nranks)
         return weft__error(WEFT_ERR_RANK, fn, "rank %d is outside [0, %d)", rank, ep->nranks);
-    if ((st = weft__seg_check(ep, seg, fn)) != WEFT_OK)
+    return weft__seg_check(ep, seg, fn);
+}
+
+static __attribute__((noinline)) weft_status_t
+check_slow(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n, const void *buf,
+           const char *fn)
+{
+    weft_status_t st;
+
+    if ((st = weft__rma_check_target(ep, rank, seg, fn)) != WEFT_OK)
         return st;
     if (off > weft__seg_size(seg, rank) || n > weft__seg_size(seg, rank) - off)
         return weft__error(WEFT_ERR_BOUNDS, fn, "offset %zu + %zu bytes exceeds segment size %zu",

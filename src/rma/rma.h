@@ -18,4 +18,8 @@
 
 #include "seg/seg.h"
 
+/* The endpoint, the rank and the segment of a transfer, as weft_put checks
+ * them first (rma.c): WEFT_OK, or the error recorded for fn. */
+weft_status_t weft__rma_check_target(weft_ep_t ep, int rank, weft_seg_t seg, const char *fn);
+
 #endif

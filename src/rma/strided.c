@@ -18,19 +18,6 @@ static size_t span(size_t count, size_t stride, size_t elem)
     return s;
 }
 
-/* The endpoint, the rank and the segment of a transfer, as weft_put
- * checks them. */
-static weft_status_t check_target(weft_ep_t ep, int rank, weft_seg_t seg, const char *fn)
-{
-    weft_status_t st;
-
-    if ((st = weft__ep_check(ep, fn)) != WEFT_OK)
-        return st;
-    if (rank < 0 || rank >= ep->nranks)
-        return weft__error(WEFT_ERR_RANK, fn, "rank %d is outside [0, %d)", rank, ep->nranks);
-    return weft__seg_check(ep, seg, fn);
-}
-
 /* The checks of a strided transfer of count elements of elem bytes: at
  * (rank, seg, off) every rstride elements, and at the local buf every
  * lstride elements. */
@@ -41,7 +28,7 @@ static weft_status_t check_strided(weft_ep_t ep, int rank, weft_seg_t seg, size_
     weft_status_t st;
     size_t size, remote, local;
 
-    if ((st = check_target(ep, rank, seg, fn)) != WEFT_OK)
+    if ((st = weft__rma_check_target(ep, rank, seg, fn)) != WEFT_OK)
         return st;
     if (count == 0)
         return WEFT_OK;
@@ -127,7 +114,7 @@ static weft_status_t check_indexed(weft_ep_t ep, int rank, weft_seg_t seg, size_
     weft_status_t st;
     size_t size, rbytes, lbytes;
 
-    if ((st = check_target(ep, rank, seg, fn)) != WEFT_OK)
+    if ((st = weft__rma_check_target(ep, rank, seg, fn)) != WEFT_OK)
         return st;
     if (__builtin_mul_overflow(nrem, remlen, &rbytes) ||
         __builtin_mul_overflow(nloc, loclen, &lbytes) || rbytes != lbytes)
