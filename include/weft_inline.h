@@ -76,7 +76,8 @@ struct weft_inline_ep {
     /* The near target: where the inline accesses of this flush epoch go,
      * so that the next one to it is one compare of each argument.  Written
      * by the inline path when it has checked in full a second access in a
-     * row to a rank;
+     * row to a mapped rank, or any access to a rank reached through UCX
+     * (near_base NULL: the library call at once);
      * emptied by the library whenever stamped is (a flush, a failed rank
      * dropped) and whenever a segment of the context is freed. */
     const void     *near_seg;  /**< its segment handle, or an address that no
@@ -84,7 +85,8 @@ struct weft_inline_ep {
     int             near_rank; /**< its rank, stamped in this epoch */
     size_t          near_lim;  /**< the segment's bytes per rank less WEFT_INLINE_MAX:
                                 *   an access at an offset up to this fits */
-    char           *near_base; /**< the rank's part of the segment, mapped here */
+    char           *near_base; /**< the rank's part of the segment, mapped here, or
+                                *   NULL: a rank reached through UCX */
 };
 
 /** What the inline path reads of a segment (layout 3): its first fields. */
@@ -102,10 +104,12 @@ extern const unsigned weft_inline_layout_v3;
 __attribute__((used)) static const unsigned *const weft__inline_layout = &weft_inline_layout_v3;
 
 /* Whether an access at (rank, seg, off) of at most WEFT_INLINE_MAX bytes
- * goes to the endpoint's near target, and then its mapped address in *p:
- * the segment and rank of the endpoint's inline accesses of this flush
- * epoch, the offset inside the segment, the gate shut.  One branch on the
- * OR of four compares: earlier accesses made every other test. */
+ * goes to the endpoint's near target -- the segment and rank of the
+ * endpoint's inline accesses of this flush epoch, the offset inside the
+ * segment, the gate shut: one branch on the OR of four compares, earlier
+ * accesses made every other test -- and then in *p its mapped address, or
+ * NULL when the near target is a rank reached through UCX (the library
+ * call, without the complete tests first). */
 static inline __attribute__((always_inline)) int
 weft__inline_near(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, char **p)
 {
@@ -119,7 +123,7 @@ weft__inline_near(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, char **p)
                           (uintptr_t)__atomic_load_n(&e->gate, __ATOMIC_RELAXED)) != 0,
                          0))
         return 0;
-    *p = e->near_base + off;
+    *p = __builtin_expect(e->near_base != (char *)0, 1) ? e->near_base + off : (char *)0;
     return 1;
 }
 
@@ -145,16 +149,25 @@ weft__inline_at(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n)
 
     if (__builtin_expect(e == NULL || s == NULL, 0))
         return (char *)0;
-    /* First whether rank is mapped here at all, so that an operation
-     * through UCX leaves for the library after the fewest tests. */
+    if (__builtin_expect(s->live_ctx != e->ctx || (unsigned)rank >= (unsigned)e->nranks, 0))
+        return (char *)0;
+    /* First whether rank is mapped here at all: a rank reached through UCX
+     * becomes the near target at once, with no mapped address, so that
+     * the next operation to it goes to the library after the near test
+     * alone. */
     mapped = s->mapped;
-    if (__builtin_expect(s->live_ctx != e->ctx || (unsigned)rank >= (unsigned)e->nranks ||
-                             mapped == (char *const *)0,
-                         0))
+    base = mapped != (char *const *)0 ? mapped[rank] : (char *)0;
+    if (base == (char *)0) {
+        struct weft_inline_ep *w = (struct weft_inline_ep *)(void *)ep;
+
+        if (s->size >= WEFT_INLINE_MAX) {
+            w->near_seg = s;
+            w->near_rank = rank;
+            w->near_lim = s->size - WEFT_INLINE_MAX;
+            w->near_base = (char *)0;
+        }
         return (char *)0;
-    base = mapped[rank];
-    if (base == (char *)0)
-        return (char *)0;
+    }
     if (__builtin_expect(__atomic_load_n(&e->gate, __ATOMIC_RELAXED) != 0 || off > s->size ||
                              n > s->size - off,
                          0))
@@ -228,8 +241,18 @@ static inline __attribute__((always_inline)) void weft__inline_wrote(void *dst, 
 
 /* The mapped address of n bytes at (rank, seg, off), n a size the inline
  * path takes, or NULL: the near target, or else the complete tests. */
+static inline __attribute__((always_inline)) char *
+weft__inline_find(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n)
+{
+    char *p;
+
+    if (__builtin_expect(weft__inline_near(ep, rank, seg, off, &p), 1))
+        return p;
+    return weft__inline_at(ep, rank, seg, off, n);
+}
+
 #define WEFT__INLINE_FIND(ep, rank, seg, off, n, p) \
-    (weft__inline_near(ep, rank, seg, off, &(p)) || ((p) = weft__inline_at(ep, rank, seg, off, n)))
+    (((p) = weft__inline_find(ep, rank, seg, off, n)) != (char *)0)
 
 /* The word of an atomic at (rank, seg, off), or NULL: mapped and 8-aligned. */
 static inline __attribute__((always_inline)) uint64_t *
