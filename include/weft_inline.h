@@ -52,8 +52,9 @@ extern "C" {
  * touched[rank], stamped and near target written): a program has no other access to the
  * library's endpoint and segment.  So they need no may_alias, and their
  * fields' types tell the compiler that a store of the program's data (a
- * double or a float, below) changes none of them: it may keep them in
- * registers across a loop of operations instead of reloading each.  This
+ * double or a float, below) changes none of them: it need not reload them
+ * after it (the library call of a miss, which may change them, still
+ * makes a loop of operations reload them on every call).  This
  * holds while the library's own code, which writes these fields through
  * its struct weft__ep, is not inlined into the program: link libweft as a
  * library (shared or static), not by link-time optimisation together with
@@ -152,15 +153,17 @@ weft__inline_at(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n)
     if (__builtin_expect(s->live_ctx != e->ctx || (unsigned)rank >= (unsigned)e->nranks, 0))
         return (char *)0;
     /* First whether rank is mapped here at all: a rank reached through UCX
-     * becomes the near target at once, with no mapped address, so that
-     * the next operation to it goes to the library after the near test
-     * alone. */
+     * becomes the near target at once (four stores, against the cost of
+     * an operation through UCX), with no mapped address, so that the next
+     * operation to it goes to the library after the near test alone; not
+     * while the gate is open (a destroyed endpoint keeps none). */
     mapped = s->mapped;
     base = mapped != (char *const *)0 ? mapped[rank] : (char *)0;
     if (base == (char *)0) {
         struct weft_inline_ep *w = (struct weft_inline_ep *)(void *)ep;
 
-        if (s->size >= WEFT_INLINE_MAX) {
+        if (s->size >= WEFT_INLINE_MAX && __atomic_load_n(&e->gate, __ATOMIC_RELAXED) == 0 &&
+            (w->near_seg != (const void *)s || w->near_rank != rank)) {
             w->near_seg = s;
             w->near_rank = rank;
             w->near_lim = s->size - WEFT_INLINE_MAX;

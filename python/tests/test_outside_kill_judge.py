@@ -56,32 +56,39 @@ def test_a_malformed_result_line_fails_the_trial() -> None:
         assert "no RESULT from ranks [3]" in verdict
 
 
+def stuck_line(rank: int, kind: int, to: int) -> str:
+    target = "any rank" if to < 0 else f"rank {to}"
+    return f"STUCK rank {rank}: an operation kind {kind} to {target} outstanding after 10 s"
+
+
+# Rank 0's queue blocked by the kill of rank 1: 0 gave up on 3, 3 on 0.
+BLOCKED_0 = [stuck_line(0, 9, 3), stuck_line(3, 9, 0),
+             result(0, stuck="3"), result(2), result(3, stuck="0")]
+
+
 def test_a_stuck_live_rank_fails_the_trial() -> None:
-    res = trial([result(0, stuck="3"), result(2), result(3, stuck="0")])
-    ok, verdict, _, _ = script().judge(args(), res, False)
+    ok, verdict, _, _ = script().judge(args(), trial(BLOCKED_0), False)
     assert not ok
     assert "rank 0: operations to live ranks [3] never completed" in verdict
     assert "rank 3: operations to live ranks [0] never completed" in verdict
 
 
-def stuck_line(rank: int, kind: int, to: int) -> str:
-    return f"STUCK rank {rank}: an operation kind {kind} to rank {to} outstanding after 15 s"
-
-
 def test_a_stuck_live_rank_is_counted_when_tolerated() -> None:
-    res = trial([stuck_line(0, 9, 3), stuck_line(3, 8, 0),
-                 result(0, stuck="3"), result(2), result(3, stuck="0")])
+    res = trial(BLOCKED_0)
     ok, verdict, _, _ = script().judge(args(tolerate_ucx_shm_stuck=True), res, False)
     assert ok, verdict
     assert res["stuck"] == [0, 3]
     assert "stuck behind a blocked UCX shared-memory queue, tolerated" in verdict
 
 
-def test_a_rank_cut_off_by_a_blocked_queue_may_be_reported_failed() -> None:
+def test_the_blocked_rank_and_its_peers_may_report_each_other_failed() -> None:
     # rank 0's queue is blocked: 2 and 3 gave up on it, it gave up on 2,
-    # and UCX ended its silent connections to 2 and 3
-    res = trial([result(0, failed="1,2,3", learnt="2000000,3000000,4000000", stuck="2"),
-                 result(2, stuck="0"), result(3, stuck="0")])
+    # UCX ended its silent connections to 2 and 3, and 3 declared it
+    # failed after a blocking call
+    res = trial([stuck_line(0, 9, 2), stuck_line(2, 9, 0), stuck_line(3, 9, 0),
+                 result(0, failed="1,2,3", learnt="2000000,3000000,4000000", stuck="2"),
+                 result(2, stuck="0"),
+                 result(3, failed="0,1", learnt="5000000,2000000", stuck="0")])
     ok, verdict, detect, _ = script().judge(args(tolerate_ucx_shm_stuck=True), res, False)
     assert ok, verdict
     assert detect == []   # each looked at failures again only after giving up
@@ -89,8 +96,20 @@ def test_a_rank_cut_off_by_a_blocked_queue_may_be_reported_failed() -> None:
     assert not ok and "rank 0 reports failed [1, 2, 3]" in verdict
 
 
+def test_a_flush_that_gives_up_needs_a_blocked_queue() -> None:
+    flush = stuck_line(2, 4, -1)
+    ok, verdict, _, _ = script().judge(args(tolerate_ucx_shm_stuck=True),
+                                       trial([flush] + BLOCKED_0), False)
+    assert ok, verdict
+    ok, verdict, _, _ = script().judge(args(tolerate_ucx_shm_stuck=True),
+                                       trial([flush, result(0), result(2), result(3)]), False)
+    assert not ok
+    assert "rank 2: a flush (kind 4) never completed and no blocked queue was identified" in verdict
+
+
 def test_a_direct_path_operation_that_never_completes_is_not_tolerated() -> None:
-    # only active messages go through UCX's queues on the direct path
+    # only non-blocking active messages (and flushes) wait on UCX's queues
+    # on the direct path
     lines = [stuck_line(0, 9, 3), stuck_line(3, 5, 0),
              result(0, stuck="3"), result(2), result(3, stuck="0")]
     ok, verdict, _, _ = script().judge(args(tolerate_ucx_shm_stuck=True), trial(lines), False)
@@ -102,18 +121,43 @@ def test_a_direct_path_operation_that_never_completes_is_not_tolerated() -> None
     assert ok, verdict
 
 
+def test_a_stuck_rank_needs_its_stuck_line() -> None:
+    res = trial([stuck_line(0, 9, 3), result(0, stuck="3"), result(2), result(3, stuck="0")])
+    ok, verdict, _, _ = script().judge(args(tolerate_ucx_shm_stuck=True), res, False)
+    assert not ok
+    assert "rank 3 reports rank 0 stuck without a STUCK line" in verdict
+    # and the other way round
+    res = trial([stuck_line(0, 9, 3), stuck_line(3, 9, 0), result(0, stuck="3"), result(2),
+                 result(3)])
+    ok, verdict, _, _ = script().judge(args(tolerate_ucx_shm_stuck=True), res, False)
+    assert not ok
+    assert "rank 3 printed STUCK for rank 0 but its RESULT line does not list it" in verdict
+
+
+def test_giving_up_on_the_killed_rank_is_not_tolerated() -> None:
+    # a survivor that waited for the dead rank instead of learning of its
+    # death; the pair's rank in common is the victim, not a live rank
+    res = trial([stuck_line(0, 9, 1), result(0, failed="-", learnt="-", stuck="1"),
+                 result(2), result(3)])
+    ok, verdict, _, _ = script().judge(args(tolerate_ucx_shm_stuck=True), res, False)
+    assert not ok
+    assert "rank 0 gave up on the killed rank 1 instead of learning of its death" in verdict
+
+
 def test_stuck_ranks_with_no_rank_in_common_are_not_tolerated() -> None:
     # one kill blocks at most one queue: 0, 2 and 3 each giving up on
     # another is more than that
-    res = trial([result(0, stuck="2"), result(2, stuck="3"), result(3, stuck="0")])
+    res = trial([stuck_line(0, 9, 2), stuck_line(2, 9, 3), stuck_line(3, 9, 0),
+                 result(0, stuck="2"), result(2, stuck="3"), result(3, stuck="0")])
     ok, verdict, _, _ = script().judge(args(tolerate_ucx_shm_stuck=True), res, False)
     assert not ok
-    assert "no rank in common [(0, 2), (2, 3), (3, 0)]" in verdict
+    assert "no live rank in common [(0, 2), (2, 3), (3, 0)]" in verdict
 
 
 def test_a_stuck_rank_is_not_tolerated_when_ranks_were_only_stopped() -> None:
-    res = trial([result(0, failed="-", learnt="-", stuck="3"), result(1, failed="-", learnt="-"),
-                 result(2, failed="-", learnt="-"), result(3, failed="-", learnt="-")])
+    res = trial([stuck_line(0, 9, 3), result(0, failed="-", learnt="-", stuck="3"),
+                 result(1, failed="-", learnt="-"), result(2, failed="-", learnt="-"),
+                 result(3, failed="-", learnt="-")])
     ok, verdict, _, _ = script().judge(args(signal="STOP", tolerate_ucx_shm_stuck=True), res,
                                        False)
     assert not ok
@@ -121,9 +165,10 @@ def test_a_stuck_rank_is_not_tolerated_when_ranks_were_only_stopped() -> None:
 
 
 def test_tolerating_stuck_ranks_still_checks_the_rest() -> None:
-    # a survivor that reports failed a live rank it was not cut off from,
-    # or one that is missing, fails the trial whatever is tolerated
-    res = trial([result(0, failed="1,2", learnt="2000000,3000000", stuck="3"), result(2)])
+    # a survivor that reports failed a live rank that is not the blocked
+    # one, or one that is missing, fails the trial whatever is tolerated
+    res = trial([stuck_line(0, 9, 3), result(0, failed="1,2", learnt="2000000,3000000",
+                                             stuck="3"), result(2)])
     ok, verdict, _, _ = script().judge(args(tolerate_ucx_shm_stuck=True), res, False)
     assert not ok
     assert "rank 0 reports failed [1, 2]" in verdict

@@ -49,8 +49,12 @@ import sys
 import tempfile
 import time
 
-# kill_one_op's kinds that go through UCX on the direct path: active messages
-DIRECT_UCX_KINDS = (8, 9)
+# kill_one_op's kinds that go through UCX on the direct path and can be
+# left outstanding: a non-blocking active message (a blocking one, kind 8,
+# declares its rank failed when it times out), and the flushes (4, 7) that
+# wait for the worker's UCX operations too
+DIRECT_UCX_KINDS = (9,)
+FLUSH_KINDS = (4, 7)
 
 # The words before each value of a rank's RESULT line
 RESULT_LABELS = ("rank", "failed", "learnt", "ops", "end", "expired", "said", "stuck")
@@ -104,7 +108,7 @@ def parse_args():
     p.add_argument("--give-up", type=float, default=0.0,
                    help="seconds a survivor retries a wait or flush that WEFT_TIMEOUT_MS ends "
                         "before it calls the target stuck (default: 2 x --timeout-ms, and "
-                        "at least --stall + 2 s)")
+                        "at least --stall + 5 s)")
     p.add_argument("--tolerate-ucx-shm-stuck", action="store_true",
                    help="a trial whose survivors report live ranks stuck (a SIGKILL that "
                         "lands while the victim writes into a live rank's UCX shared-memory "
@@ -120,7 +124,7 @@ def parse_args():
     if a.give_up < 0:
         p.error("need --give-up >= 0")
     if a.give_up == 0:
-        a.give_up = max(2 * a.timeout_ms / 1000.0, a.stall + 2.0)
+        a.give_up = max(2 * a.timeout_ms / 1000.0, a.stall + 5.0)
     if a.signal == "STOP" and a.give_up <= a.stall:
         p.error("need --give-up > --stall: a stopped rank is slow, not stuck")
     return a
@@ -162,7 +166,7 @@ def stacks_of(pids, victim):
         try:
             got = subprocess.run([gdb, "-p", str(pid), "-batch", "-nx",
                                   "-ex", "thread apply all bt"],
-                                 capture_output=True, text=True, timeout=30)
+                                 capture_output=True, text=True, timeout=10)
             text += f"--- rank {r} (pid {pid}) ---\n{got.stdout}{got.stderr}"
         except (subprocess.TimeoutExpired, OSError) as e:
             text += f"--- rank {r} (pid {pid}): no stack ({e}) ---\n"
@@ -249,9 +253,11 @@ def judge(a, res, private):
                                   "end": f[10], "said": said, "stuck": stuck}
         except ValueError:
             malformed.append(line.strip()[:120])
-    # "STUCK rank R: WHAT kind K to rank T outstanding after S s"
-    stuck_kinds = [(int(m.group(1)), int(m.group(2)), int(m.group(3))) for m in
-                   re.finditer(r"^STUCK rank (\d+):.* kind (\d+) to rank (\d+) ", out, re.M)]
+    # "STUCK rank R: WHAT kind K to rank T outstanding after S s" (T -1: "to
+    # any rank", a flush)
+    stuck_kinds = [(int(m.group(1)), int(m.group(2)), int(m.group(4) or -1)) for m in
+                   re.finditer(r"^STUCK rank (\d+):.* kind (\d+) to (rank (\d+)|any rank) ", out,
+                               re.M)]
     left = []
     for line in out.splitlines():
         if line.startswith("LEFT-SHM") or line.startswith("LEFT-SYSV"):
@@ -285,14 +291,23 @@ def judge(a, res, private):
     victim_done = victim in results
     if a.signal == "KILL" and victim_done:
         res["late"] = True
-    # r and x cannot reach each other when either has given up on the
-    # other: with --tolerate-ucx-shm-stuck, r may also report x failed
-    # (UCX ends the connections that a blocked queue keeps silent)
+    # One kill leaves at most one entry half written, so one live rank's
+    # queue blocked: every pair of a survivor and a rank it gave up on has
+    # that rank in common.  With --tolerate-ucx-shm-stuck (SIGKILL), the
+    # others may report it failed and it may report them failed (UCX ends
+    # the connections that its blocked queue keeps silent).
+    tolerate = a.tolerate_ucx_shm_stuck and a.signal == "KILL"
+    pairs = [(r, x) for r, v in sorted(results.items()) for x in v["stuck"]]
+    common = set.intersection(*[set(p) for p in pairs]) - {victim} if pairs else set()
     blocked = set()
-    if a.tolerate_ucx_shm_stuck and a.signal == "KILL":
-        for r, v in results.items():
-            for x in v["stuck"]:
-                blocked |= {(r, x), (x, r)}
+    if tolerate and len(common) == 1:
+        c = min(common)
+        blocked = {(r, c) for r in range(a.np) if r != victim} | \
+            {(c, r) for r in range(a.np) if r != victim}
+    elif tolerate and common:
+        # the pairs are all between the same two ranks: either may be the
+        # blocked one, so only they are excused
+        blocked = {(r, x) for r, x in pairs} | {(x, r) for r, x in pairs}
     for r, v in sorted(results.items()):
         if r in tolerated:
             continue
@@ -315,22 +330,33 @@ def judge(a, res, private):
                 detect.append((v["learnt"][victim] - res["t_kill"]) / 1e6)
         if v["end"] != "ok" and (a.signal == "KILL" or r != victim):
             problems.append(f"rank {r}: done exchange timed out")
-        if v["stuck"] and not (a.tolerate_ucx_shm_stuck and a.signal == "KILL"):
+        if v["stuck"] and not tolerate:
             problems.append(f"rank {r}: operations to live ranks {v['stuck']} never completed")
+        if victim in v["stuck"] and r != victim:
+            problems.append(f"rank {r} gave up on the killed rank {victim} instead of learning "
+                            "of its death")
     stuck = sorted({r for v in results.values() for r in v["stuck"]})
     res["stuck"] = stuck
-    # One kill leaves at most one entry half written, so one rank's queue
-    # blocked: every pair of a survivor and a rank it gave up on has it
-    pairs = [(r, x) for r, v in sorted(results.items()) for x in v["stuck"]]
-    if pairs and a.tolerate_ucx_shm_stuck and a.signal == "KILL" and \
-            not set.intersection(*[set(p) for p in pairs]):
-        problems.append(f"ranks gave up on each other with no rank in common {pairs}: more "
+    if pairs and tolerate and not common:
+        problems.append(f"ranks gave up on each other with no live rank in common {pairs}: more "
                         "than one blocked queue")
+    # every rank given up on was named on a STUCK line, and every flush
+    # that gave up had a blocked queue to wait for
+    for r, x in pairs:
+        if not any(sr == r and st == x for sr, _, st in stuck_kinds):
+            problems.append(f"rank {r} reports rank {x} stuck without a STUCK line")
+    for r, k, t in stuck_kinds:
+        if t >= 0 and r in results and t not in results[r]["stuck"]:
+            problems.append(f"rank {r} printed STUCK for rank {t} but its RESULT line does not "
+                            "list it")
+        if t < 0 and not (tolerate and common):
+            problems.append(f"rank {r}: a flush (kind {k}) never completed"
+                            + ("" if not tolerate else " and no blocked queue was identified"))
     # On the direct path only active messages (kinds 8 and 9) go through
     # UCX's queues: any other operation that never completes is weft's
-    if a.tolerate_ucx_shm_stuck and a.path == "direct":
+    if tolerate and a.path == "direct":
         for r, k, t in stuck_kinds:
-            if k not in DIRECT_UCX_KINDS:
+            if k not in DIRECT_UCX_KINDS and not (t < 0 and k in FLUSH_KINDS):
                 problems.append(f"rank {r}: a direct-path operation (kind {k}) to live rank {t} "
                                 "never completed")
     if aborts:
@@ -346,7 +372,7 @@ def judge(a, res, private):
         verdict += " (the victim had finished its run: killed in weft_finalize or after)"
     if tolerated:
         verdict += f" (UCX aborted ranks {sorted(tolerated)}, tolerated)"
-    if stuck and a.tolerate_ucx_shm_stuck and a.signal == "KILL":
+    if stuck and tolerate:
         verdict += f" (ranks {stuck} stuck behind a blocked UCX shared-memory queue, tolerated)"
     dtxt = (" detect_ms " + ",".join(f"{x:.1f}" for x in detect)) if detect else ""
     return not problems, f"victim {victim} {res['seconds']:.1f}s {verdict}{dtxt}{stopped_view}", \

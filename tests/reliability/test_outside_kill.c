@@ -14,6 +14,7 @@
  *
  *   STUCK rank R: WHAT kind K to rank T outstanding after S s
  *
+ * ("to any rank" for a flush, which covers the operations to every rank)
  * and ends its operations there (so a later flush, which would cover the
  * abandoned operation too, blames no other rank).  That is what a SIGKILL does to UCX's
  * shared-memory transport when it lands while the victim writes into a
@@ -139,6 +140,15 @@ static void judge(weft_status_t st, int rank, int k, const char *what)
         if (!was && learnt[rank] != 0)
             fprintf(stderr, "LEARN rank %d: rank %d by %s kind %d -> %s (%s)\n", me, rank, what,
                     k, weft_strerror(st), weft_last_error());
+        /* a flush covers the endpoint's operations to every rank: the
+         * one it waits for is not known */
+        if (st == WEFT_ERR_TIMEOUT && gave_up && (k == 4 || k == 7)) {
+            gave_up = 0;
+            given_up = 1;
+            fprintf(stderr, "STUCK rank %d: %s kind %d to any rank outstanding after %.0f s\n",
+                    me, what, k, (double)give_up_ns / 1e9);
+            return;
+        }
         if (st == WEFT_ERR_TIMEOUT && gave_up && learnt[rank] == 0) {
             gave_up = 0;
             given_up = 1;

@@ -185,8 +185,17 @@ int main(void)
         OK(weft_get(near_ep, &v, right, seg, DATA, 8));
         OK(weft_flush(near_ep));
         if (weft_ptr(ctx, right, seg, DATA, &mapped) == WEFT_OK) {
+            const struct weft_inline_ep *e = (const struct weft_inline_ep *)(const void *)near_ep;
+
             OK(weft_get(near_ep, &v, right, seg, DATA, 8));
             OK(weft_get(near_ep, &v, right, seg, DATA, 8));
+            /* the second get in a row made (seg, right) the near target,
+             * unless a bit of the gate is set (WEFT_CHECK=1) */
+            if (e->gate == 0)
+                CHECK(e->near_seg == (const void *)seg && e->near_rank == right &&
+                      e->near_base == (char *)mapped - DATA);
+            else
+                CHECK(e->near_seg != (const void *)seg);
         }
     }
     OK(weft_barrier(ctx));
