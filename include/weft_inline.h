@@ -128,11 +128,24 @@ weft__inline_near(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, char **p)
     return 1;
 }
 
+/* Make (s, rank) the endpoint's near target, at base (NULL: a rank
+ * reached through UCX). */
+static inline __attribute__((always_inline)) void
+weft__inline_set_near(weft_ep_t ep, const struct weft_inline_seg *s, int rank, char *base)
+{
+    struct weft_inline_ep *w = (struct weft_inline_ep *)(void *)ep;
+
+    w->near_seg = s;
+    w->near_rank = rank;
+    w->near_lim = s->size - WEFT_INLINE_MAX;
+    w->near_base = base;
+}
+
 /* The mapped address of n bytes at (rank, seg, off), or NULL when the
  * library must do the operation, after the complete tests (a pass that is
- * the second in a row to its rank makes it the endpoint's near target).  The tests kept are those that
- * keep the
- * access inside memory this process maps: the handles not NULL, a live
+ * the second in a row to its rank makes it the endpoint's near target).
+ * The tests kept are those that keep the access inside memory this
+ * process maps: the handles not NULL, a live
  * segment of ep's context (a segment of another context has a table of
  * another length; a freed one has no table), a rank of the context mapped
  * here, the access inside the segment.  Everything the library alone does
@@ -160,15 +173,9 @@ weft__inline_at(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n)
     mapped = s->mapped;
     base = mapped != (char *const *)0 ? mapped[rank] : (char *)0;
     if (base == (char *)0) {
-        struct weft_inline_ep *w = (struct weft_inline_ep *)(void *)ep;
-
         if (s->size >= WEFT_INLINE_MAX && __atomic_load_n(&e->gate, __ATOMIC_RELAXED) == 0 &&
-            (w->near_seg != (const void *)s || w->near_rank != rank)) {
-            w->near_seg = s;
-            w->near_rank = rank;
-            w->near_lim = s->size - WEFT_INLINE_MAX;
-            w->near_base = (char *)0;
-        }
+            (e->near_seg != (const void *)s || e->near_rank != rank))
+            weft__inline_set_near(ep, s, rank, (char *)0);
         return (char *)0;
     }
     if (__builtin_expect(__atomic_load_n(&e->gate, __ATOMIC_RELAXED) != 0 || off > s->size ||
@@ -189,10 +196,7 @@ weft__inline_at(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n)
             w->touched[rank] = w->flush_epoch;
             w->stamped = rank;
         } else if (s->size >= WEFT_INLINE_MAX) {
-            w->near_seg = s;
-            w->near_rank = rank;
-            w->near_lim = s->size - WEFT_INLINE_MAX;
-            w->near_base = base;
+            weft__inline_set_near(ep, s, rank, base);
         }
     }
     return base + off;
@@ -254,16 +258,13 @@ weft__inline_find(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, size_t n)
     return weft__inline_at(ep, rank, seg, off, n);
 }
 
-#define WEFT__INLINE_FIND(ep, rank, seg, off, n, p) \
-    (((p) = weft__inline_find(ep, rank, seg, off, n)) != (char *)0)
-
 /* The word of an atomic at (rank, seg, off), or NULL: mapped and 8-aligned. */
 static inline __attribute__((always_inline)) uint64_t *
 weft__inline_word(weft_ep_t ep, int rank, weft_seg_t seg, size_t off)
 {
     char *p;
 
-    if (!WEFT__INLINE_FIND(ep, rank, seg, off, sizeof(uint64_t), p))
+    if ((p = weft__inline_find(ep, rank, seg, off, sizeof(uint64_t))) == (char *)0)
         return (uint64_t *)0;
     return ((uintptr_t)p & 7u) == 0 ? (uint64_t *)(void *)p : (uint64_t *)0;
 }
@@ -274,7 +275,7 @@ weft_inline_put_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const vo
 {
     char *p;
 
-    if (WEFT__INLINE_SIZE(n) && src != NULL && WEFT__INLINE_FIND(ep, rank, seg, off, n, p)) {
+    if (WEFT__INLINE_SIZE(n) && src != NULL && (p = weft__inline_find(ep, rank, seg, off, n)) != (char *)0) {
         weft__inline_copy(p, src, n);
         return WEFT_OK;
     }
@@ -286,7 +287,7 @@ weft_inline_put(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, const void *
 {
     char *p;
 
-    if (WEFT__INLINE_SIZE(n) && src != NULL && WEFT__INLINE_FIND(ep, rank, seg, off, n, p)) {
+    if (WEFT__INLINE_SIZE(n) && src != NULL && (p = weft__inline_find(ep, rank, seg, off, n)) != (char *)0) {
         weft__inline_copy(p, src, n);
         /* visible to a consumer that acquires after the call returns */
         __atomic_thread_fence(__ATOMIC_RELEASE);
@@ -300,7 +301,7 @@ weft_inline_get_nbi(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t of
 {
     char *p;
 
-    if (WEFT__INLINE_SIZE(n) && dst != NULL && WEFT__INLINE_FIND(ep, rank, seg, off, n, p)) {
+    if (WEFT__INLINE_SIZE(n) && dst != NULL && (p = weft__inline_find(ep, rank, seg, off, n)) != (char *)0) {
         weft__inline_copy(dst, p, n);
         return WEFT_OK;
     }
@@ -312,7 +313,7 @@ weft_inline_get(weft_ep_t ep, void *dst, int rank, weft_seg_t seg, size_t off, s
 {
     char *p;
 
-    if (WEFT__INLINE_SIZE(n) && dst != NULL && WEFT__INLINE_FIND(ep, rank, seg, off, n, p)) {
+    if (WEFT__INLINE_SIZE(n) && dst != NULL && (p = weft__inline_find(ep, rank, seg, off, n)) != (char *)0) {
         weft__inline_copy(dst, p, n);
         weft__inline_wrote(dst, n);
         return WEFT_OK;
