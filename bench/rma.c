@@ -47,10 +47,12 @@
  * caches).
  *
  * On the direct path the rounds also time the library calls behind weft's
- * inline forms ("weft-lib") and plain loads and stores through weft_ptr
- * ("load", "store"), and each round also keeps the fastest of 64
- * alternating short blocks of weft's 8-byte gets and puts and of the plain
- * loads and stores ("get_lat_best", "put_rate_best"), which a burst of
+ * inline forms ("weft-lib"), the same gets and puts through a kept target
+ * ("weft-target", weft_target_t) and plain loads and stores through
+ * weft_ptr ("load", "store"), and each round also keeps the fastest of 64
+ * alternating short blocks of weft's 8-byte gets and puts (plain calls and
+ * kept target) and of the plain loads and stores ("get_lat_best",
+ * "put_rate_best"), which a burst of
  * load on a shared machine disturbs less than one long run of each.  Over
  * UCX: raw UCX, and then --blocks short blocks of each put loop (raw UCX,
  * weft's call, the library function, the kept-target put of weft_ucx.h)
@@ -236,6 +238,31 @@ static BENCH_LOOP void lib_put_windows(weft_ep_t ep, weft_seg_t seg, long n, lon
     }
 }
 
+/* The same loops through a kept target (weft_target_t) in a local
+ * variable, whose fields the compiler keeps in registers ("weft-target"). */
+static BENCH_LOOP void target_gets(weft_ep_t ep, weft_seg_t seg, long n)
+{
+    weft_target_t t;
+    uint64_t dst;
+
+    OK(weft_target_init(ep, 1, seg, &t));
+    for (long i = 0; i < n; i++)
+        OK(weft_target_get(&t, &dst, 0, 8));
+}
+
+static BENCH_LOOP void target_put_windows(weft_ep_t ep, weft_seg_t seg, long n, long window)
+{
+    weft_target_t t;
+    uint64_t src = 42;
+
+    OK(weft_target_init(ep, 1, seg, &t));
+    for (long i = 0; i < n; i += window) {
+        for (long w = 0; w < window; w++)
+            OK(weft_target_put_nbi(&t, (size_t)(w & 63) * 8, &src, 8));
+        OK(weft_flush(ep));
+    }
+}
+
 static BENCH_LOOP void plain_loads(volatile uint64_t *p, long n)
 {
     uint64_t dst;
@@ -268,20 +295,22 @@ static BENCH_LOOP void plain_store_windows(volatile uint64_t *p, long n, long wi
 
 static void direct_best(weft_ep_t ep, weft_seg_t seg, volatile uint64_t *p, const struct opts *o)
 {
-    double best[4] = {1e30, 1e30, 1e30, 1e30};
+    double best[6] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
     long window = o->window < BEST_CALLS ? o->window : BEST_CALLS;
     long puts = BEST_CALLS / window * window;
 
     for (int b = 0; b < BEST_BLOCKS; b++) {
-        for (int k = 0; k < 4; k++) {
-            int v = (k + b) % 4;
+        for (int k = 0; k < 6; k++) {
+            int v = (k + b) % 6;
             double t0 = bench_now(), t;
 
             switch (v) {
             case 0: weft_gets(ep, seg, BEST_CALLS); break;
             case 1: plain_loads(p, BEST_CALLS); break;
             case 2: weft_put_windows(ep, seg, puts, window); break;
-            default: plain_store_windows(p, puts, window); break;
+            case 3: plain_store_windows(p, puts, window); break;
+            case 4: target_gets(ep, seg, BEST_CALLS); break;
+            default: target_put_windows(ep, seg, puts, window); break;
             }
             t = bench_now() - t0;
             if (t < best[v])
@@ -292,6 +321,8 @@ static void direct_best(weft_ep_t ep, weft_seg_t seg, volatile uint64_t *p, cons
     record("load", "get_lat_best", 8, "us", 1e6 * best[1] / (double)BEST_CALLS);
     record("weft", "put_rate_best", 8, "Mmsg/s", 1e-6 * (double)puts / best[2]);
     record("store", "put_rate_best", 8, "Mmsg/s", 1e-6 * (double)puts / best[3]);
+    record("weft-target", "get_lat_best", 8, "us", 1e6 * best[4] / (double)BEST_CALLS);
+    record("weft-target", "put_rate_best", 8, "Mmsg/s", 1e-6 * (double)puts / best[5]);
 }
 
 static void direct_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, volatile uint64_t *p,
@@ -317,6 +348,14 @@ static void direct_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, volatile 
         t0 = bench_now();
         plain_store_windows(p, o->iters, o->window);
         record("store", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
+        target_gets(ep, seg, o->warmup);
+        t0 = bench_now();
+        target_gets(ep, seg, o->iters);
+        record("weft-target", "get_lat", 8, "us", 1e6 * (bench_now() - t0) / (double)o->iters);
+        target_put_windows(ep, seg, o->warmup, o->window);
+        t0 = bench_now();
+        target_put_windows(ep, seg, o->iters, o->window);
+        record("weft-target", "put_rate", 8, "Mmsg/s", 1e-6 * (double)o->iters / (bench_now() - t0));
     }
     OK(weft_barrier(ctx));
 }

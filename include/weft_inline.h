@@ -98,17 +98,99 @@ struct weft_inline_seg {
     size_t       size;         /**< bytes per rank */
 };
 
+/* ---- Kept targets ------------------------------------------------------ */
+
+/** The version of weft_target_t's layout. */
+#define WEFT_TARGET_LAYOUT 1
+
+/**
+ * A kept target: what the inline path needs of (ep, rank, seg), held by
+ * the program -- in a local variable, where the compiler keeps its fields
+ * in registers across a loop (docs/direct-path.md#kept-targets).  Filled
+ * by weft_target_init; the program reads and writes none of its fields,
+ * weft's calls update it.  An access through it is the same call on
+ * (t->ep, t->rank, t->seg): weft_target_put_nbi(&t, off, src, n) is
+ * weft_put_nbi(ep, rank, seg, off, src, n), with its semantics, errors and
+ * completion, and so on for the others.  On a rank whose part of seg is
+ * mapped here, the inline form tests the target's flush epoch against the
+ * endpoint's, the endpoint's gate word and the bounds, then makes the load
+ * or store; everything else goes to the library, which does the call and
+ * makes the target current again: the first access after each weft_flush,
+ * WEFT_CHECK=1, a selected trace point, a rank failure known to the
+ * context, bad arguments, the last WEFT_INLINE_MAX bytes of the segment,
+ * and every access to a rank reached through UCX (use weft_ucx.h's
+ * weft_ucx_put_target for those).
+ *
+ * A target stays usable for the life of ep and seg.  weft_seg_free and
+ * the destruction of ep move every endpoint's flush epoch on (or open its
+ * gate), so a target kept past them is refused by the library rather than
+ * used, unless 2^32 flushes of ep have passed since: fill targets again
+ * after freeing rather than keep old ones.  Used by the thread that uses
+ * ep, as ep is.
+ */
+typedef struct weft_target {
+    const void *check;  /**< what the inline test reads (struct weft_inline_ep):
+                         *   ep, or a stand-in that sends every access to the
+                         *   library */
+    unsigned    epoch;  /**< ep's flush epoch while inline accesses may run,
+                         *   else 0 (no epoch is 0) */
+    int         rank;
+    char       *base;   /**< rank's part of seg mapped here, while epoch is set */
+    size_t      size;   /**< rank's bytes of seg, while epoch is set */
+    weft_ep_t   ep;
+    weft_seg_t  seg;
+} weft_target_t;
+
+/** Fill *t for accesses to (rank, seg) through ep.  Errors as
+ *  weft_put_nbi's for the endpoint, rank and segment (WEFT_ERR_INVALID_ARG
+ *  for a NULL t); *t is then still usable, and every access through it
+ *  reports the error again.  Not collective; makes no connection. */
+weft_status_t weft_target_init(weft_ep_t ep, int rank, weft_seg_t seg, weft_target_t *t);
+/** weft_put_nbi(t->ep, t->rank, t->seg, off, src, n). */
+weft_status_t weft_target_put_nbi(weft_target_t *t, size_t off, const void *src, size_t n);
+/** weft_put(t->ep, t->rank, t->seg, off, src, n). */
+weft_status_t weft_target_put(weft_target_t *t, size_t off, const void *src, size_t n);
+/** weft_get_nbi(t->ep, dst, t->rank, t->seg, off, n). */
+weft_status_t weft_target_get_nbi(weft_target_t *t, void *dst, size_t off, size_t n);
+/** weft_get(t->ep, dst, t->rank, t->seg, off, n). */
+weft_status_t weft_target_get(weft_target_t *t, void *dst, size_t off, size_t n);
+/** weft_atomic_add_nbi(t->ep, t->rank, t->seg, off, value). */
+weft_status_t weft_target_atomic_add_nbi(weft_target_t *t, size_t off, uint64_t value);
+/** weft_atomic_fetch_add(t->ep, t->rank, t->seg, off, value, old). */
+weft_status_t weft_target_atomic_fetch_add(weft_target_t *t, size_t off, uint64_t value,
+                                           uint64_t *old);
+
+/* The library's part of the inline forms, not calls of the API: a target
+ * passed and returned by value (so that a program's target never has its
+ * address taken by a call and stays in registers), with the status of the
+ * call.  weft__target_call does operation op (WEFT__TOP_*) through the
+ * library call and, when it succeeded, makes the target current. */
+struct weft__target_ret {
+    weft_target_t t;
+    weft_status_t st;
+};
+enum {
+    WEFT__TOP_PUT_NBI, WEFT__TOP_PUT, WEFT__TOP_GET_NBI, WEFT__TOP_GET,
+    WEFT__TOP_ADD_NBI, WEFT__TOP_FETCH_ADD
+};
+struct weft__target_ret weft__target_make(weft_ep_t ep, int rank, weft_seg_t seg);
+struct weft__target_ret weft__target_call(weft_target_t t, int op, size_t off, void *buf, size_t n,
+                                          uint64_t value);
+
 #if !defined(WEFT_BUILDING) && !defined(WEFT_NO_INLINE) && defined(__GNUC__)
 
 /* A program that uses this layout needs a library that provides it. */
 extern const unsigned weft_inline_layout_v3;
 __attribute__((used)) static const unsigned *const weft__inline_layout = &weft_inline_layout_v3;
+extern const unsigned weft_target_layout_v1;
+__attribute__((used)) static const unsigned *const weft__target_layout = &weft_target_layout_v1;
 
 /* Whether an access at (rank, seg, off) of at most WEFT_INLINE_MAX bytes
- * goes to the endpoint's near target -- the segment and rank of the
- * endpoint's inline accesses of this flush epoch, the offset inside the
- * segment, the gate shut: one branch on the OR of four compares, earlier
- * accesses made every other test -- and then in *p its mapped address, or
+ * goes to the endpoint's near target -- the offset inside the segment,
+ * then the segment and rank of the endpoint's inline accesses of this
+ * flush epoch and the gate shut, one branch on the OR of their three
+ * compares; earlier accesses made every other test -- and then in *p its
+ * mapped address, or
  * NULL when the near target is a rank reached through UCX (the library
  * call, without the complete tests first). */
 static inline __attribute__((always_inline)) int
@@ -118,9 +200,12 @@ weft__inline_near(weft_ep_t ep, int rank, weft_seg_t seg, size_t off, char **p)
 
     if (__builtin_expect(e == NULL, 0))
         return 0;
+    /* The offset on a branch of its own: ORing a compare's flag into the
+     * others costs two instructions more than the branch, measured slower. */
+    if (__builtin_expect(off > e->near_lim, 0))
+        return 0;
     if (__builtin_expect((((uintptr_t)e->near_seg ^ (uintptr_t)(const void *)seg) |
                           (uintptr_t)(unsigned)(e->near_rank ^ rank) |
-                          (uintptr_t)(off > e->near_lim) |
                           (uintptr_t)__atomic_load_n(&e->gate, __ATOMIC_RELAXED)) != 0,
                          0))
         return 0;
@@ -346,6 +431,125 @@ weft_inline_atomic_fetch_add(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
     return (weft_atomic_fetch_add)(ep, rank, seg, off, value, old);
 }
 
+/* ---- Kept targets, inline ---------------------------------------------- */
+
+/* Whether an access of n bytes at off through t runs inline (at t->base +
+ * off): the access inside the segment, t current (its epoch is the
+ * endpoint's: no flush, segment free or endpoint destruction since the
+ * library filled it), the gate shut.  The fields are in registers when t
+ * is a local variable, so the test costs two loads of the endpoint and two
+ * branches: one on the offset, one on the OR of the other two compares
+ * (measured faster than one branch on all three, whose OR of a compare's
+ * flag costs two instructions more). */
+static inline __attribute__((always_inline)) int
+weft__target_ok(const weft_target_t *t, size_t off, size_t n)
+{
+    const struct weft_inline_ep *e = (const struct weft_inline_ep *)t->check;
+
+    if (__builtin_expect(off > t->size - n, 0))
+        return 0;
+    return __builtin_expect(((t->epoch ^ __atomic_load_n(&e->flush_epoch, __ATOMIC_RELAXED)) |
+                             __atomic_load_n(&e->gate, __ATOMIC_RELAXED)) == 0,
+                            1);
+}
+
+/* The library call of op, which makes *t current again. */
+static inline __attribute__((always_inline)) weft_status_t
+weft__target_lib(weft_target_t *t, int op, size_t off, void *buf, size_t n, uint64_t value)
+{
+    struct weft__target_ret r = weft__target_call(*t, op, off, buf, n, value);
+
+    *t = r.t;
+    return r.st;
+}
+
+static inline __attribute__((always_inline)) weft_status_t
+weft_inline_target_init(weft_ep_t ep, int rank, weft_seg_t seg, weft_target_t *t)
+{
+    struct weft__target_ret r;
+
+    if (t == NULL)
+        return (weft_target_init)(ep, rank, seg, t);
+    r = weft__target_make(ep, rank, seg);
+    *t = r.t;
+    return r.st;
+}
+
+static inline __attribute__((always_inline)) weft_status_t
+weft_inline_target_put_nbi(weft_target_t *t, size_t off, const void *src, size_t n)
+{
+    if (t == NULL)
+        return (weft_target_put_nbi)(t, off, src, n);
+    if (WEFT__INLINE_SIZE(n) && src != NULL && weft__target_ok(t, off, n)) {
+        weft__inline_copy(t->base + off, src, n);
+        return WEFT_OK;
+    }
+    return weft__target_lib(t, WEFT__TOP_PUT_NBI, off, (void *)(uintptr_t)src, n, 0);
+}
+
+static inline __attribute__((always_inline)) weft_status_t
+weft_inline_target_put(weft_target_t *t, size_t off, const void *src, size_t n)
+{
+    if (t == NULL)
+        return (weft_target_put)(t, off, src, n);
+    if (WEFT__INLINE_SIZE(n) && src != NULL && weft__target_ok(t, off, n)) {
+        weft__inline_copy(t->base + off, src, n);
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        return WEFT_OK;
+    }
+    return weft__target_lib(t, WEFT__TOP_PUT, off, (void *)(uintptr_t)src, n, 0);
+}
+
+static inline __attribute__((always_inline)) weft_status_t
+weft_inline_target_get_nbi(weft_target_t *t, void *dst, size_t off, size_t n)
+{
+    if (t == NULL)
+        return (weft_target_get_nbi)(t, dst, off, n);
+    if (WEFT__INLINE_SIZE(n) && dst != NULL && weft__target_ok(t, off, n)) {
+        weft__inline_copy(dst, t->base + off, n);
+        return WEFT_OK;
+    }
+    return weft__target_lib(t, WEFT__TOP_GET_NBI, off, dst, n, 0);
+}
+
+static inline __attribute__((always_inline)) weft_status_t
+weft_inline_target_get(weft_target_t *t, void *dst, size_t off, size_t n)
+{
+    if (t == NULL)
+        return (weft_target_get)(t, dst, off, n);
+    if (WEFT__INLINE_SIZE(n) && dst != NULL && weft__target_ok(t, off, n)) {
+        weft__inline_copy(dst, t->base + off, n);
+        weft__inline_wrote(dst, n);
+        return WEFT_OK;
+    }
+    return weft__target_lib(t, WEFT__TOP_GET, off, dst, n, 0);
+}
+
+static inline __attribute__((always_inline)) weft_status_t
+weft_inline_target_atomic_add_nbi(weft_target_t *t, size_t off, uint64_t value)
+{
+    if (t == NULL)
+        return (weft_target_atomic_add_nbi)(t, off, value);
+    if (weft__target_ok(t, off, sizeof(uint64_t)) && ((uintptr_t)(t->base + off) & 7u) == 0) {
+        __atomic_fetch_add((uint64_t *)(void *)(t->base + off), value, __ATOMIC_SEQ_CST);
+        return WEFT_OK;
+    }
+    return weft__target_lib(t, WEFT__TOP_ADD_NBI, off, (void *)0, sizeof(uint64_t), value);
+}
+
+static inline __attribute__((always_inline)) weft_status_t
+weft_inline_target_atomic_fetch_add(weft_target_t *t, size_t off, uint64_t value, uint64_t *old)
+{
+    if (t == NULL)
+        return (weft_target_atomic_fetch_add)(t, off, value, old);
+    if (old != NULL && weft__target_ok(t, off, sizeof(uint64_t)) &&
+        ((uintptr_t)(t->base + off) & 7u) == 0) {
+        *old = __atomic_fetch_add((uint64_t *)(void *)(t->base + off), value, __ATOMIC_SEQ_CST);
+        return WEFT_OK;
+    }
+    return weft__target_lib(t, WEFT__TOP_FETCH_ADD, off, old, sizeof(uint64_t), value);
+}
+
 #define weft_put_nbi(ep, rank, seg, off, src, n) weft_inline_put_nbi(ep, rank, seg, off, src, n)
 #define weft_put(ep, rank, seg, off, src, n)     weft_inline_put(ep, rank, seg, off, src, n)
 #define weft_get_nbi(ep, dst, rank, seg, off, n) weft_inline_get_nbi(ep, dst, rank, seg, off, n)
@@ -354,6 +558,14 @@ weft_inline_atomic_fetch_add(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
     weft_inline_atomic_add_nbi(ep, rank, seg, off, value)
 #define weft_atomic_fetch_add(ep, rank, seg, off, value, old) \
     weft_inline_atomic_fetch_add(ep, rank, seg, off, value, old)
+#define weft_target_init(ep, rank, seg, t)  weft_inline_target_init(ep, rank, seg, t)
+#define weft_target_put_nbi(t, off, src, n) weft_inline_target_put_nbi(t, off, src, n)
+#define weft_target_put(t, off, src, n)     weft_inline_target_put(t, off, src, n)
+#define weft_target_get_nbi(t, dst, off, n) weft_inline_target_get_nbi(t, dst, off, n)
+#define weft_target_get(t, dst, off, n)     weft_inline_target_get(t, dst, off, n)
+#define weft_target_atomic_add_nbi(t, off, value) weft_inline_target_atomic_add_nbi(t, off, value)
+#define weft_target_atomic_fetch_add(t, off, value, old) \
+    weft_inline_target_atomic_fetch_add(t, off, value, old)
 
 #endif /* inline path */
 

@@ -108,12 +108,36 @@ struct weft__tgt *weft__ep_tgt_slot(struct weft__ep *ep, unsigned id, int rank, 
     return &ep->tgts[id][rank];
 }
 
+/* A new flush epoch without a flush, for an endpoint with nothing
+ * outstanding through UCX: its kept targets (weft_target_t,
+ * weft_ucx_put_target_t), which hold the epoch they were filled in, go to
+ * the library at their next access.  The ranks stamped in the old epoch
+ * are stamped in the new one: what they were sent is reported lost by the
+ * next weft_flush if they fail, as it would have been. */
+static void next_epoch(struct weft__ep *ep)
+{
+    unsigned old = ep->flush_epoch, now = old + 1 != 0 ? old + 1 : 1;
+
+    for (int r = 0; ep->touched != NULL && r < ep->nranks; r++)
+        if (ep->touched[r] == old)
+            ep->touched[r] = now;
+    ep->flush_epoch = now;
+    weft__ep_unstamp(ep);
+}
+
+/* Every endpoint forgets segment id.  Those that are not a pool's were
+ * flushed just before (weft__ep_quiesce), which moved their epochs on; a
+ * pool's endpoints have nothing outstanding and their threads make no
+ * weft call meanwhile (weft_seg_free's contract), and get a new epoch
+ * here, so that no kept target of theirs reaches the freed memory. */
 void weft__ep_tgt_forget(weft_ctx_t ctx, unsigned id)
 {
     struct weft__ep_layer *L = weft__ep_layer(ctx);
 
-    for (struct weft__ep *ep = L ? L->eps : NULL; ep; ep = ep->next)
+    for (struct weft__ep *ep = L ? L->eps : NULL; ep; ep = ep->next) {
         tgt_free_row(ep, id);
+        next_epoch(ep);
+    }
 }
 
 /* Force-close a connection (no message to the peer): UCX completes its

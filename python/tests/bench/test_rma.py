@@ -483,8 +483,11 @@ def test_direct_table_pairs_weft_with_the_library_and_plain_accesses(
         {"impl": "weft", "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": 300.0, "rounds": [300.0, 200.0]},
         {"impl": "store", "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": 1000.0, "rounds": [500.0, 1000.0]},
         {"impl": "weft-lib", "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": 100.0, "rounds": [100.0, 100.0]},
+        {"impl": "weft-target", "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": 300.0,
+         "rounds": [300.0, 300.0]},
         {"impl": "weft", "op": "get_lat", "size": 8, "unit": "us", "value": 0.002},
         {"impl": "load", "op": "get_lat", "size": 8, "unit": "us", "value": 0.001},
+        {"impl": "weft-target", "op": "get_lat", "size": 8, "unit": "us", "value": 0.00125},
         {"impl": "weft", "op": "put_lat", "size": 8, "unit": "us", "value": 0.01},
     ]
     table = bench_rma.direct_table("direct", bench_rma.parse_rows(entries))
@@ -492,4 +495,6 @@ def test_direct_table_pairs_weft_with_the_library_and_plain_accesses(
     text = render_text(table)
     # rounds side by side: ratios 0.6 and 0.2, median 0.4; the get is half a load's speed
     assert "0.40×" in text and "0.50×" in text and "2.50×" in text
+    # the kept target beside the plain access: 0.6 and 0.3, median 0.45; 0.001 / 0.00125
+    assert "0.45×" in text and "0.80×" in text
     assert bench_rma.direct_table("direct", bench_rma.parse_rows(entries[-1:])) is None

@@ -64,8 +64,10 @@ TRANSPORT_NOTES = {
 
 IMPL_LABELS = {"weft": "weft", "ucx": "UCX", "mpi-rma": "MPI RMA", "mpi-2sided": "MPI 2-sided"}
 # On the direct path, beside weft's calls (the inline forms of weft_inline.h):
-# the library calls behind them and plain loads and stores through weft_ptr.
-DIRECT_LABELS = {"weft-lib": "weft library call", "store": "plain store", "load": "plain load"}
+# the library calls behind them, the same calls through a kept target
+# (weft_target_t) and plain loads and stores through weft_ptr.
+DIRECT_LABELS = {"weft-lib": "weft library call", "weft-target": "weft kept target",
+                 "store": "plain store", "load": "plain load"}
 # The peers weft is compared with, and the ratio each comparison aims for:
 # against raw UCX the ratio is weft's own overhead.
 PEER_GOALS = {"ucx": 0.95, "mpi-rma": 1.0, "mpi-2sided": 1.0}
@@ -101,18 +103,18 @@ class Row:
         what = f"{self.name} {kind}" if self.op in OP_NAMES else self.op
         return f"{what} {report.fmt_size(self.size)}"
 
-    def ratio(self, peer: str) -> float | None:
-        """weft's advantage over peer (> 1: weft is faster).  With rounds on
+    def ratio(self, peer: str, impl: str = "weft") -> float | None:
+        """impl's advantage over peer (> 1: impl is faster).  With rounds on
         both sides, the median of the ratios of rounds measured next to each
         other, which a burst of load on the shared machine disturbs less than
         the ratio of the two medians."""
         lower = report.is_latency(self.unit)
-        mine, theirs = self.rounds.get("weft"), self.rounds.get(peer)
+        mine, theirs = self.rounds.get(impl), self.rounds.get(peer)
         if mine and theirs and len(mine) == len(theirs):
             pairs = [report.advantage(w, o, lower_is_better=lower) for w, o in zip(mine, theirs)]
             if all(p is not None for p in pairs):
                 return statistics.median(p for p in pairs if p is not None)
-        return report.advantage(self.values.get("weft"), self.values.get(peer), lower_is_better=lower)
+        return report.advantage(self.values.get(impl), self.values.get(peer), lower_is_better=lower)
 
 
 def parse_rows(entries: Any) -> list[Row]:
@@ -741,15 +743,18 @@ def direct_table(tls: str, rows: list[Row]) -> Table | None:
         f"{tls}: weft beside the library call and a plain access (vs X: > 1, weft is faster)",
         [Column("operation", no_wrap=True), Column("unit"), numeric_column("weft"),
          *(numeric_column(label) for label in DIRECT_LABELS.values()),
-         numeric_column("vs library call"), numeric_column("vs plain access")],
+         numeric_column("vs library call"), numeric_column("vs plain access"),
+         numeric_column("kept target vs plain access")],
         [],
     )
     for row in mine:
         plain = "store" if "store" in row.values else "load"
+        goal = DIRECT_GOALS.get((row.op.removesuffix("_best"), plain), 1.0)
         table.add_row(row.name, report.fmt_unit(row.unit), report.fmt_number(row.values.get("weft")),
                       *(report.fmt_number(row.values.get(impl)) for impl in DIRECT_LABELS),
                       report.fmt_ratio(row.ratio("weft-lib")),
-                      report.fmt_ratio(row.ratio(plain), DIRECT_GOALS.get((row.op, plain), 1.0)))
+                      report.fmt_ratio(row.ratio(plain), goal),
+                      report.fmt_ratio(row.ratio(plain, "weft-target"), goal))
     return table
 
 
