@@ -654,6 +654,78 @@ weft_status_t weft_atomic_add_nbi(weft_ep_t ep, int rank, weft_seg_t seg, size_t
 weft_status_t weft_atomic_cswap(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
                                 uint64_t compare, uint64_t value, uint64_t *old);
 
+/* ---- Kept targets ------------------------------------------------------- */
+
+/** The version of weft_target_t's layout. */
+#define WEFT_TARGET_LAYOUT 1
+
+/**
+ * A kept target: what the inline path (weft_inline.h) needs of (ep, rank,
+ * seg), held by the program -- in a local variable, where the compiler
+ * keeps its fields in registers across a loop
+ * (docs/direct-path.md#kept-targets).  Filled by weft_target_init; the
+ * program reads and writes none of its fields, weft's calls update it.
+ * An access through it is the same call on (t->ep, t->rank, t->seg):
+ * weft_target_put_nbi(&t, off, src, n) is weft_put_nbi(ep, rank, seg, off,
+ * src, n), with its semantics, errors and completion, and so on for the
+ * others.
+ *
+ * On a rank whose part of seg is mapped here, the inline form compares the
+ * offset with the part's size, then the target's flush epoch with the
+ * endpoint's and the endpoint's gate word with 0, then makes the load or
+ * store.  After a weft_flush (a new epoch) the first access takes the new
+ * epoch inline when the segment is still alive and the gate shut, and
+ * stamps the rank with it as the library's lookup does.  Everything else is
+ * the library call, which makes the target current again where it can:
+ * WEFT_CHECK=1, a selected trace point, a rank failure known to the
+ * context, a destroyed endpoint or freed segment, bad arguments, a size not
+ * known at compile time or over WEFT_INLINE_MAX, a rank's part of under
+ * WEFT_INLINE_MAX bytes, and every access to a rank reached through UCX
+ * (weft_ucx.h's weft_ucx_put_target is the kept target for puts there).
+ *
+ * A target stays usable for the life of ep and seg, across flushes.
+ * weft_seg_free moves every endpoint's flush epoch on, and the target's
+ * next access finds the segment freed; the destruction of ep sets its
+ * gate: a target kept past either reaches the library, which refuses it,
+ * never the freed memory.  Used by the thread that uses ep, as ep is.
+ */
+typedef struct weft_target {
+    const void *check;  /**< what the inline test reads (struct weft_inline_ep
+                         *   of weft_inline.h): ep, or a stand-in that sends
+                         *   every access to the library */
+    unsigned    epoch;  /**< ep's flush epoch while inline accesses may run,
+                         *   else 0 (no epoch is 0) */
+    int         rank;
+    char       *base;   /**< rank's part of seg mapped here, or NULL */
+    size_t      size;   /**< rank's bytes of seg while base is set, else 0 */
+    weft_ep_t   ep;
+    weft_seg_t  seg;
+} weft_target_t;
+
+/** Fill *t for accesses to (rank, seg) through ep.  Not collective; makes
+ *  no connection.  WEFT_ERR_INVALID_ARG for a NULL t or ep,
+ *  WEFT_ERR_NOT_INIT for a destroyed endpoint, WEFT_ERR_RANK for a rank
+ *  outside the context, WEFT_ERR_SEG for a NULL, freed or foreign segment;
+ *  a failed rank is reported by the accesses, as by weft_put_nbi.  An
+ *  exception to "output parameters are written only on success": on an
+ *  error *t (t not NULL) is still filled, usable, and every access through
+ *  it reports the error again. */
+weft_status_t weft_target_init(weft_ep_t ep, int rank, weft_seg_t seg, weft_target_t *t);
+/** weft_put_nbi(t->ep, t->rank, t->seg, off, src, n); WEFT_ERR_INVALID_ARG
+ *  for a NULL t, as for every call below. */
+weft_status_t weft_target_put_nbi(weft_target_t *t, size_t off, const void *src, size_t n);
+/** weft_put(t->ep, t->rank, t->seg, off, src, n). */
+weft_status_t weft_target_put(weft_target_t *t, size_t off, const void *src, size_t n);
+/** weft_get_nbi(t->ep, dst, t->rank, t->seg, off, n). */
+weft_status_t weft_target_get_nbi(weft_target_t *t, void *dst, size_t off, size_t n);
+/** weft_get(t->ep, dst, t->rank, t->seg, off, n). */
+weft_status_t weft_target_get(weft_target_t *t, void *dst, size_t off, size_t n);
+/** weft_atomic_add_nbi(t->ep, t->rank, t->seg, off, value). */
+weft_status_t weft_target_atomic_add_nbi(weft_target_t *t, size_t off, uint64_t value);
+/** weft_atomic_fetch_add(t->ep, t->rank, t->seg, off, value, old). */
+weft_status_t weft_target_atomic_fetch_add(weft_target_t *t, size_t off, uint64_t value,
+                                           uint64_t *old);
+
 /* ---- Typed atomics ------------------------------------------------------ */
 
 /**

@@ -98,67 +98,7 @@ struct weft_inline_seg {
     size_t       size;         /**< bytes per rank */
 };
 
-/* ---- Kept targets ------------------------------------------------------ */
-
-/** The version of weft_target_t's layout. */
-#define WEFT_TARGET_LAYOUT 1
-
-/**
- * A kept target: what the inline path needs of (ep, rank, seg), held by
- * the program -- in a local variable, where the compiler keeps its fields
- * in registers across a loop (docs/direct-path.md#kept-targets).  Filled
- * by weft_target_init; the program reads and writes none of its fields,
- * weft's calls update it.  An access through it is the same call on
- * (t->ep, t->rank, t->seg): weft_target_put_nbi(&t, off, src, n) is
- * weft_put_nbi(ep, rank, seg, off, src, n), with its semantics, errors and
- * completion, and so on for the others.  On a rank whose part of seg is
- * mapped here, the inline form tests the target's flush epoch against the
- * endpoint's, the endpoint's gate word and the bounds, then makes the load
- * or store; everything else goes to the library, which does the call and
- * makes the target current again: the first access after each weft_flush,
- * WEFT_CHECK=1, a selected trace point, a rank failure known to the
- * context, bad arguments, the last WEFT_INLINE_MAX bytes of the segment,
- * and every access to a rank reached through UCX (use weft_ucx.h's
- * weft_ucx_put_target for those).
- *
- * A target stays usable for the life of ep and seg.  weft_seg_free and
- * the destruction of ep move every endpoint's flush epoch on (or open its
- * gate), so a target kept past them is refused by the library rather than
- * used, unless 2^32 flushes of ep have passed since: fill targets again
- * after freeing rather than keep old ones.  Used by the thread that uses
- * ep, as ep is.
- */
-typedef struct weft_target {
-    const void *check;  /**< what the inline test reads (struct weft_inline_ep):
-                         *   ep, or a stand-in that sends every access to the
-                         *   library */
-    unsigned    epoch;  /**< ep's flush epoch while inline accesses may run,
-                         *   else 0 (no epoch is 0) */
-    int         rank;
-    char       *base;   /**< rank's part of seg mapped here, while epoch is set */
-    size_t      size;   /**< rank's bytes of seg, while epoch is set */
-    weft_ep_t   ep;
-    weft_seg_t  seg;
-} weft_target_t;
-
-/** Fill *t for accesses to (rank, seg) through ep.  Errors as
- *  weft_put_nbi's for the endpoint, rank and segment (WEFT_ERR_INVALID_ARG
- *  for a NULL t); *t is then still usable, and every access through it
- *  reports the error again.  Not collective; makes no connection. */
-weft_status_t weft_target_init(weft_ep_t ep, int rank, weft_seg_t seg, weft_target_t *t);
-/** weft_put_nbi(t->ep, t->rank, t->seg, off, src, n). */
-weft_status_t weft_target_put_nbi(weft_target_t *t, size_t off, const void *src, size_t n);
-/** weft_put(t->ep, t->rank, t->seg, off, src, n). */
-weft_status_t weft_target_put(weft_target_t *t, size_t off, const void *src, size_t n);
-/** weft_get_nbi(t->ep, dst, t->rank, t->seg, off, n). */
-weft_status_t weft_target_get_nbi(weft_target_t *t, void *dst, size_t off, size_t n);
-/** weft_get(t->ep, dst, t->rank, t->seg, off, n). */
-weft_status_t weft_target_get(weft_target_t *t, void *dst, size_t off, size_t n);
-/** weft_atomic_add_nbi(t->ep, t->rank, t->seg, off, value). */
-weft_status_t weft_target_atomic_add_nbi(weft_target_t *t, size_t off, uint64_t value);
-/** weft_atomic_fetch_add(t->ep, t->rank, t->seg, off, value, old). */
-weft_status_t weft_target_atomic_fetch_add(weft_target_t *t, size_t off, uint64_t value,
-                                           uint64_t *old);
+/* ---- Kept targets (weft_target_t, declared in weft.h) ------------------ */
 
 /* The library's part of the inline forms, not calls of the API: a target
  * passed and returned by value (so that a program's target never has its
@@ -453,6 +393,31 @@ weft__target_ok(const weft_target_t *t, size_t off, size_t n)
                             1);
 }
 
+/* After a miss of weft__target_ok: whether t becomes current again here,
+ * without the library -- a target filled on a rank mapped here (its check
+ * is its endpoint, its base set), the access inside the part, the gate
+ * shut, the segment still alive: the endpoint's epoch moved on (a flush),
+ * so t takes the new one and stamps its rank with it, as the library's
+ * lookup does.  A freed segment, a destroyed endpoint (its gate) and
+ * everything behind the gate go to the library. */
+static inline __attribute__((always_inline)) int
+weft__target_renew(weft_target_t *t, size_t off, size_t n)
+{
+    struct weft_inline_ep *w = (struct weft_inline_ep *)(void *)t->ep;
+    const struct weft_inline_seg *s = (const struct weft_inline_seg *)(const void *)t->seg;
+
+    if (t->check != (const void *)t->ep || t->base == (char *)0 || off > t->size - n ||
+        __atomic_load_n(&w->gate, __ATOMIC_RELAXED) != 0 || s->live_ctx != w->ctx)
+        return 0;
+    w->touched[t->rank] = w->flush_epoch;
+    t->epoch = w->flush_epoch;
+    return 1;
+}
+
+/* Whether the access runs inline: t current, or made current here. */
+#define WEFT__TARGET_HERE(t, off, n) \
+    (weft__target_ok(t, off, n) || __builtin_expect(weft__target_renew(t, off, n), 1))
+
 /* The library call of op, which makes *t current again. */
 static inline __attribute__((always_inline)) weft_status_t
 weft__target_lib(weft_target_t *t, int op, size_t off, void *buf, size_t n, uint64_t value)
@@ -480,7 +445,7 @@ weft_inline_target_put_nbi(weft_target_t *t, size_t off, const void *src, size_t
 {
     if (t == NULL)
         return (weft_target_put_nbi)(t, off, src, n);
-    if (WEFT__INLINE_SIZE(n) && src != NULL && weft__target_ok(t, off, n)) {
+    if (WEFT__INLINE_SIZE(n) && src != NULL && WEFT__TARGET_HERE(t, off, n)) {
         weft__inline_copy(t->base + off, src, n);
         return WEFT_OK;
     }
@@ -492,7 +457,7 @@ weft_inline_target_put(weft_target_t *t, size_t off, const void *src, size_t n)
 {
     if (t == NULL)
         return (weft_target_put)(t, off, src, n);
-    if (WEFT__INLINE_SIZE(n) && src != NULL && weft__target_ok(t, off, n)) {
+    if (WEFT__INLINE_SIZE(n) && src != NULL && WEFT__TARGET_HERE(t, off, n)) {
         weft__inline_copy(t->base + off, src, n);
         __atomic_thread_fence(__ATOMIC_RELEASE);
         return WEFT_OK;
@@ -505,7 +470,7 @@ weft_inline_target_get_nbi(weft_target_t *t, void *dst, size_t off, size_t n)
 {
     if (t == NULL)
         return (weft_target_get_nbi)(t, dst, off, n);
-    if (WEFT__INLINE_SIZE(n) && dst != NULL && weft__target_ok(t, off, n)) {
+    if (WEFT__INLINE_SIZE(n) && dst != NULL && WEFT__TARGET_HERE(t, off, n)) {
         weft__inline_copy(dst, t->base + off, n);
         return WEFT_OK;
     }
@@ -517,7 +482,7 @@ weft_inline_target_get(weft_target_t *t, void *dst, size_t off, size_t n)
 {
     if (t == NULL)
         return (weft_target_get)(t, dst, off, n);
-    if (WEFT__INLINE_SIZE(n) && dst != NULL && weft__target_ok(t, off, n)) {
+    if (WEFT__INLINE_SIZE(n) && dst != NULL && WEFT__TARGET_HERE(t, off, n)) {
         weft__inline_copy(dst, t->base + off, n);
         weft__inline_wrote(dst, n);
         return WEFT_OK;
@@ -530,7 +495,7 @@ weft_inline_target_atomic_add_nbi(weft_target_t *t, size_t off, uint64_t value)
 {
     if (t == NULL)
         return (weft_target_atomic_add_nbi)(t, off, value);
-    if (weft__target_ok(t, off, sizeof(uint64_t)) && ((uintptr_t)(t->base + off) & 7u) == 0) {
+    if (WEFT__TARGET_HERE(t, off, sizeof(uint64_t)) && ((uintptr_t)(t->base + off) & 7u) == 0) {
         __atomic_fetch_add((uint64_t *)(void *)(t->base + off), value, __ATOMIC_SEQ_CST);
         return WEFT_OK;
     }
@@ -542,7 +507,7 @@ weft_inline_target_atomic_fetch_add(weft_target_t *t, size_t off, uint64_t value
 {
     if (t == NULL)
         return (weft_target_atomic_fetch_add)(t, off, value, old);
-    if (old != NULL && weft__target_ok(t, off, sizeof(uint64_t)) &&
+    if (old != NULL && WEFT__TARGET_HERE(t, off, sizeof(uint64_t)) &&
         ((uintptr_t)(t->base + off) & 7u) == 0) {
         *old = __atomic_fetch_add((uint64_t *)(void *)(t->base + off), value, __ATOMIC_SEQ_CST);
         return WEFT_OK;

@@ -40,10 +40,10 @@ weft_status_t weft_ucx_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
  * reached by the direct path) goes to the library call, which does what
  * weft_put_nbi documents and makes the target current again.  A freed
  * segment or a destroyed endpoint is noticed by the flush epoch the target
- * holds, a 32-bit count: a target kept past them is refused unless 2^32
- * flushes of ep have passed since, so fill targets again after freeing
- * rather than keep old ones.  The layout is WEFT_UCX_PUT_LAYOUT, checked
- * as weft_inline.h checks its own.
+ * holds (weft_seg_free moves every endpoint's epoch on; a destroyed
+ * endpoint's gate is set); an endpoint whose epoch wraps, after 2^32 - 1
+ * flushes, sets its gate for good.  The layout is WEFT_UCX_PUT_LAYOUT,
+ * checked as weft_inline.h checks its own.
  */
 #define WEFT_UCX_PUT_LAYOUT 1
 typedef struct weft_ucx_put_target {

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 HEADERS = ("include/weft.h", "include/weft_inline.h", "include/weft_mpi.h", "include/weft_ucx.h")
 PAGE = ROOT / "docs" / "errors.md"
-MACROS = ("FAILS", "CHECK", "EXPECT", "EXPECT_WEFT", "EXPECT_MPI", "CHECK_MSG")
+MACROS = ("FAILS", "FAILS_CURRENT", "CHECK", "EXPECT", "EXPECT_WEFT", "EXPECT_MPI", "CHECK_MSG")
 # Calls that have no error to return.
 CANNOT_FAIL = {
     "weft_strerror": "returns a name for any value (\"unknown status\" outside the enum)",

@@ -18,7 +18,9 @@ _Static_assert(WEFT_INLINE_LAYOUT == 3 && SAME_FIELD(divert, gate) && SAME_FIELD
                "struct weft__ep does not begin with struct weft_inline_ep");
 /* The gate's bits are distinct. */
 _Static_assert((WEFT__GATE_FAILED & WEFT__GATE_DEAD) == 0 &&
-                   ((WEFT__GATE_FAILED | WEFT__GATE_DEAD) & (WEFT__PROF_DIVERT | 1u)) == 0,
+                   ((WEFT__GATE_FAILED | WEFT__GATE_DEAD) & WEFT__GATE_WORN) == 0 &&
+                   ((WEFT__GATE_FAILED | WEFT__GATE_DEAD | WEFT__GATE_WORN) &
+                    (WEFT__PROF_DIVERT | 1u)) == 0,
                "gate bits overlap");
 
 /* Programs built with weft_inline.h refer to this symbol: a library of
@@ -116,12 +118,20 @@ struct weft__tgt *weft__ep_tgt_slot(struct weft__ep *ep, unsigned id, int rank, 
  * next weft_flush if they fail, as it would have been. */
 static void next_epoch(struct weft__ep *ep)
 {
-    unsigned old = ep->flush_epoch, now = old + 1 != 0 ? old + 1 : 1;
+    unsigned old = ep->flush_epoch;
 
+    weft__ep_next_epoch(ep);
     for (int r = 0; ep->touched != NULL && r < ep->nranks; r++)
         if (ep->touched[r] == old)
-            ep->touched[r] = now;
-    ep->flush_epoch = now;
+            ep->touched[r] = ep->flush_epoch;
+}
+
+void weft__ep_next_epoch(struct weft__ep *ep)
+{
+    if (WEFT__UNLIKELY(++ep->flush_epoch == 0)) {  /* 0 is the stamp of "never" */
+        ep->flush_epoch = 1;
+        __atomic_fetch_or(&ep->divert, WEFT__GATE_WORN, __ATOMIC_RELAXED);
+    }
     weft__ep_unstamp(ep);
 }
 
@@ -333,9 +343,7 @@ static weft_status_t end_epoch(weft_ep_t ep, weft_status_t st, const char *fn)
     int lost;
 
     weft__ep_sync_failed(ep);
-    if (WEFT__UNLIKELY(++ep->flush_epoch == 0))  /* 0 is the stamp of "never" */
-        ep->flush_epoch = 1;
-    weft__ep_unstamp(ep);
+    weft__ep_next_epoch(ep);
     if (WEFT__LIKELY(__atomic_load_n(&ep->nbi_error, __ATOMIC_RELAXED) == WEFT_OK))
         return st;
     err = __atomic_exchange_n(&ep->nbi_error, WEFT_OK, __ATOMIC_ACQ_REL);

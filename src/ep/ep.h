@@ -78,7 +78,8 @@ struct weft__ep {
      * WEFT_CHECK=1), WEFT__PROF_DIVERT while a trace point is selected (the
      * prof layer watches the word), WEFT__GATE_FAILED once the context
      * knows a failed rank (the runtime sets it: weft__peer_gate), and
-     * WEFT__GATE_DEAD once the endpoint is destroyed. */
+     * WEFT__GATE_DEAD once the endpoint is destroyed, WEFT__GATE_WORN once
+     * its flush epoch has wrapped. */
     unsigned            divert;
     int                 nranks;
     weft_ctx_t          ctx;
@@ -140,6 +141,11 @@ struct weft__ep {
     int                 lost_rank;    /* a failed rank with operations of this epoch, or -1 */
 };
 
+/* The endpoint's next flush epoch, its stamp and near target forgotten
+ * (weft__ep_unstamp); after 2^32 - 1 epochs the gate's WEFT__GATE_WORN
+ * bit. */
+void weft__ep_next_epoch(struct weft__ep *ep);
+
 /* No rank is stamped in the endpoint's epoch any more: the inline path
  * stamps the next it reaches, and its near target is empty. */
 static inline void weft__ep_unstamp(struct weft__ep *ep)
@@ -160,6 +166,12 @@ struct weft__pool_worker {
 /* The gate bit of a destroyed endpoint: its stale handle reaches the
  * library, which reports it, and never the freed stamps. */
 #define WEFT__GATE_DEAD 0x20000000u
+
+/* The gate bit of an endpoint whose flush epoch wrapped after 2^32 - 1
+ * epochs: an epoch that a kept target holds (weft_target_t,
+ * weft_ucx_put_target_t) could match again, so every access goes to the
+ * library from then on (weft__ep_next_epoch). */
+#define WEFT__GATE_WORN 0x10000000u
 
 /* Per-context state of the ep layer. */
 struct weft__ep_layer {

@@ -1,17 +1,19 @@
-/* Kept targets (weft_target_t, include/weft_inline.h): the library's part
- * of their inline forms -- filling a target, and every access the inline
- * test leaves to the library, which is the plain call on (ep, rank, seg)
- * followed by making the target current again -- and the exported forms,
- * for programs built without the inline path.
+/* Kept targets (weft_target_t, include/weft.h; inline forms in
+ * include/weft_inline.h): the library's part of their inline forms --
+ * filling a target, and every access the inline test leaves to the
+ * library, which is the plain call on (ep, rank, seg) followed by making
+ * the target current again -- and the exported forms, for programs built
+ * without the inline path.
  *
  * A target may run inline while its epoch is the endpoint's flush epoch
  * and the endpoint's gate is shut.  Filling it stamps the rank with that
  * epoch, as the inline path of weft_put_nbi does for a run of accesses to
  * one rank, so that a flush after the rank fails reports the accesses of
- * the epoch as possibly lost; every event after which the target's fields
- * may be wrong moves the epoch on (weft_flush, weft_seg_free:
- * weft__ep_tgt_forget) or opens the gate (WEFT_CHECK=1, a trace point, a
- * known failure, the endpoint destroyed). */
+ * the epoch as possibly lost (the inline forms take a new epoch the same
+ * way, weft__target_renew).  Every event after which the target's fields
+ * may be wrong moves the epoch on (weft_seg_free: weft__ep_tgt_forget) or
+ * sets the gate (WEFT_CHECK=1, a trace point, a known failure, the
+ * endpoint destroyed, its epoch wrapped: WEFT__GATE_WORN). */
 #include "rma/rma.h"
 
 /* Programs built with the inline forms refer to this symbol: a library

@@ -3,8 +3,10 @@
  * naming the rank.  An endpoint whose operations to that rank were all
  * flushed before it died, and flushes that cover only live ranks, still
  * return WEFT_OK.  Puts made after a flush to the target of the puts before
- * it (weft_put_nbi's last target, a kept target of weft_ucx.h) are
- * reported like any.
+ * it (weft_put_nbi's last target, a kept target of weft_ucx.h, a kept
+ * target weft_target_t) are reported like any, and so is a direct put of a
+ * pool's endpoint made before a segment was freed (the free gives the
+ * endpoint a new epoch without flushing it; the stamp goes with it).
  *
  * The survivors issue implicit puts and adds to the last rank and to each
  * other and leave them unflushed; the last rank SIGKILLs itself after a
@@ -26,8 +28,12 @@
 int main(void)
 {
     weft_ctx_t ctx;
-    weft_ep_t ep, early, small, kept;
+    weft_ep_t ep, early, small, kept, held, carry;
     weft_ucx_put_target_t target;
+    weft_target_t ht;
+    weft_seg_t spare;
+    void *mapped;
+    int direct;
     weft_ep_pool_t pool;
     weft_ep_pool_params_t pp;
     weft_seg_t seg;
@@ -45,7 +51,7 @@ int main(void)
     /* a second endpoint, whose operations to the victim are flushed while
      * it lives */
     memset(&pp, 0, sizeof(pp));
-    pp.nthreads = 3;
+    pp.nthreads = 5;
     pp.policy = "single";
     OK(weft_ep_pool_create(ctx, &pp, &pool));
     OK(weft_ep_get(pool, 0, &early));
@@ -57,9 +63,26 @@ int main(void)
     /* a fourth, whose puts to the victim go through a kept target
      * (weft_ucx.h) */
     OK(weft_ep_get(pool, 2, &kept));
+    /* a fifth, whose puts go through a weft_target_t: a put, a flush, then
+     * puts whose target takes the new epoch (inline on the direct path) */
+    OK(weft_ep_get(pool, 3, &held));
+    /* a sixth, with a direct put before a segment is freed */
+    OK(weft_ep_get(pool, 4, &carry));
     OK(weft_seg_alloc(ctx, SEG_BYTES, &seg, NULL));
+    OK(weft_seg_alloc(ctx, SEG_BYTES, &spare, NULL));
+    direct = weft_ptr(ctx, victim, seg, 0, &mapped) == WEFT_OK;
     OK(weft_barrier(ctx));
+    /* Only on the direct path: a pool's endpoint with operations through
+     * UCX that no flush completed makes weft_seg_free refuse (BUSY). */
+    if (me != victim && direct)
+        OK(weft_put_nbi(carry, victim, seg, OFF_DATA + 32, buf, 8));
+    OK(weft_seg_free(ctx, spare));
     if (me != victim) {
+        OK(weft_target_init(held, victim, seg, &ht));
+        OK(weft_target_put_nbi(&ht, OFF_DATA + 40, buf, 8));
+        OK(weft_flush(held));
+        OK(weft_target_put_nbi(&ht, OFF_DATA + 40, buf, 8));
+        OK(weft_target_put_nbi(&ht, OFF_DATA + 48, buf, 8));
         OK(weft_put_nbi(early, victim, seg, OFF_DATA, buf, 8));
         OK(weft_flush(early));
         /* a flush between puts to the same target: over UCX the one after
@@ -114,6 +137,24 @@ int main(void)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     OK(weft_flush(kept));
+    st = weft_flush(held);
+    if (st != WEFT_ERR_PEER_FAILED) {
+        fprintf(stderr, "FAIL: rank %d: flush of puts through a weft_target_t to a rank that "
+                "died -> %s\n", me, weft_strerror(st));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    OK(weft_flush(held));
+    /* and the target, which the failure's gate sends to the library,
+     * refuses the dead rank from now on */
+    FAILS(weft_target_put_nbi(&ht, OFF_DATA + 40, buf, 8), WEFT_ERR_PEER_FAILED);
+    FAILS(weft_target_get(&ht, want, OFF_DATA + 40, 8), WEFT_ERR_PEER_FAILED);
+    st = weft_flush(carry);
+    if (st != (direct ? WEFT_ERR_PEER_FAILED : WEFT_OK)) {
+        fprintf(stderr, "FAIL: rank %d: flush of a put made before a segment was freed to a "
+                "rank that died -> %s\n", me, weft_strerror(st));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    OK(weft_flush(carry));
     /* everything the other endpoint sent the victim was flushed in time */
     OK(weft_flush(early));
     /* operations to live ranks only: nothing lost */

@@ -1,14 +1,17 @@
 /* Kept targets (weft_target_t): every constant size the inline forms take
  * (and 65 bytes, which they leave to the library) put and got through a
- * target, inline and through the exported forms, must move the same bytes
- * as the plain calls, on whatever path the target is (direct, UCX); the
- * target is current after an access on the direct path (its epoch the
+ * target, each inline form called with the target current (so that on the
+ * direct path it runs inline) and each exported form, must move the same
+ * bytes as the plain calls, on whatever path the target is (direct, UCX);
+ * the target is current after an access on the direct path (its epoch the
  * endpoint's, its rank stamped) and never on a rank reached through UCX;
- * it stays usable across flushes; atomics through targets sum exactly
- * under contention; and what a target leaves to the library fails as the
- * plain call does: bad arguments, a target filled with bad arguments, a
- * NULL target, a destroyed endpoint, a freed segment (also on a pool's
- * endpoint, which weft_seg_free does not flush). */
+ * after a flush the next access makes it current again; atomics through
+ * targets sum exactly under contention; what a target leaves to the
+ * library fails as the plain call does, the inline tests refusing first
+ * where the target is current: bad arguments, a target filled with bad
+ * arguments, a NULL target, a destroyed endpoint, a freed segment (also on
+ * a pool's endpoint, which weft_seg_free does not flush); and an endpoint
+ * whose flush epoch wraps sends every access to the library. */
 #include "../common.h"
 
 #include <string.h>
@@ -20,7 +23,7 @@
 #define SEG   8192
 #define ITERS 1000
 
-enum { ADDS = 0, FADDS = 8, DATA = 64 };
+enum { ADDS = 0, FADDS = 8, SCRATCH = 16, DATA = 64 };
 
 static weft_ctx_t ctx;
 static weft_ep_t ep;
@@ -56,10 +59,24 @@ static void expect_current_at(const weft_target_t *t, int direct, int line)
         CHECK(t->check == (const void *)t->ep && t->epoch == e->flush_epoch);
         CHECK(e->touched[t->rank] == e->flush_epoch);
         CHECK(t->base != NULL && t->size == SEG);
+    } else if (direct) {
+        /* WEFT_CHECK=1: the gate is set, nothing runs inline */
+        CHECK(e->gate != 0);
     } else {
-        CHECK(t->epoch != e->flush_epoch || e->gate != 0);
+        /* a rank reached through UCX: never inline, whatever the gate */
+        CHECK(t->check != (const void *)t->ep && t->base == NULL && t->epoch == 0);
     }
 }
+
+/* An access that leaves t current (a get of a scratch word), checked: the
+ * next inline form then runs inline on the direct path (with the gate
+ * shut), its size a constant of at most WEFT_INLINE_MAX. */
+#define CURRENT(T_)                                                  \
+    do {                                                             \
+        uint64_t scratch_;                                           \
+        OK(weft_target_get(&(T_), &scratch_, SCRATCH, 8));           \
+        expect_current(&(T_), direct);                               \
+    } while (0)
 
 #define expect_current(t, direct) expect_current_at(t, direct, __LINE__)
 
@@ -71,7 +88,9 @@ static void expect_current_at(const weft_target_t *t, int direct, int line)
         unsigned char src[3][128], got[128];                                                \
         for (int k = 0; k < 3; k++)                                                         \
             fill(src[k], SIZE, rank, (TAG) + (unsigned)k);                                  \
+        CURRENT(T_);                                                                        \
         OK(weft_target_put_nbi(&(T_), DATA, src[0], SIZE));                                 \
+        CURRENT(T_);                                                                        \
         OK(weft_target_put(&(T_), DATA + 128, src[1], SIZE));                               \
         OK((weft_target_put_nbi)(&(T_), DATA + 256, src[2], SIZE));                         \
         OK(weft_flush(ep));                                                                 \
@@ -82,9 +101,11 @@ static void expect_current_at(const weft_target_t *t, int direct, int line)
             unsigned char want[128];                                                        \
             fill(want, SIZE, rank, (TAG) + (unsigned)k);                                    \
             memset(got, 0, sizeof(got));                                                    \
+            CURRENT(T_);                                                                    \
             OK(weft_target_get(&(T_), got, DATA + 128 * (size_t)k, SIZE));                  \
             CHECK(memcmp(got, want, SIZE) == 0);                                            \
             memset(got, 0, sizeof(got));                                                    \
+            CURRENT(T_);                                                                    \
             OK(weft_target_get_nbi(&(T_), got, DATA + 128 * (size_t)k, SIZE));              \
             OK(weft_flush(ep));                                                             \
             CHECK(memcmp(got, want, SIZE) == 0);                                            \
@@ -159,8 +180,8 @@ int main(void)
     ROUND(t, 64, 7);
     ROUND(t, 65, 8);  /* over WEFT_INLINE_MAX: the library */
 
-    /* a flush moves the endpoint's epoch on: the next access goes to the
-     * library, which makes the target current again */
+    /* a flush moves the endpoint's epoch on: the next access makes the
+     * target current again (inline on the direct path) */
     {
         const struct weft_inline_ep *e = (const struct weft_inline_ep *)(const void *)ep;
         unsigned before = e->flush_epoch;
@@ -173,8 +194,10 @@ int main(void)
         expect_current(&t, direct);
         OK(weft_target_get(&t, &g, DATA + 512, 8));
         CHECK(g == 7);
-        /* the last WEFT_INLINE_MAX bytes go to the library, which moves them */
+        /* the last word of the segment, right after a flush and again */
+        OK(weft_flush(ep));
         OK(weft_target_put(&t, SEG - 8, &v, 8));
+        expect_current(&t, direct);
         OK(weft_target_get(&t, &g, SEG - 8, 8));
         CHECK(g == 7);
     }
@@ -205,23 +228,43 @@ int main(void)
     /* what a target leaves to the library fails as the plain call does */
     {
         uint64_t v = 1;
+        char big[64] = {0};
         weft_target_t bad;
 
-        FAILS(weft_target_atomic_add_nbi(&t, DATA + 4, 1), WEFT_ERR_ALIGN);
-        FAILS(weft_target_atomic_fetch_add(&t, DATA + 4, 1, &old), WEFT_ERR_ALIGN);
-        FAILS(weft_target_atomic_fetch_add(&t, DATA, 1, NULL), WEFT_ERR_INVALID_ARG);
-        FAILS(weft_target_put_nbi(&t, SEG - 4, &v, 8), WEFT_ERR_BOUNDS);
-        FAILS(weft_target_put(&t, SIZE_MAX, &v, 8), WEFT_ERR_BOUNDS);
-        FAILS(weft_target_get(&t, &v, SEG - 4, 8), WEFT_ERR_BOUNDS);
-        FAILS(weft_target_get_nbi(&t, &v, SEG, 1), WEFT_ERR_BOUNDS);
-        FAILS(weft_target_put_nbi(&t, 0, NULL, 8), WEFT_ERR_INVALID_ARG);
-        FAILS(weft_target_get(&t, NULL, 0, 8), WEFT_ERR_INVALID_ARG);
+        /* each with the target current, so that on the direct path the
+         * inline tests refuse it first; then after a flush, where the
+         * target's renewal refuses it */
+        for (int after_flush = 0; after_flush < 2; after_flush++) {
+#define FAILS_CURRENT(call, err)                  \
+    do {                                \
+        CURRENT(t);                     \
+        if (after_flush)                \
+            OK(weft_flush(ep));         \
+        FAILS(call, err);               \
+    } while (0)
+            FAILS_CURRENT(weft_target_atomic_add_nbi(&t, DATA + 4, 1), WEFT_ERR_ALIGN);
+            FAILS_CURRENT(weft_target_atomic_fetch_add(&t, DATA + 4, 1, &old), WEFT_ERR_ALIGN);
+            FAILS_CURRENT(weft_target_atomic_fetch_add(&t, DATA, 1, NULL), WEFT_ERR_INVALID_ARG);
+            FAILS_CURRENT(weft_target_atomic_add_nbi(&t, SEG, 1), WEFT_ERR_BOUNDS);
+            FAILS_CURRENT(weft_target_atomic_fetch_add(&t, SEG - 4, 1, &old), WEFT_ERR_BOUNDS);
+            FAILS_CURRENT(weft_target_put_nbi(&t, SEG - 4, &v, 8), WEFT_ERR_BOUNDS);
+            FAILS_CURRENT(weft_target_put(&t, SIZE_MAX, &v, 8), WEFT_ERR_BOUNDS);
+            FAILS_CURRENT(weft_target_put(&t, SEG - 63, big, sizeof(big)), WEFT_ERR_BOUNDS);
+            FAILS_CURRENT(weft_target_get(&t, &v, SEG - 4, 8), WEFT_ERR_BOUNDS);
+            FAILS_CURRENT(weft_target_get_nbi(&t, &v, SEG, 1), WEFT_ERR_BOUNDS);
+            FAILS_CURRENT(weft_target_put_nbi(&t, 0, NULL, 8), WEFT_ERR_INVALID_ARG);
+            FAILS_CURRENT(weft_target_put(&t, 0, NULL, 8), WEFT_ERR_INVALID_ARG);
+            FAILS_CURRENT(weft_target_get(&t, NULL, 0, 8), WEFT_ERR_INVALID_ARG);
+            FAILS_CURRENT(weft_target_get_nbi(&t, NULL, 0, 8), WEFT_ERR_INVALID_ARG);
+#undef FAILS_CURRENT
+        }
         /* the target is still usable after its errors */
         OK(weft_target_put(&t, DATA, &v, 8));
         /* a NULL target, inline and exported */
         FAILS(weft_target_init(ep, right, seg, NULL), WEFT_ERR_INVALID_ARG);
         FAILS((weft_target_init)(ep, right, seg, NULL), WEFT_ERR_INVALID_ARG);
         FAILS(weft_target_put_nbi(NULL, 0, &v, 8), WEFT_ERR_INVALID_ARG);
+        FAILS(weft_target_put(NULL, 0, &v, 8), WEFT_ERR_INVALID_ARG);
         FAILS((weft_target_put)(NULL, 0, &v, 8), WEFT_ERR_INVALID_ARG);
         FAILS(weft_target_get(NULL, &v, 0, 8), WEFT_ERR_INVALID_ARG);
         FAILS((weft_target_get_nbi)(NULL, &v, 0, 8), WEFT_ERR_INVALID_ARG);
@@ -230,9 +273,12 @@ int main(void)
         /* a target filled with bad arguments reports them at every access */
         FAILS(weft_target_init(ep, n, seg, &bad), WEFT_ERR_RANK);
         FAILS(weft_target_put_nbi(&bad, 0, &v, 8), WEFT_ERR_RANK);
+        FAILS(weft_target_put(&bad, 0, &v, 8), WEFT_ERR_RANK);
         FAILS(weft_target_get(&bad, &v, 0, 8), WEFT_ERR_RANK);
+        FAILS(weft_target_get_nbi(&bad, &v, 0, 8), WEFT_ERR_RANK);
         FAILS((weft_target_init)(ep, -1, seg, &bad), WEFT_ERR_RANK);
         FAILS(weft_target_atomic_add_nbi(&bad, 0, 1), WEFT_ERR_RANK);
+        FAILS(weft_target_atomic_fetch_add(&bad, 0, 1, &old), WEFT_ERR_RANK);
         FAILS(weft_target_init(ep, right, NULL, &bad), WEFT_ERR_SEG);
         FAILS(weft_target_put(&bad, 0, &v, 8), WEFT_ERR_SEG);
         FAILS(weft_target_init(NULL, right, seg, &bad), WEFT_ERR_INVALID_ARG);
@@ -247,11 +293,39 @@ int main(void)
         weft_target_t pt;
         uint64_t v = 1;
 
+        weft_target_t again;
+
         pool_target(&pool, &pep, &pt, direct);
         OK(weft_ep_pool_destroy(pool));
         FAILS(weft_target_put_nbi(&pt, DATA, &v, 8), WEFT_ERR_NOT_INIT);
+        FAILS(weft_target_put(&pt, DATA, &v, 8), WEFT_ERR_NOT_INIT);
         FAILS(weft_target_get(&pt, &v, DATA, 8), WEFT_ERR_NOT_INIT);
+        FAILS(weft_target_get_nbi(&pt, &v, DATA, 8), WEFT_ERR_NOT_INIT);
         FAILS(weft_target_atomic_add_nbi(&pt, ADDS, 1), WEFT_ERR_NOT_INIT);
+        FAILS(weft_target_atomic_fetch_add(&pt, FADDS, 1, &old), WEFT_ERR_NOT_INIT);
+        FAILS(weft_target_init(pep, right, seg, &again), WEFT_ERR_NOT_INIT);
+    }
+    /* An endpoint whose flush epoch wraps: an epoch a target holds could
+     * match again, so the gate sends every access to the library from then
+     * on (the epoch is set near its end here, as 2^32 flushes would). */
+    {
+        weft_ep_pool_t pool;
+        weft_ep_t pep;
+        weft_target_t pt;
+        uint64_t v = 5, g = 0;
+        struct weft_inline_ep *e;
+
+        pool_target(&pool, &pep, &pt, direct);
+        e = (struct weft_inline_ep *)(void *)pep;
+        e->flush_epoch = ~0u;
+        OK(weft_flush(pep));
+        CHECK(e->flush_epoch == 1 && e->gate != 0);
+        OK(weft_target_put(&pt, DATA + 576, &v, 8));
+        OK(weft_target_get(&pt, &g, DATA + 576, 8));
+        CHECK(g == 5);
+        CHECK(pt.epoch != e->flush_epoch || e->gate != 0);
+        OK(weft_flush(pep));
+        OK(weft_ep_pool_destroy(pool));
     }
     /* A pool endpoint's target made current after its last flush: freeing
      * the segment does not flush the pool's endpoints, but moves their
@@ -278,6 +352,8 @@ int main(void)
         FAILS(weft_target_put(&t, DATA, &v, 8), WEFT_ERR_SEG);
         FAILS(weft_target_get_nbi(&t, &v, DATA, 8), WEFT_ERR_SEG);
         FAILS(weft_target_atomic_fetch_add(&t0, FADDS, 1, &old), WEFT_ERR_SEG);
+        FAILS(weft_target_init(ep, right, seg, &pt), WEFT_ERR_SEG);
+        FAILS(weft_target_put_nbi(&pt, DATA, &v, 8), WEFT_ERR_SEG);
         OK(weft_ep_pool_destroy(pool));
     }
     OK(weft_finalize(ctx));
