@@ -674,8 +674,9 @@ weft_status_t weft_atomic_cswap(weft_ep_t ep, int rank, weft_seg_t seg, size_t o
  * offset with the part's size, then the target's flush epoch with the
  * endpoint's and the endpoint's gate word with 0, then makes the load or
  * store.  After a weft_flush (a new epoch) the first access takes the new
- * epoch inline when the segment is still alive and the gate shut, and
- * stamps the rank with it as the library's lookup does.  Everything else is
+ * epoch inline when the target was current before, the segment is still
+ * alive and the gate shut, and stamps the rank with it as the library's
+ * lookup does.  Everything else is
  * the library call, which makes the target current again where it can:
  * WEFT_CHECK=1, a selected trace point, a rank failure known to the
  * context, a destroyed endpoint or freed segment, bad arguments, a size not

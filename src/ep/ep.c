@@ -128,9 +128,16 @@ static void next_epoch(struct weft__ep *ep)
 
 void weft__ep_next_epoch(struct weft__ep *ep)
 {
+    unsigned old = ep->flush_epoch;
+
     if (WEFT__UNLIKELY(++ep->flush_epoch == 0)) {  /* 0 is the stamp of "never" */
         ep->flush_epoch = 1;
         __atomic_fetch_or(&ep->divert, WEFT__GATE_WORN, __ATOMIC_RELAXED);
+        /* Stamps of epochs long gone would match the new ones: forget
+         * them, all but the last epoch's (next_epoch carries those). */
+        for (int r = 0; ep->touched != NULL && r < ep->nranks; r++)
+            if (ep->touched[r] != old)
+                ep->touched[r] = 0;
     }
     weft__ep_unstamp(ep);
 }

@@ -136,8 +136,8 @@ static void pool_target(weft_ep_pool_t *pool, weft_ep_t *pep, weft_target_t *t, 
     OK(weft_target_get(t, &v, DATA, 8));
     OK(weft_flush(*pep));
     if (direct) {
-        OK(weft_target_get(t, &v, DATA, 8));  /* the library: a flush since */
-        OK(weft_target_get(t, &v, DATA, 8));  /* inline */
+        OK(weft_target_get(t, &v, DATA, 8));  /* a flush since: takes the new epoch */
+        OK(weft_target_get(t, &v, DATA, 8));  /* current */
     }
     expect_current(t, direct);
 }
@@ -232,8 +232,9 @@ int main(void)
         weft_target_t bad;
 
         /* each with the target current, so that on the direct path the
-         * inline tests refuse it first; then after a flush, where the
-         * target's renewal refuses it */
+         * inline tests see it first; then right after a flush, where the
+         * target takes the new epoch in the caller first (or refuses the
+         * access past the end itself) */
         for (int after_flush = 0; after_flush < 2; after_flush++) {
 #define FAILS_CURRENT(call, err)                  \
     do {                                \
@@ -305,25 +306,45 @@ int main(void)
         FAILS(weft_target_atomic_fetch_add(&pt, FADDS, 1, &old), WEFT_ERR_NOT_INIT);
         FAILS(weft_target_init(pep, right, seg, &again), WEFT_ERR_NOT_INIT);
     }
-    /* An endpoint whose flush epoch wraps: an epoch a target holds could
-     * match again, so the gate sends every access to the library from then
-     * on (the epoch is set near its end here, as 2^32 flushes would). */
+    /* An endpoint whose flush epoch wraps: a target kept past the free of
+     * its segment holds an epoch that the endpoint reaches again, so the
+     * gate must send it to the library, not to the unmapped memory (the
+     * epoch is set near its end here, as 2^32 flushes would). */
     {
         weft_ep_pool_t pool;
         weft_ep_t pep;
-        weft_target_t pt;
+        weft_seg_t other;
+        weft_target_t pt, ot;
         uint64_t v = 5, g = 0;
         struct weft_inline_ep *e;
+        int flushes = 0;
 
         pool_target(&pool, &pep, &pt, direct);
         e = (struct weft_inline_ep *)(void *)pep;
+        OK(weft_seg_alloc(ctx, SEG, &other, NULL));
+        OK(weft_target_init(pep, right, other, &ot));
+        OK(weft_target_get(&ot, &g, DATA, 8));
+        /* completed, so that the free finds nothing outstanding; then (on
+         * the direct path, where an access leaves nothing outstanding)
+         * current again */
+        OK(weft_flush(pep));
+        if (direct)
+            OK(weft_target_get(&ot, &g, DATA, 8));
+        expect_current(&ot, direct);
+        OK(weft_barrier(ctx));
+        OK(weft_seg_free(ctx, other));
         e->flush_epoch = ~0u;
         OK(weft_flush(pep));
         CHECK(e->flush_epoch == 1 && e->gate != 0);
+        while (e->flush_epoch != ot.epoch && ot.epoch != 0 && flushes++ < 1000)
+            OK(weft_flush(pep));
+        CHECK(ot.epoch == 0 || e->flush_epoch == ot.epoch);
+        FAILS(weft_target_put_nbi(&ot, DATA, &v, 8), WEFT_ERR_SEG);
+        FAILS(weft_target_get(&ot, &g, DATA, 8), WEFT_ERR_SEG);
+        /* a live segment's target works on, through the library */
         OK(weft_target_put(&pt, DATA + 576, &v, 8));
         OK(weft_target_get(&pt, &g, DATA + 576, 8));
         CHECK(g == 5);
-        CHECK(pt.epoch != e->flush_epoch || e->gate != 0);
         OK(weft_flush(pep));
         OK(weft_ep_pool_destroy(pool));
     }
