@@ -283,6 +283,27 @@ def test_peers_report_fits_80_columns(render_text) -> None:
     assert max(len(line) for line in out.splitlines()) <= 80
 
 
+def test_peers_report_shows_the_direct_rows_in_80_columns(render_text) -> None:
+    direct = [
+        {"impl": "weft", "op": "get_lat", "size": 8, "unit": "us", "value": 0.0006},
+        {"impl": "weft-lib", "op": "get_lat", "size": 8, "unit": "us", "value": 0.004},
+        {"impl": "weft-target", "op": "get_lat", "size": 8, "unit": "us", "value": 0.0004},
+        {"impl": "load", "op": "get_lat", "size": 8, "unit": "us", "value": 0.00014},
+        {"impl": "weft-target", "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": 1400.0},
+        {"impl": "store", "op": "put_rate", "size": 8, "unit": "Mmsg/s", "value": 3200.0},
+    ]
+    run = {"kind": "peers", "tls": "shm", "nranks": 2, "transport": "direct",
+           "results": peer_entries() + direct}
+    text = render_text(bench_rma.run_report(run))
+    # latencies in ns: 0.60 ns for weft, 4.00 for the library call, 0.14 for a load
+    assert "get, ns" in text and "0.60" in text and "4.00" in text and "0.14" in text
+    assert "6.67×" in text and "0.44×" in text  # 0.004 / 0.0006; 1400 / 3200
+    console = Console(file=io.StringIO(), width=80, force_terminal=False)
+    console.print(bench_rma.run_report(run))
+    out = console.file.getvalue()
+    assert "…" not in out and max(len(line) for line in out.splitlines()) <= 80
+
+
 def test_bench_rma_peers_end_to_end(fake_rma: Path, monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
     others = [e for e in peer_entries() if e["impl"] in ("openshmem", "ucx_perftest")]

@@ -629,8 +629,10 @@ def peers_report(run: dict[str, Any]) -> Group:
                  "OpenSHMEM's (advantage ≥ 2×); bandwidth from 64 KiB ≥ 0.9× memcpy.", style="dim")
     load = Text(f"load average (1 min) before and after: {run['loadavg'][0]:.2f}, {run['loadavg'][1]:.2f}",
                 style="dim") if "loadavg" in run else Text("")
+    # on the direct path the same program measured weft beside plain accesses
+    direct = direct_table(run["tls"], parse_rows(run["results"]))
     return Group(heading, counts_note(run), values, ratios, block_table(run, blocks), goals, load,
-                 Text(PERFTEST_NOTE, style="dim"), "")
+                 Text(PERFTEST_NOTE, style="dim"), *([direct] if direct is not None else []), "")
 
 
 def block_table(run: dict[str, Any], blocks: dict[tuple[str, int], list[float]]) -> Table:
@@ -733,25 +735,37 @@ def unit_table(tls: str, unit: str, rows: list[Row]) -> Table:
 DIRECT_GOALS = {("put_rate", "store"): 0.5, ("get_lat", "load"): 0.5}
 
 
+# The direct-path rows by operation: a short name with its unit, and the
+# scale from the recorded unit (latencies are recorded in µs, shown in ns).
+DIRECT_OPS = {"put_rate": ("put, M/s", 1.0), "put_rate_best": ("put best, M/s", 1.0),
+              "get_lat": ("get, ns", 1e3), "get_lat_best": ("get best, ns", 1e3)}
+
+
 def direct_table(tls: str, rows: list[Row]) -> Table | None:
-    """weft's inline calls beside the library calls behind them and plain
-    loads and stores through weft_ptr, when the run measured them."""
-    mine = [r for r in rows if any(impl in r.values for impl in DIRECT_LABELS)]
+    """weft's inline calls beside the library calls behind them, the same
+    calls through a kept target, and plain loads and stores through
+    weft_ptr, when the run measured them ("best": the fastest of short
+    blocks timed alternately)."""
+    mine = [r for r in rows if r.op in DIRECT_OPS and any(impl in r.values for impl in DIRECT_LABELS)]
     if not mine:
         return None
     table = report.table(
         f"{tls}: weft beside the library call and a plain access (vs X: > 1, weft is faster)",
-        [Column("operation", no_wrap=True), Column("unit"), numeric_column("weft"),
-         *(numeric_column(label) for label in DIRECT_LABELS.values()),
-         numeric_column("vs library call"), numeric_column("vs plain access"),
-         numeric_column("kept target vs plain access")],
+        [Column("operation", no_wrap=True), numeric_column("weft"), numeric_column("library call"),
+         numeric_column("kept target"), numeric_column("plain"), numeric_column("vs library"),
+         numeric_column("vs plain"), numeric_column("kept vs plain")],
         [],
     )
     for row in mine:
+        name, scale = DIRECT_OPS[row.op]
         plain = "store" if "store" in row.values else "load"
         goal = DIRECT_GOALS.get((row.op.removesuffix("_best"), plain), 1.0)
-        table.add_row(row.name, report.fmt_unit(row.unit), report.fmt_number(row.values.get("weft")),
-                      *(report.fmt_number(row.values.get(impl)) for impl in DIRECT_LABELS),
+
+        def shown(impl: str) -> str:
+            value = row.values.get(impl)
+            return report.fmt_number(None if value is None else value * scale)
+
+        table.add_row(name, shown("weft"), shown("weft-lib"), shown("weft-target"), shown(plain),
                       report.fmt_ratio(row.ratio("weft-lib")),
                       report.fmt_ratio(row.ratio(plain), goal),
                       report.fmt_ratio(row.ratio(plain, "weft-target"), goal))
