@@ -25,6 +25,18 @@
 #define OFF_DONE  64
 #define OFF_DATA  4096
 
+/* weft_flush(e) must return want; the test fails otherwise, naming what
+ * the flush covered. */
+static void expect_flush(weft_ep_t e, weft_status_t want, int me, const char *what)
+{
+    weft_status_t st = weft_flush(e);
+
+    if (st != want) {
+        fprintf(stderr, "FAIL: rank %d: flush of %s -> %s\n", me, what, weft_strerror(st));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
 int main(void)
 {
     weft_ctx_t ctx;
@@ -113,47 +125,25 @@ int main(void)
     kill_learn_death(ctx, victim, me);
 
     /* the loss is reported by the flush that covers it, and names the rank */
-    st = weft_flush(ep);
-    if (st != WEFT_ERR_PEER_FAILED) {
-        fprintf(stderr, "FAIL: rank %d: flush of puts to a rank that died -> %s\n", me,
-                weft_strerror(st));
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    expect_flush(ep, WEFT_ERR_PEER_FAILED, me, "puts to a rank that died");
     snprintf(want, sizeof(want), "rank %d failed", victim);
     CHECK(strstr(weft_last_error(), want) != NULL);
     /* once: the next flush covers nothing of the dead rank */
     OK(weft_flush(ep));
-    st = weft_flush(small);
-    if (st != WEFT_ERR_PEER_FAILED) {
-        fprintf(stderr, "FAIL: rank %d: flush of an 8-byte put to a rank that died -> %s\n", me,
-                weft_strerror(st));
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    expect_flush(small, WEFT_ERR_PEER_FAILED, me, "an 8-byte put to a rank that died");
     OK(weft_flush(small));
-    st = weft_flush(kept);
-    if (st != WEFT_ERR_PEER_FAILED) {
-        fprintf(stderr, "FAIL: rank %d: flush of puts through a kept target to a rank that "
-                "died -> %s\n", me, weft_strerror(st));
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    expect_flush(kept, WEFT_ERR_PEER_FAILED, me,
+                 "puts through a kept UCX target to a rank that died");
     OK(weft_flush(kept));
-    st = weft_flush(held);
-    if (st != WEFT_ERR_PEER_FAILED) {
-        fprintf(stderr, "FAIL: rank %d: flush of puts through a weft_target_t to a rank that "
-                "died -> %s\n", me, weft_strerror(st));
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    expect_flush(held, WEFT_ERR_PEER_FAILED, me,
+                 "puts through a weft_target_t to a rank that died");
     OK(weft_flush(held));
     /* and the target, which the failure's gate sends to the library,
      * refuses the dead rank from now on */
     FAILS(weft_target_put_nbi(&ht, OFF_DATA + 40, buf, 8), WEFT_ERR_PEER_FAILED);
     FAILS(weft_target_get(&ht, want, OFF_DATA + 40, 8), WEFT_ERR_PEER_FAILED);
-    st = weft_flush(carry);
-    if (st != (direct ? WEFT_ERR_PEER_FAILED : WEFT_OK)) {
-        fprintf(stderr, "FAIL: rank %d: flush of a put made before a segment was freed to a "
-                "rank that died -> %s\n", me, weft_strerror(st));
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    expect_flush(carry, direct ? WEFT_ERR_PEER_FAILED : WEFT_OK, me,
+                 "a put made before a segment was freed to a rank that died");
     OK(weft_flush(carry));
     /* everything the other endpoint sent the victim was flushed in time */
     OK(weft_flush(early));
