@@ -373,50 +373,49 @@ weft_inline_atomic_fetch_add(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
 
 /* ---- Kept targets, inline ---------------------------------------------- */
 
-/* Whether an access of n bytes at off through t runs inline (at t->base +
- * off): the access inside the segment, t current (its epoch is the
- * endpoint's: no flush, segment free or endpoint destruction since the
- * library filled it), the gate shut.  The fields are in registers when t
- * is a local variable, so the test costs two loads of the endpoint and two
- * branches: one on the offset, one on the OR of the other two compares
- * (measured faster than one branch on all three, whose OR of a compare's
- * flag costs two instructions more). */
-static inline __attribute__((always_inline)) int
-weft__target_ok(const weft_target_t *t, size_t off, size_t n)
+/* Whether t is current: its epoch is the endpoint's (no flush, segment
+ * free or endpoint destruction since it was made current) and the gate is
+ * shut.  The fields are in registers when t is a local variable, so the
+ * test costs two loads of the endpoint and one branch on the OR of the two
+ * compares. */
+static inline __attribute__((always_inline)) int weft__target_current(const weft_target_t *t)
 {
     const struct weft_inline_ep *e = (const struct weft_inline_ep *)t->check;
 
-    if (__builtin_expect(off > t->size - n, 0))
-        return 0;
     return __builtin_expect(((t->epoch ^ __atomic_load_n(&e->flush_epoch, __ATOMIC_RELAXED)) |
                              __atomic_load_n(&e->gate, __ATOMIC_RELAXED)) == 0,
                             1);
 }
 
-/* After a miss of weft__target_ok: whether t becomes current again here,
- * without the library -- a target filled on a rank mapped here (its check
- * is its endpoint, its base set), the access inside the part, the gate
- * shut, the segment still alive: the endpoint's epoch moved on (a flush),
- * so t takes the new one and stamps its rank with it, as the library's
- * lookup does.  A freed segment, a destroyed endpoint (its gate) and
- * everything behind the gate go to the library. */
-static inline __attribute__((always_inline)) int
-weft__target_renew(weft_target_t *t, size_t off, size_t n)
+/* When t is not current: whether it becomes current here, without the
+ * library -- a target filled on a rank mapped here (its base set, which
+ * the library does only together with its check, the endpoint; size 0
+ * and no base otherwise), the gate shut, the segment still
+ * alive: the endpoint's epoch moved on (a flush), so t takes the new one
+ * and stamps its rank with it, as the library's lookup does.  A freed
+ * segment, a destroyed endpoint (its gate) and everything behind the gate
+ * go to the library. */
+static inline __attribute__((always_inline)) int weft__target_renew(weft_target_t *t)
 {
     struct weft_inline_ep *w = (struct weft_inline_ep *)(void *)t->ep;
     const struct weft_inline_seg *s = (const struct weft_inline_seg *)(const void *)t->seg;
 
-    if (t->check != (const void *)t->ep || t->base == (char *)0 || off > t->size - n ||
-        __atomic_load_n(&w->gate, __ATOMIC_RELAXED) != 0 || s->live_ctx != w->ctx)
+    if (t->base == (char *)0 || __atomic_load_n(&w->gate, __ATOMIC_RELAXED) != 0 ||
+        s->live_ctx != w->ctx)
         return 0;
     w->touched[t->rank] = w->flush_epoch;
     t->epoch = w->flush_epoch;
     return 1;
 }
 
-/* Whether the access runs inline: t current, or made current here. */
-#define WEFT__TARGET_HERE(t, off, n) \
-    (weft__target_ok(t, off, n) || __builtin_expect(weft__target_renew(t, off, n), 1))
+/* Whether an access of n bytes at off through t runs inline, at t->base +
+ * off: the access inside the part (a branch of its own, which measured
+ * faster than ORing the compare's flag into the others), and t current or
+ * made current here.  A target with no mapped part (size 0, epoch 0, no
+ * base) passes no test but the first. */
+#define WEFT__TARGET_HERE(t, off, n)                           \
+    (__builtin_expect((off) <= (t)->size - (n), 1) &&          \
+     (weft__target_current(t) || __builtin_expect(weft__target_renew(t), 1)))
 
 /* The library call of op, which makes *t current again. */
 static inline __attribute__((always_inline)) weft_status_t

@@ -57,4 +57,22 @@ static inline unsigned char test_pattern(unsigned t, size_t i)
     return (unsigned char)((t * 131u + i * 7u + (i >> 8)) & 0xffu);
 }
 
+/* The n bytes rank `from` sends with tag t, into b. */
+static inline void test_fill_from(unsigned char *b, size_t n, int from, unsigned t)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = test_pattern(t + 17u * (unsigned)from, i);
+}
+
+/* Whether the n bytes at are those rank `from` sends with tag t. */
+static inline int test_is_from(const void *at, size_t n, int from, unsigned t)
+{
+    const unsigned char *b = (const unsigned char *)at;
+
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != test_pattern(t + 17u * (unsigned)from, i))
+            return 0;
+    return 1;
+}
+
 #endif

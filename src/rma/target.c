@@ -36,20 +36,22 @@ static void target_refresh(weft_target_t *t)
     weft_ep_t ep = t->ep;
     weft_seg_t seg = t->seg;
     char *base;
+    size_t size;
 
     if (t->check == (const void *)&target_none ||
         (t->check == (const void *)ep && t->epoch == ep->flush_epoch) ||
         __atomic_load_n(&ep->divert, __ATOMIC_RELAXED) != 0 || seg->live_ctx != ep->ctx)
         return;
     base = seg->mapped != NULL ? seg->mapped[t->rank] : NULL;
-    if (base == NULL || weft__seg_size(seg, t->rank) < WEFT_INLINE_MAX) {
+    size = weft__seg_size(seg, t->rank);
+    if (base == NULL || size < WEFT_INLINE_MAX) {
         t->check = &target_none;
         t->epoch = 0;
         return;
     }
     ep->touched[t->rank] = ep->flush_epoch;
     t->base = base;
-    t->size = weft__seg_size(seg, t->rank);
+    t->size = size;
     t->check = ep;
     t->epoch = ep->flush_epoch;
 }

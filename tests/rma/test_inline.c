@@ -26,21 +26,6 @@ static weft_seg_t seg;
 static char *local;
 static int rank, n, right, left;
 
-/* What rank `from` puts at slot k (size bytes) with tag t. */
-static void fill(unsigned char *b, size_t size, int from, unsigned t)
-{
-    for (size_t i = 0; i < size; i++)
-        b[i] = test_pattern(t + 17u * (unsigned)from, i);
-}
-
-static void expect_slot(size_t off, size_t size, int from, unsigned t)
-{
-    unsigned char want[128];
-
-    fill(want, size, from, t);
-    CHECK(memcmp(local + off, want, size) == 0);
-}
-
 /* One size: an inline put_nbi, an inline blocking put, the library's put,
  * each to its own slot of the right neighbour; then gets of the same slots
  * from the left neighbour's puts, inline and not. */
@@ -48,17 +33,18 @@ static void expect_slot(size_t off, size_t size, int from, unsigned t)
     do {                                                                                    \
         unsigned char src[3][128], got[128];                                                \
         for (int k = 0; k < 3; k++)                                                         \
-            fill(src[k], SIZE, rank, (T) + (unsigned)k);                                    \
+            test_fill_from(src[k], SIZE, rank, (T) + (unsigned)k);                          \
         OK(weft_put_nbi(ep, right, seg, DATA, src[0], SIZE));                               \
         OK(weft_put(ep, right, seg, DATA + 128, src[1], SIZE));                             \
         OK((weft_put_nbi)(ep, right, seg, DATA + 256, src[2], SIZE));                       \
         OK(weft_flush(ep));                                                                 \
         OK(weft_barrier(ctx));                                                              \
         for (int k = 0; k < 3; k++)                                                         \
-            expect_slot(DATA + 128 * (size_t)k, SIZE, left, (T) + (unsigned)k);             \
+            CHECK(test_is_from(local + DATA + 128 * (size_t)k, SIZE, left,                  \
+                               (T) + (unsigned)k));                                     \
         for (int k = 0; k < 3; k++) {                                                       \
             unsigned char want[128];                                                        \
-            fill(want, SIZE, rank, (T) + (unsigned)k);                                      \
+            test_fill_from(want, SIZE, rank, (T) + (unsigned)k);                            \
             memset(got, 0, sizeof(got));                                                    \
             OK(weft_get(ep, got, right, seg, DATA + 128 * (size_t)k, SIZE));                \
             CHECK(memcmp(got, want, SIZE) == 0);                                            \

@@ -31,20 +31,6 @@ static weft_seg_t seg;
 static char *local;
 static int rank, n, right, left;
 
-static void fill(unsigned char *b, size_t size, int from, unsigned t)
-{
-    for (size_t i = 0; i < size; i++)
-        b[i] = test_pattern(t + 31u * (unsigned)from, i);
-}
-
-static void expect_slot(size_t off, size_t size, int from, unsigned t)
-{
-    unsigned char want[128];
-
-    fill(want, size, from, t);
-    CHECK(memcmp(local + off, want, size) == 0);
-}
-
 /* Whether t is current: on the direct path with the gate shut, after a
  * successful access, its epoch is the endpoint's and its rank is stamped
  * with it; otherwise it never runs inline. */
@@ -87,7 +73,7 @@ static void expect_current_at(const weft_target_t *t, int direct, int line)
     do {                                                                                    \
         unsigned char src[3][128], got[128];                                                \
         for (int k = 0; k < 3; k++)                                                         \
-            fill(src[k], SIZE, rank, (TAG) + (unsigned)k);                                  \
+            test_fill_from(src[k], SIZE, rank, (TAG) + (unsigned)k);                        \
         CURRENT(T_);                                                                        \
         OK(weft_target_put_nbi(&(T_), DATA, src[0], SIZE));                                 \
         CURRENT(T_);                                                                        \
@@ -96,10 +82,11 @@ static void expect_current_at(const weft_target_t *t, int direct, int line)
         OK(weft_flush(ep));                                                                 \
         OK(weft_barrier(ctx));                                                              \
         for (int k = 0; k < 3; k++)                                                         \
-            expect_slot(DATA + 128 * (size_t)k, SIZE, left, (TAG) + (unsigned)k);           \
+            CHECK(test_is_from(local + DATA + 128 * (size_t)k, SIZE, left,                  \
+                               (TAG) + (unsigned)k));                                   \
         for (int k = 0; k < 3; k++) {                                                       \
             unsigned char want[128];                                                        \
-            fill(want, SIZE, rank, (TAG) + (unsigned)k);                                    \
+            test_fill_from(want, SIZE, rank, (TAG) + (unsigned)k);                          \
             memset(got, 0, sizeof(got));                                                    \
             CURRENT(T_);                                                                    \
             OK(weft_target_get(&(T_), got, DATA + 128 * (size_t)k, SIZE));                  \

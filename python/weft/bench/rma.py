@@ -66,8 +66,7 @@ IMPL_LABELS = {"weft": "weft", "ucx": "UCX", "mpi-rma": "MPI RMA", "mpi-2sided":
 # On the direct path, beside weft's calls (the inline forms of weft_inline.h):
 # the library calls behind them, the same calls through a kept target
 # (weft_target_t) and plain loads and stores through weft_ptr.
-DIRECT_LABELS = {"weft-lib": "weft library call", "weft-target": "weft kept target",
-                 "store": "plain store", "load": "plain load"}
+DIRECT_IMPLS = ("weft-lib", "weft-target", "store", "load")
 # The peers weft is compared with, and the ratio each comparison aims for:
 # against raw UCX the ratio is weft's own overhead.
 PEER_GOALS = {"ucx": 0.95, "mpi-rma": 1.0, "mpi-2sided": 1.0}
@@ -746,7 +745,7 @@ def direct_table(tls: str, rows: list[Row]) -> Table | None:
     calls through a kept target, and plain loads and stores through
     weft_ptr, when the run measured them ("best": the fastest of short
     blocks timed alternately)."""
-    mine = [r for r in rows if r.op in DIRECT_OPS and any(impl in r.values for impl in DIRECT_LABELS)]
+    mine = [r for r in rows if r.op in DIRECT_OPS and any(impl in r.values for impl in DIRECT_IMPLS)]
     if not mine:
         return None
     table = report.table(
