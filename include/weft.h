@@ -657,7 +657,7 @@ weft_status_t weft_atomic_cswap(weft_ep_t ep, int rank, weft_seg_t seg, size_t o
 /* ---- Kept targets ------------------------------------------------------- */
 
 /** The version of weft_target_t's layout. */
-#define WEFT_TARGET_LAYOUT 1
+#define WEFT_TARGET_LAYOUT 2
 
 /**
  * A kept target: what the inline path (weft_inline.h) needs of (ep, rank,
@@ -671,9 +671,9 @@ weft_status_t weft_atomic_cswap(weft_ep_t ep, int rank, weft_seg_t seg, size_t o
  * others.
  *
  * On a rank whose part of seg is mapped here, the inline form compares the
- * offset with the part's size, then the target's flush epoch with the
- * endpoint's and the endpoint's gate word with 0, then makes the load or
- * store.  After a weft_flush (a new epoch) the first access takes the new
+ * offset with the part's size, then the endpoint's gate word and flush
+ * epoch (one 8-byte load) with the target's key -- gate shut, the epoch
+ * the target took -- then makes the load or store.  After a weft_flush (a new epoch) the first access takes the new
  * epoch inline when the target was current before, the segment is still
  * alive and the gate shut, and stamps the rank with it as the library's
  * lookup does.  Everything else is
@@ -694,8 +694,10 @@ typedef struct weft_target {
     const void *check;  /**< what the inline test reads (struct weft_inline_ep
                          *   of weft_inline.h): ep, or a stand-in that sends
                          *   every access to the library */
-    unsigned    epoch;  /**< ep's flush epoch while inline accesses may run,
-                         *   else 0 (no epoch is 0) */
+    uint64_t    key;    /**< what the inline test wants of check's word of gate
+                         *   and flush epoch: the gate shut and the epoch
+                         *   the target took; 0 (no epoch) while it may not
+                         *   run inline */
     int         rank;
     char       *base;   /**< rank's part of seg mapped here, or NULL */
     size_t      size;   /**< rank's bytes of seg while base is set, else 0 */

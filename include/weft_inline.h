@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 /** The version of the layout below. */
-#define WEFT_INLINE_LAYOUT 3
+#define WEFT_INLINE_LAYOUT 4
 
 /** The largest size, in bytes, that the inline path puts or gets. */
 #define WEFT_INLINE_MAX 64
@@ -60,18 +60,20 @@ extern "C" {
  * library (shared or static), not by link-time optimisation together with
  * the program's objects. */
 
-/** What the inline path reads of an endpoint (layout 3): its first fields. */
+/** What the inline path reads of an endpoint (layout 4): its first fields.
+ *  gate and flush_epoch are the two halves of one aligned 8-byte word, which
+ *  a kept target reads with one load (weft__inline_word_of). */
 struct weft_inline_ep {
     unsigned        gate;      /**< nonzero: every operation calls the library
                                 *   (WEFT_CHECK=1, a trace point selected, a rank
                                 *   failure known to the context, the endpoint
-                                *   destroyed) */
-    int             nranks;    /**< ranks of the context */
+                                *   destroyed, its flush epoch wrapped) */
+    unsigned        flush_epoch; /**< the endpoint's current flush epoch */
     const void     *ctx;       /**< the context */
     unsigned       *touched;   /**< [rank]: the flush epoch of the endpoint's last
                                 *   operation to the rank, so that a flush reports
                                 *   operations lost to a rank that fails later */
-    unsigned        flush_epoch; /**< the endpoint's current flush epoch */
+    int             nranks;    /**< ranks of the context */
     int             stamped;   /**< a rank whose stamp is flush_epoch already, or -1:
                                 *   an operation to it stores no stamp */
     /* The near target: where the inline accesses of this flush epoch go,
@@ -90,7 +92,7 @@ struct weft_inline_ep {
                                 *   NULL: a rank reached through UCX */
 };
 
-/** What the inline path reads of a segment (layout 3): its first fields. */
+/** What the inline path reads of a segment (layout 4): its first fields. */
 struct weft_inline_seg {
     const void  *live_ctx;     /**< its context while alive, NULL once freed */
     char *const *mapped;       /**< [rank] that rank's part mapped here, or NULL;
@@ -117,13 +119,38 @@ struct weft__target_ret weft__target_make(weft_ep_t ep, int rank, weft_seg_t seg
 struct weft__target_ret weft__target_call(weft_target_t t, int op, size_t off, void *buf, size_t n,
                                           uint64_t value);
 
+/* A kept target's key (weft_target_t): the endpoint's word of gate and
+ * flush epoch (struct weft_inline_ep's first two fields, as one 8-byte
+ * word in memory order) while the gate is shut and the epoch is epoch.
+ * No key is 0: no epoch is. */
+static inline uint64_t weft__inline_key(unsigned epoch)
+{
+    struct {
+        unsigned gate, epoch;
+    } k = {0u, epoch};
+    uint64_t w;
+
+    memcpy(&w, &k, sizeof w);
+    return w;
+}
+
+#if defined(__GNUC__)
+/* The word of gate and flush epoch of the endpoint at ep, with one relaxed
+ * atomic load. */
+typedef uint64_t weft__inline_u64 __attribute__((may_alias));
+static inline __attribute__((always_inline)) uint64_t weft__inline_word_of(const void *ep)
+{
+    return __atomic_load_n((const weft__inline_u64 *)ep, __ATOMIC_RELAXED);
+}
+#endif
+
 #if !defined(WEFT_BUILDING) && !defined(WEFT_NO_INLINE) && defined(__GNUC__)
 
 /* A program that uses this layout needs a library that provides it. */
-extern const unsigned weft_inline_layout_v3;
-__attribute__((used)) static const unsigned *const weft__inline_layout = &weft_inline_layout_v3;
-extern const unsigned weft_target_layout_v1;
-__attribute__((used)) static const unsigned *const weft__target_layout = &weft_target_layout_v1;
+extern const unsigned weft_inline_layout_v4;
+__attribute__((used)) static const unsigned *const weft__inline_layout = &weft_inline_layout_v4;
+extern const unsigned weft_target_layout_v2;
+__attribute__((used)) static const unsigned *const weft__target_layout = &weft_target_layout_v2;
 
 /* Whether an access at (rank, seg, off) of at most WEFT_INLINE_MAX bytes
  * goes to the endpoint's near target -- the offset inside the segment,
@@ -373,18 +400,14 @@ weft_inline_atomic_fetch_add(weft_ep_t ep, int rank, weft_seg_t seg, size_t off,
 
 /* ---- Kept targets, inline ---------------------------------------------- */
 
-/* Whether t is current: its epoch is the endpoint's (no flush, segment
- * free or endpoint destruction since it was made current) and the gate is
- * shut.  The fields are in registers when t is a local variable, so the
- * test costs two loads of the endpoint and one branch on the OR of the two
- * compares. */
+/* Whether t is current: the endpoint's word of gate and flush epoch is
+ * t's key -- the gate shut and the epoch t took (no flush, segment free or
+ * endpoint destruction since).  t's fields are in registers when t is a
+ * local variable, so the test is one load of the endpoint and one compare
+ * and branch. */
 static inline __attribute__((always_inline)) int weft__target_current(const weft_target_t *t)
 {
-    const struct weft_inline_ep *e = (const struct weft_inline_ep *)t->check;
-
-    return __builtin_expect(((t->epoch ^ __atomic_load_n(&e->flush_epoch, __ATOMIC_RELAXED)) |
-                             __atomic_load_n(&e->gate, __ATOMIC_RELAXED)) == 0,
-                            1);
+    return __builtin_expect(weft__inline_word_of(t->check) == t->key, 1);
 }
 
 /* When t is not current: whether it becomes current here, without the
@@ -399,12 +422,15 @@ static inline __attribute__((always_inline)) int weft__target_renew(weft_target_
 {
     struct weft_inline_ep *w = (struct weft_inline_ep *)(void *)t->ep;
     const struct weft_inline_seg *s = (const struct weft_inline_seg *)(const void *)t->seg;
+    uint64_t word;
 
-    if (t->base == (char *)0 || __atomic_load_n(&w->gate, __ATOMIC_RELAXED) != 0 ||
-        s->live_ctx != w->ctx)
+    if (t->base == (char *)0 || s->live_ctx != w->ctx)
+        return 0;
+    word = weft__inline_word_of(w);
+    if (word != weft__inline_key(w->flush_epoch))  /* the gate set (or just moved) */
         return 0;
     w->touched[t->rank] = w->flush_epoch;
-    t->epoch = w->flush_epoch;
+    t->key = word;
     return 1;
 }
 

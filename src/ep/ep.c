@@ -6,16 +6,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The endpoint begins with what weft_inline.h reads (layout 3). */
+/* The endpoint begins with what weft_inline.h reads (layout 4). */
 #define SAME_FIELD(a, b) \
     (offsetof(struct weft__ep, a) == offsetof(struct weft_inline_ep, b) && \
      sizeof(((struct weft__ep *)0)->a) == sizeof(((struct weft_inline_ep *)0)->b))
-_Static_assert(WEFT_INLINE_LAYOUT == 3 && SAME_FIELD(divert, gate) && SAME_FIELD(nranks, nranks) &&
+_Static_assert(WEFT_INLINE_LAYOUT == 4 && SAME_FIELD(divert, gate) && SAME_FIELD(nranks, nranks) &&
                    SAME_FIELD(ctx, ctx) && SAME_FIELD(touched, touched) &&
                    SAME_FIELD(flush_epoch, flush_epoch) && SAME_FIELD(stamped, stamped) &&
                    SAME_FIELD(near_seg, near_seg) && SAME_FIELD(near_rank, near_rank) &&
                    SAME_FIELD(near_lim, near_lim) && SAME_FIELD(near_base, near_base),
                "struct weft__ep does not begin with struct weft_inline_ep");
+/* The gate and the flush epoch are one aligned 8-byte word: a kept
+ * target's test (weft__inline_word_of) loads it whole. */
+_Static_assert(offsetof(struct weft__ep, divert) == 0 && offsetof(struct weft__ep, flush_epoch) == 4 &&
+                   _Alignof(struct weft__ep) >= 8,
+               "gate and flush epoch are not one 8-byte word");
 /* The gate's bits are distinct. */
 _Static_assert((WEFT__GATE_FAILED & WEFT__GATE_DEAD) == 0 &&
                    ((WEFT__GATE_FAILED | WEFT__GATE_DEAD) & WEFT__GATE_WORN) == 0 &&
@@ -25,7 +30,7 @@ _Static_assert((WEFT__GATE_FAILED & WEFT__GATE_DEAD) == 0 &&
 
 /* Programs built with weft_inline.h refer to this symbol: a library of
  * another layout has none, and they fail to load. */
-const unsigned weft_inline_layout_v3 = WEFT_INLINE_LAYOUT;
+const unsigned weft_inline_layout_v4 = WEFT_INLINE_LAYOUT;
 
 /* Implicit operations are not given back to the user: their requests are
  * counted here and released as they complete. */

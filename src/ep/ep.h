@@ -81,7 +81,9 @@ struct weft__ep {
      * WEFT__GATE_DEAD once the endpoint is destroyed, WEFT__GATE_WORN once
      * its flush epoch has wrapped. */
     unsigned            divert;
-    int                 nranks;
+    unsigned            flush_epoch;  /* weft_flush calls so far, from 1 (0 is "never");
+                                       * with divert, the 8-byte word a kept target
+                                       * compares with its key */
     weft_ctx_t          ctx;
     /* Operations lost to ranks that failed after they were issued: the
      * target lookup (weft__ep_tgt) and the inline path stamp the rank with
@@ -90,7 +92,7 @@ struct weft__ep {
      * has completed, and the next weft_flush reports it.  Stamps are never
      * cleared: a flush moves the epoch on instead. */
     unsigned           *touched;      /* [nranks]: epoch of the last operation to the rank */
-    unsigned            flush_epoch;  /* weft_flush calls so far, from 1 (0 is "never") */
+    int                 nranks;
     int                 stamped;      /* a rank whose stamp is flush_epoch, or -1: the
                                        * inline path stamps only another; set to -1
                                        * whenever that may no longer hold

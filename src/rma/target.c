@@ -5,8 +5,9 @@
  * the target current again -- and the exported forms, for programs built
  * without the inline path.
  *
- * A target may run inline while its epoch is the endpoint's flush epoch
- * and the endpoint's gate is shut.  Filling it stamps the rank with that
+ * A target may run inline while its key is the endpoint's word of gate
+ * and flush epoch: the gate shut and the epoch the target took
+ * (weft__inline_key).  Filling it stamps the rank with that
  * epoch, as the inline path of weft_put_nbi does for a run of accesses to
  * one rank, so that a flush after the rank fails reports the accesses of
  * the epoch as possibly lost (the inline forms take a new epoch the same
@@ -18,12 +19,12 @@
 
 /* Programs built with the inline forms refer to this symbol: a library
  * whose weft_target_t differs has none, and they fail to load. */
-const unsigned weft_target_layout_v1 = WEFT_TARGET_LAYOUT;
+const unsigned weft_target_layout_v2 = WEFT_TARGET_LAYOUT;
 
 /* What a target that never runs inline reads instead of an endpoint: a
  * rank reached through UCX, a segment too small for the inline sizes, or
- * arguments the library refused.  Its gate is set and its epoch is never
- * a target's 0. */
+ * arguments the library refused.  Its gate is set, so its word is never
+ * a key. */
 static const struct weft_inline_ep target_none = {.gate = 1, .flush_epoch = 1,
                                                   .near_seg = WEFT__LAST_NONE, .stamped = -1};
 
@@ -39,27 +40,27 @@ static void target_refresh(weft_target_t *t)
     size_t size;
 
     if (t->check == (const void *)&target_none ||
-        (t->check == (const void *)ep && t->epoch == ep->flush_epoch) ||
+        (t->check == (const void *)ep && t->key == weft__inline_key(ep->flush_epoch)) ||
         __atomic_load_n(&ep->divert, __ATOMIC_RELAXED) != 0 || seg->live_ctx != ep->ctx)
         return;
     base = seg->mapped != NULL ? seg->mapped[t->rank] : NULL;
     size = weft__seg_size(seg, t->rank);
     if (base == NULL || size < WEFT_INLINE_MAX) {
         t->check = &target_none;
-        t->epoch = 0;
+        t->key = 0;
         return;
     }
     ep->touched[t->rank] = ep->flush_epoch;
     t->base = base;
     t->size = size;
     t->check = ep;
-    t->epoch = ep->flush_epoch;
+    t->key = weft__inline_key(ep->flush_epoch);
 }
 
 struct weft__target_ret weft__target_make(weft_ep_t ep, int rank, weft_seg_t seg)
 {
     struct weft__target_ret r = {
-        .t = {.check = ep, .epoch = 0, .rank = rank, .ep = ep, .seg = seg},
+        .t = {.check = ep, .key = 0, .rank = rank, .ep = ep, .seg = seg},
         .st = weft__rma_check_target(ep, rank, seg, "weft_target_init"),
     };
 

@@ -46,11 +46,11 @@ struct seg_layer {
     char            (*nodes)[WEFT__NODE_NAME_MAX];  /* [rank] node name */
 };
 
-/* The segment begins with what weft_inline.h reads (layout 3). */
+/* The segment begins with what weft_inline.h reads (layout 4). */
 #define SAME_FIELD(a) \
     (offsetof(struct weft__seg, a) == offsetof(struct weft_inline_seg, a) && \
      sizeof(((struct weft__seg *)0)->a) == sizeof(((struct weft_inline_seg *)0)->a))
-_Static_assert(WEFT_INLINE_LAYOUT == 3 && SAME_FIELD(live_ctx) && SAME_FIELD(mapped) &&
+_Static_assert(WEFT_INLINE_LAYOUT == 4 && SAME_FIELD(live_ctx) && SAME_FIELD(mapped) &&
                    SAME_FIELD(size),
                "struct weft__seg does not begin with struct weft_inline_seg");
 

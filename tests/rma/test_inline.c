@@ -66,7 +66,7 @@ int main(void)
     weft_ep_pool_t near_pool;
     weft_ep_t near_ep;
 
-    CHECK(weft_inline_layout_v3 == WEFT_INLINE_LAYOUT);
+    CHECK(weft_inline_layout_v4 == WEFT_INLINE_LAYOUT);
     OK(weft_config_init(&cfg));
     OK(weft_init(&cfg, &ctx));
     OK(weft_rank(ctx, &rank));

@@ -39,10 +39,11 @@ static void expect_current_at(const weft_target_t *t, int direct, int line)
     const struct weft_inline_ep *e = (const struct weft_inline_ep *)(const void *)t->ep;
 
     if (direct && e->gate == 0) {
-        if (t->epoch != e->flush_epoch)
-            fprintf(stderr, "expect_current at line %d: epoch %u, endpoint's %u\n", line, t->epoch,
-                    e->flush_epoch);
-        CHECK(t->check == (const void *)t->ep && t->epoch == e->flush_epoch);
+        if (t->key != weft__inline_key(e->flush_epoch))
+            fprintf(stderr, "expect_current at line %d: key %#llx, endpoint's epoch %u\n", line,
+                    (unsigned long long)t->key, e->flush_epoch);
+        CHECK(t->check == (const void *)t->ep && t->key == weft__inline_key(e->flush_epoch));
+        CHECK(weft__inline_word_of(e) == t->key);
         CHECK(e->touched[t->rank] == e->flush_epoch);
         CHECK(t->base != NULL && t->size == SEG);
     } else if (direct) {
@@ -50,7 +51,7 @@ static void expect_current_at(const weft_target_t *t, int direct, int line)
         CHECK(e->gate != 0);
     } else {
         /* a rank reached through UCX: never inline, whatever the gate */
-        CHECK(t->check != (const void *)t->ep && t->base == NULL && t->epoch == 0);
+        CHECK(t->check != (const void *)t->ep && t->base == NULL && t->key == 0);
     }
 }
 
@@ -137,7 +138,7 @@ int main(void)
     void *mapped;
     int direct;
 
-    CHECK(weft_target_layout_v1 == WEFT_TARGET_LAYOUT);
+    CHECK(weft_target_layout_v2 == WEFT_TARGET_LAYOUT);
     OK(weft_config_init(&cfg));
     OK(weft_init(&cfg, &ctx));
     OK(weft_rank(ctx, &rank));
@@ -176,7 +177,7 @@ int main(void)
 
         OK(weft_flush(ep));
         CHECK(e->flush_epoch != before);
-        CHECK(t.epoch != e->flush_epoch);
+        CHECK(t.key != weft__inline_key(e->flush_epoch) && t.key != weft__inline_word_of(e));
         OK(weft_target_put(&t, DATA + 512, &v, 8));
         expect_current(&t, direct);
         OK(weft_target_get(&t, &g, DATA + 512, 8));
@@ -323,9 +324,9 @@ int main(void)
         e->flush_epoch = ~0u;
         OK(weft_flush(pep));
         CHECK(e->flush_epoch == 1 && e->gate != 0);
-        while (e->flush_epoch != ot.epoch && ot.epoch != 0 && flushes++ < 1000)
+        while (weft__inline_key(e->flush_epoch) != ot.key && ot.key != 0 && flushes++ < 1000)
             OK(weft_flush(pep));
-        CHECK(ot.epoch == 0 || e->flush_epoch == ot.epoch);
+        CHECK(ot.key == 0 || weft__inline_key(e->flush_epoch) == ot.key);
         FAILS(weft_target_put_nbi(&ot, DATA, &v, 8), WEFT_ERR_SEG);
         FAILS(weft_target_get(&ot, &g, DATA, 8), WEFT_ERR_SEG);
         /* a live segment's target works on, through the library */
