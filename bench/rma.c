@@ -51,8 +51,9 @@
  * ("weft-target", weft_target_t) and plain loads and stores through
  * weft_ptr ("load", "store"), and each round also keeps the fastest of 64
  * alternating short blocks of weft's 8-byte gets and puts (plain calls and
- * kept target) and of the plain loads and stores ("get_lat_best",
- * "put_rate_best"), which a burst of
+ * kept target), of the plain loads and stores and of a plain load
+ * behind one compare and branch, the floor of any checked load
+ * ("load+test") ("get_lat_best", "put_rate_best"), which a burst of
  * load on a shared machine disturbs less than one long run of each.  Over
  * UCX: raw UCX, and then --blocks short blocks of each put loop (raw UCX,
  * weft's call, the library function, the kept-target put of weft_ucx.h)
@@ -273,6 +274,21 @@ static BENCH_LOOP void plain_loads(volatile uint64_t *p, long n)
     }
 }
 
+/* The floor of any checked load: the plain load after one compare of a
+ * word in memory with a value in a register and a branch never taken --
+ * what a kept target's test is ("load+test"). */
+static BENCH_LOOP void tested_loads(volatile uint64_t *p, const uint64_t *word, long n)
+{
+    uint64_t dst, key = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+    for (long i = 0; i < n; i++) {
+        if (__builtin_expect(__atomic_load_n(word, __ATOMIC_RELAXED) != key, 0))
+            abort();
+        dst = p[0];
+        __asm__ volatile("" : : "r"(dst));
+    }
+}
+
 static BENCH_LOOP void plain_store_windows(volatile uint64_t *p, long n, long window)
 {
     uint64_t src = 42;
@@ -295,13 +311,14 @@ static BENCH_LOOP void plain_store_windows(volatile uint64_t *p, long n, long wi
 
 static void direct_best(weft_ep_t ep, weft_seg_t seg, volatile uint64_t *p, const struct opts *o)
 {
-    double best[6] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
+    double best[7] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
+    uint64_t word = 1;
     long window = o->window < BEST_CALLS ? o->window : BEST_CALLS;
     long puts = BEST_CALLS / window * window;
 
     for (int b = 0; b < BEST_BLOCKS; b++) {
-        for (int k = 0; k < 6; k++) {
-            int v = (k + b) % 6;
+        for (int k = 0; k < 7; k++) {
+            int v = (k + b) % 7;
             double t0 = bench_now(), t;
 
             switch (v) {
@@ -310,6 +327,7 @@ static void direct_best(weft_ep_t ep, weft_seg_t seg, volatile uint64_t *p, cons
             case 2: weft_put_windows(ep, seg, puts, window); break;
             case 3: plain_store_windows(p, puts, window); break;
             case 4: target_gets(ep, seg, BEST_CALLS); break;
+            case 6: tested_loads(p, &word, BEST_CALLS); break;
             default: target_put_windows(ep, seg, puts, window); break;
             }
             t = bench_now() - t0;
@@ -323,6 +341,7 @@ static void direct_best(weft_ep_t ep, weft_seg_t seg, volatile uint64_t *p, cons
     record("store", "put_rate_best", 8, "Mmsg/s", 1e-6 * (double)puts / best[3]);
     record("weft-target", "get_lat_best", 8, "us", 1e6 * best[4] / (double)BEST_CALLS);
     record("weft-target", "put_rate_best", 8, "Mmsg/s", 1e-6 * (double)puts / best[5]);
+    record("load+test", "get_lat_best", 8, "us", 1e6 * best[6] / (double)BEST_CALLS);
 }
 
 static void direct_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, volatile uint64_t *p,
