@@ -50,7 +50,9 @@ extern "C" {
 
 /* The two structures are used only here (read, and the endpoint's
  * touched[rank], stamped and near target written): a program has no other access to the
- * library's endpoint and segment.  So they need no may_alias, and their
+ * library's endpoint and segment.  So they need no may_alias (only the
+ * one 8-byte load of gate and flush epoch together, weft__inline_word_of,
+ * reads them through a may_alias type), and their
  * fields' types tell the compiler that a store of the program's data (a
  * double or a float, below) changes none of them: it need not reload them
  * after it (the library call of a miss, which may change them, still
@@ -422,22 +424,23 @@ static inline __attribute__((always_inline)) int weft__target_renew(weft_target_
 {
     struct weft_inline_ep *w = (struct weft_inline_ep *)(void *)t->ep;
     const struct weft_inline_seg *s = (const struct weft_inline_seg *)(const void *)t->seg;
-    uint64_t word;
+    uint64_t key;
 
     if (t->base == (char *)0 || s->live_ctx != w->ctx)
         return 0;
-    word = weft__inline_word_of(w);
-    if (word != weft__inline_key(w->flush_epoch))  /* the gate set (or just moved) */
+    /* flush_epoch is the owner's (this thread's); the gate is anybody's */
+    key = weft__inline_key(w->flush_epoch);
+    if (weft__inline_word_of(w) != key)  /* the gate set */
         return 0;
     w->touched[t->rank] = w->flush_epoch;
-    t->key = word;
+    t->key = key;
     return 1;
 }
 
 /* Whether an access of n bytes at off through t runs inline, at t->base +
  * off: the access inside the part (a branch of its own, which measured
  * faster than ORing the compare's flag into the others), and t current or
- * made current here.  A target with no mapped part (size 0, epoch 0, no
+ * made current here.  A target with no mapped part (size 0, key 0, no
  * base) passes no test but the first. */
 #define WEFT__TARGET_HERE(t, off, n)                           \
     (__builtin_expect((off) <= (t)->size - (n), 1) &&          \

@@ -16,10 +16,15 @@ _Static_assert(WEFT_INLINE_LAYOUT == 4 && SAME_FIELD(divert, gate) && SAME_FIELD
                    SAME_FIELD(near_seg, near_seg) && SAME_FIELD(near_rank, near_rank) &&
                    SAME_FIELD(near_lim, near_lim) && SAME_FIELD(near_base, near_base),
                "struct weft__ep does not begin with struct weft_inline_ep");
-/* The gate and the flush epoch are one aligned 8-byte word: a kept
- * target's test (weft__inline_word_of) loads it whole. */
+/* The gate and the flush epoch are one aligned 8-byte word, in the
+ * endpoint and in the stand-ins of the inline structure (target.c, rma.c):
+ * a kept target's test (weft__inline_word_of) loads it whole.  (weft, as
+ * UCX, is built for 64-bit targets, where the pointers after the word
+ * align it.) */
 _Static_assert(offsetof(struct weft__ep, divert) == 0 && offsetof(struct weft__ep, flush_epoch) == 4 &&
-                   _Alignof(struct weft__ep) >= 8,
+                   _Alignof(struct weft__ep) >= 8 && offsetof(struct weft_inline_ep, gate) == 0 &&
+                   offsetof(struct weft_inline_ep, flush_epoch) == 4 &&
+                   _Alignof(struct weft_inline_ep) >= 8,
                "gate and flush epoch are not one 8-byte word");
 /* The gate's bits are distinct. */
 _Static_assert((WEFT__GATE_FAILED & WEFT__GATE_DEAD) == 0 &&

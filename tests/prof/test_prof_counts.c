@@ -10,7 +10,10 @@
  *                               one signal_add per direct put-with-signal
  *                               and one signal_poll per
  *                               weft_signal_wait_until; a point selected
- *                               alone records alone
+ *                               alone records alone; a point selected by
+ *                               another thread sends the accesses of a
+ *                               kept target that was current to the
+ *                               library, which records them
  *   test_prof_counts --issue N  issue N puts (rank 0 to 1) and N AMs (rank
  *                               1 to 0) with whatever WEFT_PROFILE selected,
  *                               for the JSON that weft_finalize writes
@@ -18,6 +21,7 @@
  */
 #include "../common.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,6 +129,47 @@ static void direct_ops(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank)
     OK(weft_barrier(ctx));
 }
 
+static void *select_direct_copy(void *arg)
+{
+    (void)arg;
+    OK(weft_prof_select("direct_copy"));
+    return NULL;
+}
+
+/* A kept target, current on the direct path, runs inline: nothing of it
+ * is recorded.  Another thread selects a trace point, which sets the gate
+ * of every endpoint; the target's next accesses -- in the same flush
+ * epoch, with no weft call of this thread between -- go to the library,
+ * which records each (over UCX every access is the library's anyway, and
+ * none is a direct copy). */
+static void target_divert(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank)
+{
+    const int direct = !(getenv("WEFT_SHM") && strcmp(getenv("WEFT_SHM"), "0") == 0);
+    weft_target_t t;
+    pthread_t th;
+    uint64_t v = 5;
+
+    OK(weft_barrier(ctx));
+    if (rank == 0) {
+        OK(weft_prof_select("0"));
+        OK(weft_target_init(ep, 1, seg, &t));
+        OK(weft_target_put(&t, 40, &v, 8));
+        CHECK(!direct || weft__inline_word_of(ep) == t.key);
+        for (int i = 0; i < 8; i++)
+            OK(weft_target_put_nbi(&t, 40, &v, 8));
+        OK(weft_prof_reset());
+        CHECK(pthread_create(&th, NULL, select_direct_copy, NULL) == 0);
+        CHECK(pthread_join(th, NULL) == 0);
+        CHECK(weft__inline_word_of(ep) != t.key);
+        for (int i = 0; i < 8; i++)
+            OK(weft_target_put_nbi(&t, 40, &v, 8));
+        CHECK(count("direct_copy") == (direct ? 8 : 0));
+        OK(weft_flush(ep));
+        OK(weft_prof_select("0"));
+    }
+    OK(weft_barrier(ctx));
+}
+
 int main(int argc, char **argv)
 {
     weft_ctx_t ctx;
@@ -206,6 +251,7 @@ int main(int argc, char **argv)
         OK(weft_prof_select("all"));
         direct_ops(ctx, ep, seg, rank);
         OK(weft_prof_select("0"));
+        target_divert(ctx, ep, seg, rank);
         if (rank == 0)
             printf("prof counts: off 0, on %d puts and %d AMs counted once each\n", N, N);
     }

@@ -3,8 +3,8 @@
  * target, each inline form called with the target current (so that on the
  * direct path it runs inline) and each exported form, must move the same
  * bytes as the plain calls, on whatever path the target is (direct, UCX);
- * the target is current after an access on the direct path (its epoch the
- * endpoint's, its rank stamped) and never on a rank reached through UCX;
+ * the target is current after an access on the direct path (its key the
+ * endpoint's word of gate and epoch, its rank stamped) and never on a rank reached through UCX;
  * after a flush the next access makes it current again; atomics through
  * targets sum exactly under contention; what a target leaves to the
  * library fails as the plain call does, the inline tests refusing first
@@ -32,8 +32,8 @@ static char *local;
 static int rank, n, right, left;
 
 /* Whether t is current: on the direct path with the gate shut, after a
- * successful access, its epoch is the endpoint's and its rank is stamped
- * with it; otherwise it never runs inline. */
+ * successful access, its key is the endpoint's word of gate and epoch and
+ * its rank is stamped with the epoch; otherwise it never runs inline. */
 static void expect_current_at(const weft_target_t *t, int direct, int line)
 {
     const struct weft_inline_ep *e = (const struct weft_inline_ep *)(const void *)t->ep;
@@ -333,6 +333,8 @@ int main(void)
         OK(weft_target_put(&pt, DATA + 576, &v, 8));
         OK(weft_target_get(&pt, &g, DATA + 576, 8));
         CHECK(g == 5);
+        /* ... and never inline again: no key holds a gate bit */
+        CHECK(weft__inline_word_of(e) != pt.key);
         OK(weft_flush(pep));
         OK(weft_ep_pool_destroy(pool));
     }
