@@ -39,13 +39,13 @@ weft_status_t weft_ucx_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
  * a selected trace point, bad arguments, a segment freed meanwhile, a rank
  * reached by the direct path) goes to the library call, which does what
  * weft_put_nbi documents and makes the target current again.  A freed
- * segment or a destroyed endpoint is noticed by the flush epoch the target
- * holds (weft_seg_free moves every endpoint's epoch on; a destroyed
- * endpoint's gate is set); an endpoint whose epoch wraps, after 2^32 - 1
+ * segment or a destroyed endpoint is noticed by the key the target holds,
+ * the endpoint's gate shut and its flush epoch (weft_seg_free moves every
+ * endpoint's epoch on; a destroyed endpoint's gate is set); an endpoint whose epoch wraps, after 2^32 - 1
  * flushes, sets its gate for good.  The layout is WEFT_UCX_PUT_LAYOUT,
  * checked as weft_inline.h checks its own.
  */
-#define WEFT_UCX_PUT_LAYOUT 1
+#define WEFT_UCX_PUT_LAYOUT 2
 typedef struct weft_ucx_put_target {
     ucp_ep_h                   uep;     /**< the connection to rank */
     ucp_rkey_h                 rkey;    /**< rank's key of seg */
@@ -58,9 +58,11 @@ typedef struct weft_ucx_put_target {
     weft_ep_t                  ep;
     weft_seg_t                 seg;
     int                        rank;
-    unsigned                   epoch;   /**< ep's flush epoch while the inline put may
-                                         *   run, else 0 (no epoch is 0) */
     unsigned                   budget;  /**< inline puts until weft counts them */
+    uint64_t                   key;     /**< what the inline test wants of check's word
+                                         *   of gate and flush epoch (as weft_target_t's):
+                                         *   the gate shut and the epoch the target took;
+                                         *   0 while the inline put may not run */
 } weft_ucx_put_target_t;
 
 /**
@@ -89,9 +91,10 @@ weft_status_t
 weft__ucx_put_more(weft_ucx_put_target_t *t, ucs_status_ptr_t sp);
 
 /* The test sends to the library what it alone does: a target that is not
- * current (its epoch is not ep's: a weft_flush since, which is also how a
- * freed segment or a destroyed endpoint shows, or a target never filled),
- * the gate (which a failure known to the context sets), an access outside the
+ * current (the endpoint's word of gate and flush epoch is not its key: a
+ * weft_flush since, which is also how a freed segment or a destroyed
+ * endpoint shows, a gate bit set -- a failure known to the context, a
+ * trace point -- or a target never filled), an access outside the
  * segment, a NULL source.  The tests are combined without short-circuits
  * into one branch (every field read is there to read).  A put UCX
  * completes at once then costs a count of the budget; when it runs out
@@ -110,9 +113,7 @@ weft__ucx_put_nbi(weft_ucx_put_target_t *t, size_t off, const void *src, size_t 
         return weft__ucx_put_call(t, off, src, n);
     e = (const struct weft_inline_ep *)t->check;
     if (__builtin_expect((!__builtin_add_overflow(off, n, &end) & (end <= t->size) &
-                          (src != NULL) &
-                          (((t->epoch ^ __atomic_load_n(&e->flush_epoch, __ATOMIC_RELAXED)) |
-                            __atomic_load_n(&e->gate, __ATOMIC_RELAXED)) == 0)) != 0,
+                          (src != NULL) & (weft__inline_word_of(e) == t->key)) != 0,
                          1)) {
         sp = ucp_put_nbx(t->uep, src, n, t->base + off, t->rkey, t->param);
         if (__builtin_expect(sp == NULL, 1) && __builtin_expect(--t->budget != 0, 1))
@@ -126,8 +127,8 @@ weft__ucx_put_nbi(weft_ucx_put_target_t *t, size_t off, const void *src, size_t 
 #if !defined(WEFT_BUILDING) && !defined(WEFT_NO_INLINE) && defined(__GNUC__)
 
 /* A program that uses this layout needs a library that provides it. */
-extern const unsigned weft_ucx_put_layout_v1;
-__attribute__((used)) static const unsigned *const weft__ucx_put_layout = &weft_ucx_put_layout_v1;
+extern const unsigned weft_ucx_put_layout_v2;
+__attribute__((used)) static const unsigned *const weft__ucx_put_layout = &weft_ucx_put_layout_v2;
 
 #define weft_ucx_put_nbi(t, off, src, n) weft__ucx_put_nbi(t, off, src, n)
 

@@ -782,7 +782,7 @@ weft_status_t weft_wait_all(weft_event_t *evs, size_t n)
 /* Programs built with weft_ucx.h's inline put refer to this symbol: a
  * library whose weft_ucx_put_target_t differs has none, and they fail to
  * load. */
-const unsigned weft_ucx_put_layout_v1 = WEFT_UCX_PUT_LAYOUT;
+const unsigned weft_ucx_put_layout_v2 = WEFT_UCX_PUT_LAYOUT;
 
 /* Inline puts a target makes before weft adds them to the endpoint's window
  * of implicit operations: so at most this many more than a window are
@@ -792,8 +792,7 @@ const unsigned weft_ucx_put_layout_v1 = WEFT_UCX_PUT_LAYOUT;
 _Static_assert(UCX_PUT_BUDGET < WEFT__NBI_WINDOW, "a budget is part of a window");
 
 /* What a target that cannot put inline reads instead of an endpoint: its
- * gate sends every put to the library, and its epoch is never a target's
- * 0. */
+ * gate is set, so its word is never a key. */
 static const struct weft_inline_ep no_inline_ep = {.gate = 1, .flush_epoch = 1,
                                                    .near_seg = WEFT__LAST_NONE,
                                                    .stamped = -1};
@@ -808,7 +807,7 @@ static void ucx_put_refresh(weft_ucx_put_target_t *t)
     weft_ep_t ep = t->ep;
     struct target tt;
 
-    if (t->epoch == ep->flush_epoch ||
+    if (t->key == weft__inline_key(ep->flush_epoch) ||
         !fast_target_of(ep, t->rank, t->seg, 0, 0, &nonnull, &tt, 1) || tt.local != NULL)
         return;
     t->uep = tt.ep;
@@ -817,7 +816,7 @@ static void ucx_put_refresh(weft_ucx_put_target_t *t)
     t->size = weft__seg_size(t->seg, t->rank);
     t->param = &ep->prm_nbi;
     t->check = ep;
-    t->epoch = ep->flush_epoch;
+    t->key = weft__inline_key(ep->flush_epoch);
     t->budget = UCX_PUT_BUDGET;
     ep->ucx_issued = 1;  /* the inline puts of this epoch are weft_flush's work */
 }

@@ -12,14 +12,18 @@
  *                               weft_signal_wait_until; a point selected
  *                               alone records alone; a point selected by
  *                               another thread sends the accesses of a
- *                               kept target that was current to the
- *                               library, which records them
+ *                               kept target that was current (weft_target_t
+ *                               on the direct path, weft_ucx_put_target_t
+ *                               over UCX) to the library, which records
+ *                               them
  *   test_prof_counts --issue N  issue N puts (rank 0 to 1) and N AMs (rank
  *                               1 to 0) with whatever WEFT_PROFILE selected,
  *                               for the JSON that weft_finalize writes
  *                               (checked by python/tests/test_prof_json.py)
  */
 #include "../common.h"
+
+#include <weft_ucx.h>
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -129,11 +133,19 @@ static void direct_ops(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank)
     OK(weft_barrier(ctx));
 }
 
-static void *select_direct_copy(void *arg)
+static void *select_point(void *point)
 {
-    (void)arg;
-    OK(weft_prof_select("direct_copy"));
+    OK(weft_prof_select((const char *)point));
     return NULL;
+}
+
+/* point selected by another thread, while this one holds a current target */
+static void select_elsewhere(const char *point)
+{
+    pthread_t th;
+
+    CHECK(pthread_create(&th, NULL, select_point, (void *)(uintptr_t)point) == 0);
+    CHECK(pthread_join(th, NULL) == 0);
 }
 
 /* A kept target, current on the direct path, runs inline: nothing of it
@@ -146,7 +158,7 @@ static void target_divert(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank
 {
     const int direct = !(getenv("WEFT_SHM") && strcmp(getenv("WEFT_SHM"), "0") == 0);
     weft_target_t t;
-    pthread_t th;
+    weft_ucx_put_target_t u;
     uint64_t v = 5;
 
     OK(weft_barrier(ctx));
@@ -158,12 +170,27 @@ static void target_divert(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, int rank
         for (int i = 0; i < 8; i++)
             OK(weft_target_put_nbi(&t, 40, &v, 8));
         OK(weft_prof_reset());
-        CHECK(pthread_create(&th, NULL, select_direct_copy, NULL) == 0);
-        CHECK(pthread_join(th, NULL) == 0);
+        select_elsewhere("direct_copy");
         CHECK(weft__inline_word_of(ep) != t.key);
         for (int i = 0; i < 8; i++)
             OK(weft_target_put_nbi(&t, 40, &v, 8));
         CHECK(count("direct_copy") == (direct ? 8 : 0));
+        OK(weft_flush(ep));
+        OK(weft_prof_select("0"));
+
+        /* the same with a UCX put target, current over UCX: its puts
+         * then pass the library's HLP_post, one each */
+        OK(weft_ucx_put_target(ep, 1, seg, &u));
+        OK(weft_ucx_put_nbi(&u, 40, &v, 8));
+        CHECK(direct || weft__inline_word_of(ep) == u.key);
+        for (int i = 0; i < 8; i++)
+            OK(weft_ucx_put_nbi(&u, 40, &v, 8));
+        OK(weft_prof_reset());
+        select_elsewhere("HLP_post");
+        CHECK(weft__inline_word_of(ep) != u.key);
+        for (int i = 0; i < 8; i++)
+            OK(weft_ucx_put_nbi(&u, 40, &v, 8));
+        CHECK(count("HLP_post") == 8);
         OK(weft_flush(ep));
         OK(weft_prof_select("0"));
     }
