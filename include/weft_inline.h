@@ -138,7 +138,11 @@ static inline uint64_t weft__inline_key(unsigned epoch)
 
 #if defined(__GNUC__)
 /* The word of gate and flush epoch of the endpoint at ep, with one relaxed
- * atomic load. */
+ * atomic load.  Other threads set and clear gate bits with 4-byte atomic
+ * operations: an 8-byte load that overlaps them is not defined by C11,
+ * but an aligned 8-byte load is one single-copy-atomic read on the
+ * 64-bit processors weft runs on (x86-64, aarch64, ppc64le), which sees
+ * each half as some write left it -- all the test needs. */
 typedef uint64_t weft__inline_u64 __attribute__((may_alias));
 static inline __attribute__((always_inline)) uint64_t weft__inline_word_of(const void *ep)
 {
