@@ -353,6 +353,14 @@ static weft_status_t map_local(weft_ctx_t ctx, struct seg_layer *L, struct weft_
         }
         seg->base = attr.address;
         memset(seg->base, 0, seg->size);
+        /* The progress thread may serve the first put into these bytes
+         * (over TCP, UCX writes them in its handler).  The key exchange
+         * orders the zeroing before any such put, but through the other
+         * ranks, where a thread sanitizer cannot follow; a pass through
+         * the worker's lock, which the thread takes to serve anything,
+         * orders it here too. */
+        if (ctx->cfg.progress_thread)
+            ucp_worker_progress(ctx->home);
     }
     seg->mapped[ctx->rank] = L->local[ctx->rank] ? seg->base : NULL;
     return WEFT_OK;
