@@ -673,11 +673,11 @@ weft_status_t weft_atomic_cswap(weft_ep_t ep, int rank, weft_seg_t seg, size_t o
  * On a rank whose part of seg is mapped here, the inline form compares the
  * offset with the part's size, then the endpoint's gate word and flush
  * epoch (one 8-byte load) with the target's key -- gate shut, the epoch
- * the target took -- then makes the load or store.  After a weft_flush (a new epoch) the first access takes the new
- * epoch inline when the target was current before, the segment is still
- * alive and the gate shut, and stamps the rank with it as the library's
- * lookup does.  Everything else is
- * the library call, which makes the target current again where it can:
+ * the target took -- then makes the load or store.  After a weft_flush (a
+ * new epoch) the first access takes the new epoch inline when the target
+ * was current before, the segment is still alive and the gate shut, and
+ * stamps the rank with it as the library's lookup does.  Everything else
+ * is the library call, which makes the target current again where it can:
  * WEFT_CHECK=1, a selected trace point, a rank failure known to the
  * context, a destroyed endpoint or freed segment, bad arguments, a size not
  * known at compile time or over WEFT_INLINE_MAX, a rank's part of under

@@ -41,8 +41,8 @@ weft_status_t weft_ucx_target(weft_ep_t ep, int rank, weft_seg_t seg, size_t off
  * weft_put_nbi documents and makes the target current again.  A freed
  * segment or a destroyed endpoint is noticed by the key the target holds,
  * the endpoint's gate shut and its flush epoch (weft_seg_free moves every
- * endpoint's epoch on; a destroyed endpoint's gate is set); an endpoint whose epoch wraps, after 2^32 - 1
- * flushes, sets its gate for good.  The layout is WEFT_UCX_PUT_LAYOUT,
+ * endpoint's epoch on; a destroyed endpoint's gate is set); an endpoint
+ * whose epoch wraps, after 2^32 - 1 flushes, sets its gate for good.  The layout is WEFT_UCX_PUT_LAYOUT,
  * checked as weft_inline.h checks its own.
  */
 #define WEFT_UCX_PUT_LAYOUT 2

@@ -791,11 +791,9 @@ const unsigned weft_ucx_put_layout_v2 = WEFT_UCX_PUT_LAYOUT;
 #define UCX_PUT_BUDGET 1024u
 _Static_assert(UCX_PUT_BUDGET < WEFT__NBI_WINDOW, "a budget is part of a window");
 
-/* What a target that cannot put inline reads instead of an endpoint: its
- * gate is set, so its word is never a key. */
-static const struct weft_inline_ep no_inline_ep = {.gate = 1, .flush_epoch = 1,
-                                                   .near_seg = WEFT__LAST_NONE,
-                                                   .stamped = -1};
+/* The stand-in of kept targets that never run inline (rma.h). */
+const struct weft_inline_ep weft__inline_none = {.gate = 1, .flush_epoch = 1,
+                                                 .near_seg = WEFT__LAST_NONE, .stamped = -1};
 
 /* Make t current after a put through it succeeded in the library: when
  * (rank, seg) is reached through UCX, the inline put may run until ep's
@@ -829,7 +827,7 @@ weft_status_t weft_ucx_put_target(weft_ep_t ep, int rank, weft_seg_t seg, weft_u
 
     if (t == NULL)
         return weft__error(WEFT_ERR_INVALID_ARG, __func__, "the target is NULL");
-    *t = (weft_ucx_put_target_t){.check = &no_inline_ep, .ep = ep, .seg = seg, .rank = rank};
+    *t = (weft_ucx_put_target_t){.check = &weft__inline_none, .ep = ep, .seg = seg, .rank = rank};
     /* The arguments checked as a put checks them, and the connection and
      * key made as a first put makes them. */
     if ((st = get_target(ep, rank, seg, 0, 0, &nonnull, __func__, &tt)) != WEFT_OK)

@@ -22,4 +22,10 @@
  * them first (rma.c): WEFT_OK, or the error recorded for fn. */
 weft_status_t weft__rma_check_target(weft_ep_t ep, int rank, weft_seg_t seg, const char *fn);
 
+/* What a kept target (weft_target_t, weft_ucx_put_target_t) that never
+ * runs inline reads instead of an endpoint (rma.c): a rank it does not
+ * reach inline, a segment too small for the inline sizes, or arguments
+ * the library refused.  Its gate is set, so its word is never a key. */
+extern const struct weft_inline_ep weft__inline_none;
+
 #endif

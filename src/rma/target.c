@@ -21,17 +21,10 @@
  * whose weft_target_t differs has none, and they fail to load. */
 const unsigned weft_target_layout_v2 = WEFT_TARGET_LAYOUT;
 
-/* What a target that never runs inline reads instead of an endpoint: a
- * rank reached through UCX, a segment too small for the inline sizes, or
- * arguments the library refused.  Its gate is set, so its word is never
- * a key. */
-static const struct weft_inline_ep target_none = {.gate = 1, .flush_epoch = 1,
-                                                  .near_seg = WEFT__LAST_NONE, .stamped = -1};
-
 /* After an access through t succeeded in the library: make t current when
  * its rank is mapped here and the gate is shut.  A rank that is not mapped
- * never will be (for this segment): such a target keeps target_none and is
- * not looked at again. */
+ * never will be (for this segment): such a target keeps weft__inline_none
+ * and is not looked at again. */
 static void target_refresh(weft_target_t *t)
 {
     weft_ep_t ep = t->ep;
@@ -39,14 +32,14 @@ static void target_refresh(weft_target_t *t)
     char *base;
     size_t size;
 
-    if (t->check == (const void *)&target_none ||
+    if (t->check == (const void *)&weft__inline_none ||
         (t->check == (const void *)ep && t->key == weft__inline_key(ep->flush_epoch)) ||
         __atomic_load_n(&ep->divert, __ATOMIC_RELAXED) != 0 || seg->live_ctx != ep->ctx)
         return;
     base = seg->mapped != NULL ? seg->mapped[t->rank] : NULL;
     size = weft__seg_size(seg, t->rank);
     if (base == NULL || size < WEFT_INLINE_MAX) {
-        t->check = &target_none;
+        t->check = &weft__inline_none;
         t->key = 0;
         return;
     }
@@ -65,7 +58,7 @@ struct weft__target_ret weft__target_make(weft_ep_t ep, int rank, weft_seg_t seg
     };
 
     if (r.st != WEFT_OK)
-        r.t.check = &target_none;
+        r.t.check = &weft__inline_none;
     else
         target_refresh(&r.t);
     return r;
