@@ -975,9 +975,17 @@ static void write_json(const struct opts *o, const char *transport, int progress
     FILE *f = bench_json_open("weft_bench_rma", o->json);
 
     bench_json_head(f, "rma", nranks, transport);
-    fprintf(f, "  \"progress_thread\": %d,\n  \"iters\": %ld,\n  \"warmup\": %ld,\n"
+    fprintf(f, "  \"progress_thread\": %d,\n", progress_thread);
+    /* where the thread ran: weft_init accepted the value, so it holds
+     * only letters, digits, commas and dashes */
+    if (progress_thread) {
+        const char *bind = getenv("WEFT_PROGRESS_BIND");
+
+        fprintf(f, "  \"progress_bind\": \"%s\",\n", bind ? bind : "rank");
+    }
+    fprintf(f, "  \"iters\": %ld,\n  \"warmup\": %ld,\n"
                "  \"window\": %ld,\n  \"rounds\": %ld,\n  \"sweep_sizes\": [",
-            progress_thread, o->iters, o->warmup, o->window, o->rounds);
+            o->iters, o->warmup, o->window, o->rounds);
     for (int k = 0; o->sweep && k < o->nsizes; k++)
         fprintf(f, "%s%zu", k ? ", " : "", o->sizes[k]);
     fputs("],\n  \"results\": [\n", f);

@@ -131,7 +131,9 @@ typedef struct {
      *  (WEFT_PROGRESS_BIND, _PRIORITY, _SPIN_US; docs/settings.md). */
     int             progress_thread;
     /** WEFT_PROGRESS_INTERVAL_US: how long the progress thread sleeps when
-     *  the transport cannot wake it up (default 50). */
+     *  the transport cannot wake it up (default 50).  When it can, the
+     *  thread sleeps until woken, or this or 10 ms at most, whichever is
+     *  longer (a guard against a lost wake-up). */
     unsigned        progress_interval_us;
     /** WEFT_VERBOSE=0|1: rank 0 prints the configuration and transports. */
     int             verbose;

@@ -65,6 +65,37 @@ weft_status_t weft__parse_enum(const char *name, const char *s, const char *cons
     return weft__error(WEFT_ERR_CONFIG, name, "'%.64s' is not one of: %s", s, expected);
 }
 
+/* A list of CPUs as `3`, `14,15` or `8-11,3`: entries separated by
+ * commas, each a CPU (at most 65535) or an increasing range of them, in
+ * the order given (repeats allowed), at most WEFT__BIND_LIST_MAX in all. */
+static weft_status_t parse_cpu_list(const char *name, const char *v, weft__progress_cfg_t *c)
+{
+    const char *p = v;
+
+    c->ncpus = 0;
+    for (;;) {
+        unsigned long lo, hi;
+
+        if (weft__scan_uint(&p, 0, 65535, &lo) != 0)
+            break;
+        hi = lo;
+        if (*p == '-' && (p++, weft__scan_uint(&p, lo, 65535, &hi) != 0))
+            break;
+        if (hi - lo >= (unsigned long)(WEFT__BIND_LIST_MAX - c->ncpus))
+            return weft__error(WEFT_ERR_CONFIG, name, "'%.64s' names more than %d CPUs", v,
+                               WEFT__BIND_LIST_MAX);
+        for (unsigned long cpu = lo; cpu <= hi; cpu++)
+            c->cpus[c->ncpus++] = (uint16_t)cpu;
+        if (*p == '\0')
+            return WEFT_OK;
+        if (*p++ != ',')
+            break;
+    }
+    return weft__error(WEFT_ERR_CONFIG, name,
+                       "'%.64s' is not rank, all or a list of CPUs (N or N-M, increasing, "
+                       "N at most 65535, separated by commas)", v);
+}
+
 weft_status_t weft__progress_cfg_read(weft__progress_cfg_t *out)
 {
     static const char *const prio_names[] = {"normal", "short", "fifo"};
@@ -79,15 +110,15 @@ weft_status_t weft__progress_cfg_read(weft__progress_cfg_t *out)
         } else if (strcasecmp(v, "all") == 0) {
             c.bind = WEFT__BIND_ALL;
         } else if (isdigit((unsigned char)v[0])) {
-            /* the CPU is checked against the machine when the thread is
+            /* the CPUs are checked against the machine when the thread is
              * bound: only then does weft know which CPUs exist */
-            if ((st = weft__parse_uint("WEFT_PROGRESS_BIND", v, 0, 65535, &u)) != WEFT_OK)
+            if ((st = parse_cpu_list("WEFT_PROGRESS_BIND", v, &c)) != WEFT_OK)
                 return st;
             c.bind = WEFT__BIND_CPU;
-            c.cpu = (int)u;
+            c.cpu = c.cpus[0];
         } else {
             return weft__error(WEFT_ERR_CONFIG, "WEFT_PROGRESS_BIND",
-                               "'%.64s' is not rank, all or a CPU number", v);
+                               "'%.64s' is not rank, all or a list of CPU numbers", v);
         }
     }
     if ((v = getenv("WEFT_PROGRESS_PRIORITY")) != NULL &&

@@ -311,10 +311,15 @@ weft_status_t weft__peer_init(weft_ctx_t ctx)
         goto out;
     }
     /* Without pidfds (kernels before 5.3) ranks of this host are watched by
-     * UCX alone. */
-    for (int r = 0; r < ctx->nranks; r++)
-        if (r != ctx->rank && mine.key != 0 && all[r].key == mine.key)
-            ctx->peer[r].pidfd = (int)syscall(SYS_pidfd_open, (pid_t)all[r].pid, 0);
+     * UCX alone.  A host that cannot be told (key 0) counts as the rank's
+     * own, alone on it. */
+    ctx->host_index = 0;
+    for (int r = 0; r < ctx->nranks; r++) {
+        if (r == ctx->rank || mine.key == 0 || all[r].key != mine.key)
+            continue;
+        ctx->peer[r].pidfd = (int)syscall(SYS_pidfd_open, (pid_t)all[r].pid, 0);
+        ctx->host_index += r < ctx->rank;
+    }
 out:
     free(all);
     return st;

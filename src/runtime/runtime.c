@@ -180,6 +180,11 @@ static int progress_priority(int want)
     return WEFT__PRIO_NORMAL;
 }
 
+/* The longest sleep of a thread armed on the worker's event descriptor,
+ * unless the interval is longer: if a transport ever loses a wake-up, the
+ * request waits this long rather than for ever. */
+#define ARMED_GUARD_US 10000
+
 static double progress_now_us(void)
 {
     struct timespec ts;
@@ -199,6 +204,11 @@ static void *progress_main(void *arg)
      * tv_nsec >= 1e9 (EINVAL at once, and the thread would spin) */
     struct timespec tmo = {.tv_sec = (time_t)(ctx->cfg.progress_interval_us / 1000000),
                            .tv_nsec = (long)(ctx->cfg.progress_interval_us % 1000000) * 1000};
+    /* armed, the interval is only a guard against a wake-up lost: 10 ms
+     * at least (below) */
+    struct timespec guard = ctx->cfg.progress_interval_us > ARMED_GUARD_US
+                                ? tmo
+                                : (struct timespec){.tv_sec = 0, .tv_nsec = ARMED_GUARD_US * 1000L};
     uint64_t drain;
     unsigned busy_arms = 0;  /* arms refused in a row with nothing to progress */
     double last_work = 0;
@@ -272,8 +282,12 @@ static void *progress_main(void *arg)
         if (spin_us > 0 && progress_now_us() - last_work < spin_us)
             continue;
         /* Nothing to do: sleep in the kernel until the transport signals
-         * an event, or the interval passes (transports without wake-up
-         * still get served).  Arming fails (UCS_ERR_BUSY) when events
+         * an event.  Armed, the thread wakes for nothing else but a guard
+         * (ARMED_GUARD_US): a timer at every interval (50 us) cost a core
+         * shared with the computation a wake-up each time, which doubled
+         * the CPU the thread took per request served.  Not armed, it
+         * sleeps for the interval (transports without wake-up still get
+         * served).  Arming fails (UCS_ERR_BUSY) when events
          * arrived since the last progress call -- the next request of a
          * stream of them, typically -- and then they are served at once.
          * Only if arming fails again with nothing to progress, events are
@@ -286,7 +300,7 @@ static void *progress_main(void *arg)
             continue;
         if (arm == UCS_OK)
             busy_arms = 0;
-        if (ppoll(fds, arm == UCS_OK ? 2 : 1, &tmo, NULL) > 0) {
+        if (ppoll(fds, arm == UCS_OK ? 2 : 1, arm == UCS_OK ? &guard : &tmo, NULL) > 0) {
             if (fds[0].revents & POLLIN)
                 (void)!read(ctx->pthread_wake, &drain, sizeof(drain));
             woken = arm == UCS_OK && (fds[1].revents & POLLIN);
@@ -308,6 +322,8 @@ static weft_status_t start_progress_thread(weft_ctx_t ctx)
         free(ps);
         return st;
     }
+    if (ps->pc.bind == WEFT__BIND_CPU)
+        ps->pc.cpu = weft__progress_cpu(&ps->pc, ctx->host_index);
     ctx->pthread_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (ctx->pthread_wake < 0) {
         free(ps);
@@ -339,11 +355,15 @@ static weft_status_t start_progress_thread(weft_ctx_t ctx)
         return st;
     }
     /* ps lives until the thread is stopped (stop_progress_thread) */
-    if (ctx->cfg.verbose && ctx->rank == 0)
+    if (ctx->cfg.verbose && ctx->rank == 0) {
+        char where[32];
+
+        snprintf(where, sizeof(where), "CPU %d", ps->pc.cpu);
         fprintf(stderr, "weft: progress thread bound to %s, priority %s (asked %s), spin %u us\n",
                 ps->pc.bind == WEFT__BIND_RANK ? "the rank's cores"
-                : ps->pc.bind == WEFT__BIND_ALL ? "every core" : "one CPU",
+                : ps->pc.bind == WEFT__BIND_ALL ? "every core" : where,
                 prio_label[ps->got], prio_label[ps->pc.priority], ps->pc.spin_us);
+    }
     ctx->pthread_running = 1;
     return WEFT_OK;
 }

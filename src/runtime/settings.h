@@ -7,6 +7,7 @@
 #ifndef WEFT_RUNTIME_SETTINGS_H
 #define WEFT_RUNTIME_SETTINGS_H
 
+#include <stdint.h>
 #include <weft.h>
 #include <stddef.h>
 
@@ -23,12 +24,24 @@ weft_status_t weft__parse_enum(const char *name, const char *s, const char *cons
  * checks them, and weft_init reads them again when it starts the thread. */
 enum { WEFT__BIND_RANK, WEFT__BIND_ALL, WEFT__BIND_CPU };
 enum { WEFT__PRIO_NORMAL, WEFT__PRIO_SHORT, WEFT__PRIO_FIFO };
+#define WEFT__BIND_LIST_MAX 256  /* CPUs a WEFT_PROGRESS_BIND list may name */
 typedef struct {
     int      bind;      /* WEFT__BIND_*: the rank's cores, any core, or cpu */
-    int      cpu;       /* WEFT__BIND_CPU: that CPU's OS index */
+    int      cpu;       /* WEFT__BIND_CPU: this rank's CPU (OS index): the
+                         * first listed, until weft_init picks by the rank's
+                         * place on its host (weft__progress_cpu) */
+    int      ncpus;     /* WEFT__BIND_CPU: how many CPUs the list names */
+    uint16_t cpus[WEFT__BIND_LIST_MAX]; /* ... and which, in order */
     int      priority;  /* WEFT__PRIO_*: the most asked for */
     unsigned spin_us;   /* polling after work before sleeping */
 } weft__progress_cfg_t;
+
+/* The CPU of a list that the rank at place `host_index` among the ranks of
+ * its host takes: the list's entries in turn, round again past its end. */
+static inline int weft__progress_cpu(const weft__progress_cfg_t *pc, int host_index)
+{
+    return pc->cpus[(unsigned)host_index % (unsigned)pc->ncpus];
+}
 
 /* The progress thread's settings from the environment (config.c). */
 weft_status_t weft__progress_cfg_read(weft__progress_cfg_t *out);

@@ -13,6 +13,33 @@
 static const char *const variables[] = {"WEFT_CONNECT", "WEFT_PROGRESS_THREAD",
                                         "WEFT_PROGRESS_INTERVAL_US", "WEFT_VERBOSE"};
 
+/* WEFT_PROGRESS_BIND: rank, all, or a list of 1 to WEFT__BIND_LIST_MAX
+ * CPUs of at most 65535, whose first is the CPU until weft_init picks. */
+static void fuzz_progress_bind(const char *value)
+{
+    weft__progress_cfg_t pc, before;
+    weft_status_t st;
+
+    memset(&pc, 0x5a, sizeof(pc));
+    before = pc;
+    setenv("WEFT_PROGRESS_BIND", value, 1);
+    st = weft__progress_cfg_read(&pc);
+    unsetenv("WEFT_PROGRESS_BIND");
+    if (st != WEFT_OK) {
+        FUZZ_ASSERT(st == WEFT_ERR_CONFIG && memcmp(&pc, &before, sizeof(pc)) == 0);
+        FUZZ_ASSERT(strstr(weft_last_error(), "WEFT_PROGRESS_BIND") != NULL);
+        return;
+    }
+    FUZZ_ASSERT(pc.bind == WEFT__BIND_RANK || pc.bind == WEFT__BIND_ALL ||
+                pc.bind == WEFT__BIND_CPU);
+    if (pc.bind != WEFT__BIND_CPU)
+        return;
+    FUZZ_ASSERT(pc.ncpus >= 1 && pc.ncpus <= WEFT__BIND_LIST_MAX && pc.cpu == pc.cpus[0]);
+    for (int i = 0; i < pc.ncpus; i++)
+        FUZZ_ASSERT(pc.cpus[i] <= 65535 && weft__progress_cpu(&pc, i) == pc.cpus[i] &&
+                    weft__progress_cpu(&pc, i + pc.ncpus) == pc.cpus[i]);
+}
+
 static void fuzz_config_init(const char *var, const char *value)
 {
     weft_config_t cfg, before;
@@ -49,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     mode = data[0];
     s = fuzz_cstr(data + 1, size - 1);
-    switch (mode % 5) {
+    switch (mode % 6) {
     case 0:
         st = weft__parse_bool("WEFT_B", s, &out);
         FUZZ_ASSERT(st == WEFT_OK ? (out == 0 || out == 1)
@@ -78,6 +105,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                   : (st == WEFT_ERR_CONFIG && out == -7));
         break;
     }
+    case 5:
+        fuzz_progress_bind(s);
+        break;
     default:
         fuzz_config_init(variables[(mode >> 2) % 4], s);
         break;

@@ -191,7 +191,12 @@ static void test_progress_settings(void)
         const char *var, *value;
     } bad[] = {
         {"WEFT_PROGRESS_BIND", "core0"},   {"WEFT_PROGRESS_BIND", ""},
-        {"WEFT_PROGRESS_BIND", "65536"},   {"WEFT_PROGRESS_BIND", "1,2"},
+        {"WEFT_PROGRESS_BIND", "65536"},   {"WEFT_PROGRESS_BIND", "1,"},
+        {"WEFT_PROGRESS_BIND", "1,,2"},    {"WEFT_PROGRESS_BIND", "1;2"},
+        {"WEFT_PROGRESS_BIND", "3-2"},     {"WEFT_PROGRESS_BIND", "2-"},
+        {"WEFT_PROGRESS_BIND", "0-65536"}, {"WEFT_PROGRESS_BIND", "1 ,2"},
+        {"WEFT_PROGRESS_BIND", "0-256"},   {"WEFT_PROGRESS_BIND", "0-250,1-6"},
+        {"WEFT_PROGRESS_BIND", "1,rank"},  {"WEFT_PROGRESS_BIND", "-1"},
         {"WEFT_PROGRESS_PRIORITY", "high"}, {"WEFT_PROGRESS_PRIORITY", "-1"},
         {"WEFT_PROGRESS_SPIN_US", "-3"},   {"WEFT_PROGRESS_SPIN_US", "1000001"},
         {"WEFT_PROGRESS_SPIN_US", "5us"},
@@ -213,6 +218,28 @@ static void test_progress_settings(void)
     setenv("WEFT_PROGRESS_PRIORITY", "Normal", 1);
     EXPECT(weft__progress_cfg_read(&pc) == WEFT_OK);
     EXPECT(pc.bind == WEFT__BIND_CPU && pc.cpu == 3 && pc.priority == WEFT__PRIO_NORMAL);
+    EXPECT(pc.ncpus == 1 && weft__progress_cpu(&pc, 0) == 3 && weft__progress_cpu(&pc, 5) == 3);
+    /* a list: ranks of a host take its CPUs in turn, ranges expanded in
+     * order, repeats kept */
+    setenv("WEFT_PROGRESS_BIND", "14,15,8-10,8", 1);
+    EXPECT(weft__progress_cfg_read(&pc) == WEFT_OK);
+    EXPECT(pc.bind == WEFT__BIND_CPU && pc.cpu == 14 && pc.ncpus == 6);
+    {
+        static const int want[] = {14, 15, 8, 9, 10, 8, 14, 15};
+
+        for (int i = 0; i < 8; i++)
+            EXPECT(weft__progress_cpu(&pc, i) == want[i]);
+    }
+    /* the longest list there may be, and one CPU more */
+    setenv("WEFT_PROGRESS_BIND", "0-255", 1);
+    EXPECT(weft__progress_cfg_read(&pc) == WEFT_OK);
+    EXPECT(pc.ncpus == WEFT__BIND_LIST_MAX && weft__progress_cpu(&pc, 255) == 255);
+    setenv("WEFT_PROGRESS_BIND", "65535-65535,0-254", 1);
+    EXPECT(weft__progress_cfg_read(&pc) == WEFT_OK);
+    EXPECT(pc.ncpus == WEFT__BIND_LIST_MAX && pc.cpu == 65535);
+    setenv("WEFT_PROGRESS_BIND", "0-255,7", 1);
+    EXPECT(weft__progress_cfg_read(&pc) == WEFT_ERR_CONFIG);
+    EXPECT(strstr(weft_last_error(), "more than 256 CPUs") != NULL);
     setenv("WEFT_PROGRESS_BIND", "rank", 1);
     EXPECT(weft_config_init(&cfg) == WEFT_OK);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

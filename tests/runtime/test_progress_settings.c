@@ -3,8 +3,9 @@
  * a word from rank 1 and puts a flag there while rank 1 only reads its
  * memory.  Run over TCP, where UCX needs the target's CPU for both, so the
  * put and get complete only if rank 1's thread serves them.  A thread bound
- * to one CPU is found there; a CPU that cannot exist fails weft_init with
- * an error naming the setting. */
+ * to one CPU is found there, and with a list of CPUs on the one of its
+ * place on the host; a CPU that cannot exist fails weft_init with an
+ * error naming the setting. */
 #define _GNU_SOURCE
 #include "../common.h"
 
@@ -128,10 +129,24 @@ int main(int argc, char **argv)
         for (long c = 0; c < ncpu && c < CPU_SETSIZE; c++)
             CPU_SET((int)c, &all);
         if (ncpu > 1 && sched_setaffinity(0, sizeof(all), &all) == 0 &&
-            sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1)
+            sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1) {
+            int second = first + 1, here;
+            char list[32];
+            MPI_Comm host;
+
             serve_once(cpu, "short", "20", first);
-        else
+            /* A list: the ranks of a host take its CPUs in turn, by their
+             * place among the host's ranks (not by their rank in the job) */
+            while (!CPU_ISSET(second, &set))
+                second++;
+            snprintf(list, sizeof(list), "%d,%d", second, first);
+            MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+            MPI_Comm_rank(host, &here);
+            MPI_Comm_free(&host);
+            serve_once(list, "short", "0", here % 2 == 0 ? second : first);
+        } else {
             serve_once(cpu, "short", "20", -1);
+        }
     }
 
     /* no machine has CPU 65535 in a CPU set of this C library */
