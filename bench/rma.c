@@ -68,8 +68,18 @@
  * much slower the target computes while it is got from: by the wall clock
  * (compute_slowdown), by its own CPU time (compute_slowdown_per_cpu), and
  * the CPU time the target's other threads took, as a share of the gets'
- * duration (weft_cpu_share) and per get (weft_cpu_per_get).
+ * duration (weft_cpu_share) and per get (weft_cpu_per_get).  Each round
+ * also times how long a sleeping thread of rank 1 takes to wake when
+ * another thread on its core, or on a core of rank 0, writes to it
+ * (impl "threads": wake_same_core, wake_other_core), the floor of any
+ * answer from a sleeping progress thread; and the JSON says which CPUs
+ * rank 1 runs on (target_cpus), which its progress thread runs on
+ * (target_thread_cpus, "" without one) and one of rank 0's that rank 1
+ * does not (spare_cpu, -1 if none), where WEFT_PROGRESS_BIND can put rank
+ * 1's thread off the computing core.
  */
+#define _GNU_SOURCE  /* CPU sets and thread affinity, for --busy-target */
+#include "affinity.h"
 #include "common.h"
 #include <weft.h>
 #include <weft_ucx.h>
@@ -77,13 +87,18 @@
 #include <ctype.h>
 #include <errno.h>
 #include <mpi.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_ROUNDS 64
 #define BW_TRIPLES 8                    /* blocks of each copy per size and round */
@@ -826,6 +841,141 @@ static void sweep_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, MPI_Win wi
 
 /* ---- busy target ---------------------------------------------------- */
 
+/* Where the ranks run, for --busy-target: the CPUs rank 1 (the target)
+ * may run on, as a list ("1", "0-3,8"), and a CPU of rank 0 that rank 1
+ * may not run on (-1 if none): one that a progress thread of rank 1 can
+ * take without taking the computation's core.  Rank 0 writes both. */
+static char target_cpus[256], target_thread_cpus[256];
+static int spare_cpu = -1;
+
+/* Rank 1 sends its CPU set and its progress thread's to rank 0, which
+ * finds a spare CPU for it. */
+static void busy_cpus(void)
+{
+    cpu_set_t mine, theirs;
+
+    CPU_ZERO(&mine);
+    if (sched_getaffinity(0, sizeof(mine), &mine) != 0)
+        CPU_ZERO(&mine);
+    if (rank == 1) {
+        char thread[sizeof(target_thread_cpus)] = "";
+        cpu_set_t set;
+
+        if (bench_progress_thread_set(&set) > 0)
+            bench_cpu_list(&set, thread, sizeof(thread));
+        MPI_Send(&mine, (int)sizeof(mine), MPI_BYTE, 0, 8, MPI_COMM_WORLD);
+        MPI_Send(thread, (int)sizeof(thread), MPI_CHAR, 0, 8, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        MPI_Recv(&theirs, (int)sizeof(theirs), MPI_BYTE, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(target_thread_cpus, (int)sizeof(target_thread_cpus), MPI_CHAR, 1, 8, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        target_thread_cpus[sizeof(target_thread_cpus) - 1] = '\0';
+        bench_cpu_list(&theirs, target_cpus, sizeof(target_cpus));
+        for (int c = 0; c < CPU_SETSIZE && spare_cpu < 0; c++)
+            if (CPU_ISSET(c, &mine) && !CPU_ISSET(c, &theirs))
+                spare_cpu = c;
+    }
+}
+
+/* ---- how long a sleeping thread takes to wake ---------------------------
+ * Two threads of rank 1 wake each other in turn through eventfds, each
+ * sleeping in poll() between, as the progress thread sleeps: on rank 1's
+ * core both, then the partner on a core of rank 0 (which spins in MPI
+ * meanwhile, so that core is busy, as it is when it sends a request).
+ * Half the round trip is the time from one thread's write to the other
+ * running: the least a request that must wake a sleeping thread of the
+ * target can wait. */
+
+struct wake_pair {
+    int ping, pong, cpu;
+    long n;
+};
+
+static void pin_self(int cpu)
+{
+    cpu_set_t set;
+
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void wait_fd(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    uint64_t v;
+
+    while (poll(&p, 1, -1) < 0 && errno == EINTR)
+        ;
+    (void)!read(fd, &v, sizeof(v));
+}
+
+static void *wake_partner(void *arg)
+{
+    struct wake_pair *w = arg;
+    uint64_t one = 1;
+
+    pin_self(w->cpu);
+    for (long i = 0; i < w->n; i++) {
+        wait_fd(w->ping);
+        (void)!write(w->pong, &one, sizeof(one));
+    }
+    return NULL;
+}
+
+/* One-way wake-up time in us between this thread, on CPU here, and a
+ * partner on CPU there; -1 if the threads cannot be set up. */
+static double wake_us(int here, int there, long n)
+{
+    struct wake_pair w = {.ping = eventfd(0, EFD_NONBLOCK), .pong = eventfd(0, EFD_NONBLOCK),
+                          .cpu = there, .n = n};
+    cpu_set_t before;
+    pthread_t t;
+    uint64_t one = 1;
+    double t0, us = -1;
+
+    if (w.ping >= 0 && w.pong >= 0 && sched_getaffinity(0, sizeof(before), &before) == 0 &&
+        pthread_create(&t, NULL, wake_partner, &w) == 0) {
+        pin_self(here);
+        t0 = bench_now();
+        for (long i = 0; i < n; i++) {
+            (void)!write(w.ping, &one, sizeof(one));
+            wait_fd(w.pong);
+        }
+        us = 1e6 * (bench_now() - t0) / (double)n / 2;
+        pthread_join(t, NULL);
+        (void)pthread_setaffinity_np(pthread_self(), sizeof(before), &before);
+    }
+    if (w.ping >= 0)
+        close(w.ping);
+    if (w.pong >= 0)
+        close(w.pong);
+    return us;
+}
+
+/* Rank 1 times the wake-ups on its core and across to rank 0's core
+ * (spare_cpu, known to rank 0 only, is sent over); rank 0 records them. */
+static void busy_wakeups(void)
+{
+    double r[2] = {-1, -1};
+    int there = spare_cpu;
+
+    MPI_Bcast(&there, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank == 1) {
+        int here = sched_getcpu();
+
+        r[0] = here >= 0 ? wake_us(here, here, 2000) : -1;
+        r[1] = here >= 0 && there >= 0 ? wake_us(here, there, 2000) : -1;
+        MPI_Send(r, 2, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        MPI_Recv(r, 2, MPI_DOUBLE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (r[0] >= 0)
+            record("threads", "wake_same_core", 8, "us", r[0]);
+        if (r[1] >= 0)
+            record("threads", "wake_other_core", 8, "us", r[1]);
+    }
+}
+
 /* Chunks of computation: about a microsecond each of dependent
  * floating-point adds, no memory traffic, no weft call. */
 static double compute_chunks(long *chunks, const _Atomic uint64_t *flag, double most)
@@ -981,8 +1131,11 @@ static void write_json(const struct opts *o, const char *transport, int progress
     if (progress_thread) {
         const char *bind = getenv("WEFT_PROGRESS_BIND");
 
-        fprintf(f, "  \"progress_bind\": \"%s\",\n", bind ? bind : "rank");
+        fprintf(f, "  \"progress_bind\": \"%s\",\n", bind ? bind : "spare");
     }
+    if (o->busy_target)
+        fprintf(f, "  \"target_cpus\": \"%s\",\n  \"target_thread_cpus\": \"%s\",\n"
+                   "  \"spare_cpu\": %d,\n", target_cpus, target_thread_cpus, spare_cpu);
     fprintf(f, "  \"iters\": %ld,\n  \"warmup\": %ld,\n"
                "  \"window\": %ld,\n  \"rounds\": %ld,\n  \"sweep_sizes\": [",
             o->iters, o->warmup, o->window, o->rounds);
@@ -1101,8 +1254,11 @@ int main(int argc, char **argv)
         bench_transport_of(ep, 1, seg, transport, sizeof(transport));
 
     if (o.busy_target) {
-        for (long r = 0; r < o.rounds; r++)
+        busy_cpus();
+        for (long r = 0; r < o.rounds; r++) {
+            busy_wakeups();
             busy_target(ctx, ep, seg, local, &o, cfg.progress_thread);
+        }
     } else {
         MPI_Win_allocate(MAX_SIZE, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &winbuf, &win);
         MPI_Win_lock_all(0, win);

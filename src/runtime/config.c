@@ -92,20 +92,33 @@ static weft_status_t parse_cpu_list(const char *name, const char *v, weft__progr
             break;
     }
     return weft__error(WEFT_ERR_CONFIG, name,
-                       "'%.64s' is not rank, all or a list of CPUs (N or N-M, increasing, "
+                       "'%.64s' is not spare, rank, all or a list of CPUs (N or N-M, increasing, "
                        "N at most 65535, separated by commas)", v);
+}
+
+int weft__spare_cpus(const uint64_t used[WEFT__CPU_WORDS], int ncpu, uint16_t out[WEFT__CPU_MAX])
+{
+    int n = 0;
+
+    for (int c = 0; c < ncpu && c < WEFT__CPU_MAX; c++)
+        if (!((used[c / 64] >> (c % 64)) & 1u))
+            out[n++] = (uint16_t)c;
+    return n;
 }
 
 weft_status_t weft__progress_cfg_read(weft__progress_cfg_t *out)
 {
     static const char *const prio_names[] = {"normal", "short", "fifo"};
-    weft__progress_cfg_t c = {.bind = WEFT__BIND_RANK, .priority = WEFT__PRIO_SHORT};
+    weft__progress_cfg_t c = {.bind = WEFT__BIND_SPARE, .priority = WEFT__PRIO_SHORT};
     const char *v;
     unsigned long u;
     weft_status_t st;
 
     if ((v = getenv("WEFT_PROGRESS_BIND")) != NULL) {
-        if (strcasecmp(v, "rank") == 0) {
+        c.bind_given = 1;
+        if (strcasecmp(v, "spare") == 0) {
+            c.bind = WEFT__BIND_SPARE;
+        } else if (strcasecmp(v, "rank") == 0) {
             c.bind = WEFT__BIND_RANK;
         } else if (strcasecmp(v, "all") == 0) {
             c.bind = WEFT__BIND_ALL;
@@ -118,7 +131,7 @@ weft_status_t weft__progress_cfg_read(weft__progress_cfg_t *out)
             c.cpu = c.cpus[0];
         } else {
             return weft__error(WEFT_ERR_CONFIG, "WEFT_PROGRESS_BIND",
-                               "'%.64s' is not rank, all or a list of CPU numbers", v);
+                               "'%.64s' is not spare, rank, all or a list of CPU numbers", v);
         }
     }
     if ((v = getenv("WEFT_PROGRESS_PRIORITY")) != NULL &&

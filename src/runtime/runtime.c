@@ -118,6 +118,11 @@ struct progress_start {
     sem_t                ready;    /* posted when the thread has set itself up */
     int                  bind_err; /* errno of a binding refused, else 0 */
     int                  got;      /* WEFT__PRIO_* obtained */
+    /* WEFT__BIND_SPARE: the CPUs of the host no rank runs on, the place
+     * among them to try first, and the one the thread took (-1: none,
+     * it runs on the rank's cores) */
+    int                  nspare, first, spare_got;
+    uint16_t             spare[WEFT__CPU_MAX];
 };
 
 static const char *const prio_label[] = {"normal", "short slice", "SCHED_FIFO"};
@@ -131,13 +136,31 @@ struct progress_sched_attr {
     uint64_t runtime, deadline, period;
 };
 
-/* Bind the calling thread as asked: 0, or the errno of the refusal. */
-static int progress_bind(const weft__progress_cfg_t *pc)
+/* Bind the calling thread as asked: 0, or the errno of the refusal.  A
+ * spare CPU the kernel refuses (another job's, or offline) is passed
+ * over for the next; with none left the thread stays on the rank's cores,
+ * which is no error. */
+static int progress_bind(struct progress_start *ps)
 {
+    const weft__progress_cfg_t *pc = &ps->pc;
     cpu_set_t set;
 
+    ps->spare_got = -1;
     if (pc->bind == WEFT__BIND_RANK)
         return 0;
+    if (pc->bind == WEFT__BIND_SPARE) {
+        for (int i = 0; i < ps->nspare; i++) {
+            int cpu = ps->spare[(ps->first + i) % ps->nspare];
+
+            CPU_ZERO(&set);
+            CPU_SET(cpu, &set);
+            if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0) {
+                ps->spare_got = cpu;
+                break;
+            }
+        }
+        return 0;
+    }
     CPU_ZERO(&set);
     if (pc->bind == WEFT__BIND_ALL) {
         /* every CPU: the kernel keeps those of the job's cpuset */
@@ -217,7 +240,7 @@ static void *progress_main(void *arg)
 
     /* its name in top -H, ps -L, gdb and /proc/<pid>/task/<tid>/comm */
     (void)pthread_setname_np(pthread_self(), "weft-progress");
-    if ((ps->bind_err = progress_bind(&ps->pc)) != 0) {
+    if ((ps->bind_err = progress_bind(ps)) != 0) {
         sem_post(&ps->ready);
         return NULL;
     }
@@ -324,6 +347,24 @@ static weft_status_t start_progress_thread(weft_ctx_t ctx)
     }
     if (ps->pc.bind == WEFT__BIND_CPU)
         ps->pc.cpu = weft__progress_cpu(&ps->pc, ctx->host_index);
+    /* The CPU sets gathered are those of the context's ranks: a context
+     * on part of the job sees the cores of the others as spare, so the
+     * default looks for spare CPUs only in a context of the whole job. */
+    if (ps->pc.bind == WEFT__BIND_SPARE && !ps->pc.bind_given && ctx->cfg.mpi_comm != NULL) {
+        int same = MPI_UNEQUAL;
+
+        MPI_Comm_compare(ctx->comm, MPI_COMM_WORLD, &same);
+        if (same != MPI_IDENT && same != MPI_CONGRUENT)
+            ps->pc.bind = WEFT__BIND_RANK;
+    }
+    if (ps->pc.bind == WEFT__BIND_SPARE) {
+        /* the same list on every rank of the host: each starts at its own
+         * place in it */
+        long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+        ps->nspare = weft__spare_cpus(ctx->host_used, ncpu > 0 ? (int)ncpu : 0, ps->spare);
+        ps->first = ps->nspare > 0 ? ctx->host_index % ps->nspare : 0;
+    }
     ctx->pthread_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (ctx->pthread_wake < 0) {
         free(ps);
@@ -356,9 +397,14 @@ static weft_status_t start_progress_thread(weft_ctx_t ctx)
     }
     /* ps lives until the thread is stopped (stop_progress_thread) */
     if (ctx->cfg.verbose && ctx->rank == 0) {
-        char where[32];
+        char where[48];
 
-        snprintf(where, sizeof(where), "CPU %d", ps->pc.cpu);
+        if (ps->pc.bind == WEFT__BIND_SPARE && ps->spare_got < 0)
+            snprintf(where, sizeof(where), "the rank's cores (no spare CPU)");
+        else if (ps->pc.bind == WEFT__BIND_SPARE)
+            snprintf(where, sizeof(where), "spare CPU %d", ps->spare_got);
+        else
+            snprintf(where, sizeof(where), "CPU %d", ps->pc.cpu);
         fprintf(stderr, "weft: progress thread bound to %s, priority %s (asked %s), spin %u us\n",
                 ps->pc.bind == WEFT__BIND_RANK ? "the rank's cores"
                 : ps->pc.bind == WEFT__BIND_ALL ? "every core" : where,

@@ -22,11 +22,12 @@ weft_status_t weft__parse_enum(const char *name, const char *s, const char *cons
 /* How the progress thread runs (WEFT_PROGRESS_BIND, _PRIORITY, _SPIN_US).
  * Not in weft_config_t, whose layout is part of the ABI: weft_config_init
  * checks them, and weft_init reads them again when it starts the thread. */
-enum { WEFT__BIND_RANK, WEFT__BIND_ALL, WEFT__BIND_CPU };
+enum { WEFT__BIND_RANK, WEFT__BIND_ALL, WEFT__BIND_CPU, WEFT__BIND_SPARE };
 enum { WEFT__PRIO_NORMAL, WEFT__PRIO_SHORT, WEFT__PRIO_FIFO };
 #define WEFT__BIND_LIST_MAX 256  /* CPUs a WEFT_PROGRESS_BIND list may name */
 typedef struct {
-    int      bind;      /* WEFT__BIND_*: the rank's cores, any core, or cpu */
+    int      bind;      /* WEFT__BIND_*: the rank's cores, any core, cpu,
+                         * or a CPU no rank of the host runs on */
     int      cpu;       /* WEFT__BIND_CPU: this rank's CPU (OS index): the
                          * first listed, until weft_init picks by the rank's
                          * place on its host (weft__progress_cpu) */
@@ -34,7 +35,17 @@ typedef struct {
     uint16_t cpus[WEFT__BIND_LIST_MAX]; /* ... and which, in order */
     int      priority;  /* WEFT__PRIO_*: the most asked for */
     unsigned spin_us;   /* polling after work before sleeping */
+    int      bind_given; /* WEFT_PROGRESS_BIND was set, not the default */
 } weft__progress_cfg_t;
+
+/* CPUs 0 .. 64 * WEFT__CPU_WORDS - 1 as bits (c: bit c % 64 of word
+ * c / 64), as many as a cpu_set_t of the C library holds. */
+#define WEFT__CPU_WORDS 16
+#define WEFT__CPU_MAX   (64 * WEFT__CPU_WORDS)
+
+/* The CPUs below ncpu (at most WEFT__CPU_MAX) whose bit in used is clear,
+ * in increasing order, into out; how many.  Pure. */
+int weft__spare_cpus(const uint64_t used[WEFT__CPU_WORDS], int ncpu, uint16_t out[WEFT__CPU_MAX]);
 
 /* The CPU of a list that the rank at place `host_index` among the ranks of
  * its host takes: the list's entries in turn, round again past its end. */

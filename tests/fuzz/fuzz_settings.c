@@ -13,7 +13,7 @@
 static const char *const variables[] = {"WEFT_CONNECT", "WEFT_PROGRESS_THREAD",
                                         "WEFT_PROGRESS_INTERVAL_US", "WEFT_VERBOSE"};
 
-/* WEFT_PROGRESS_BIND: rank, all, or a list of 1 to WEFT__BIND_LIST_MAX
+/* WEFT_PROGRESS_BIND: spare, rank, all, or a list of 1 to WEFT__BIND_LIST_MAX
  * CPUs of at most 65535, whose first is the CPU until weft_init picks. */
 static void fuzz_progress_bind(const char *value)
 {
@@ -31,7 +31,7 @@ static void fuzz_progress_bind(const char *value)
         return;
     }
     FUZZ_ASSERT(pc.bind == WEFT__BIND_RANK || pc.bind == WEFT__BIND_ALL ||
-                pc.bind == WEFT__BIND_CPU);
+                pc.bind == WEFT__BIND_CPU || pc.bind == WEFT__BIND_SPARE);
     if (pc.bind != WEFT__BIND_CPU)
         return;
     FUZZ_ASSERT(pc.ncpus >= 1 && pc.ncpus <= WEFT__BIND_LIST_MAX && pc.cpu == pc.cpus[0]);

@@ -183,6 +183,33 @@ static void test_ucx_tls(void)
         }
 }
 
+/* The CPUs no rank of a host uses: those below the count whose bit is
+ * clear, in order, across the words of the set. */
+static void test_spare_cpus(void)
+{
+    uint64_t used[WEFT__CPU_WORDS] = {0};
+    uint16_t out[WEFT__CPU_MAX];
+    int n;
+
+    /* nothing used: every CPU of the machine */
+    EXPECT(weft__spare_cpus(used, 4, out) == 4 && out[0] == 0 && out[3] == 3);
+    /* CPUs 0-13 used of 16: 14 and 15 */
+    used[0] = (1u << 14) - 1;
+    EXPECT(weft__spare_cpus(used, 16, out) == 2 && out[0] == 14 && out[1] == 15);
+    /* all used: none */
+    used[0] = 0xffff;
+    EXPECT(weft__spare_cpus(used, 16, out) == 0);
+    /* across words: 0-63 used, 64 free, 65 used, 66 free; past the count nothing */
+    used[0] = ~0ull;
+    used[1] = 1ull << 1;
+    n = weft__spare_cpus(used, 67, out);
+    EXPECT(n == 2 && out[0] == 64 && out[1] == 66);
+    /* the count is capped at what the set holds, and 0 or less is none */
+    memset(used, 0, sizeof(used));
+    EXPECT(weft__spare_cpus(used, 100000, out) == WEFT__CPU_MAX && out[WEFT__CPU_MAX - 1] == WEFT__CPU_MAX - 1);
+    EXPECT(weft__spare_cpus(used, 0, out) == 0 && weft__spare_cpus(used, -3, out) == 0);
+}
+
 /* The progress thread's settings: defaults, each accepted form, and a bad
  * value of each, which weft_config_init reports naming the variable. */
 static void test_progress_settings(void)
@@ -208,7 +235,11 @@ static void test_progress_settings(void)
     unsetenv("WEFT_PROGRESS_PRIORITY");
     unsetenv("WEFT_PROGRESS_SPIN_US");
     EXPECT(weft__progress_cfg_read(&pc) == WEFT_OK);
-    EXPECT(pc.bind == WEFT__BIND_RANK && pc.priority == WEFT__PRIO_SHORT && pc.spin_us == 0);
+    EXPECT(pc.bind == WEFT__BIND_SPARE && pc.priority == WEFT__PRIO_SHORT && pc.spin_us == 0);
+    setenv("WEFT_PROGRESS_BIND", "rank", 1);
+    EXPECT(weft__progress_cfg_read(&pc) == WEFT_OK && pc.bind == WEFT__BIND_RANK);
+    setenv("WEFT_PROGRESS_BIND", "Spare", 1);
+    EXPECT(weft__progress_cfg_read(&pc) == WEFT_OK && pc.bind == WEFT__BIND_SPARE);
     setenv("WEFT_PROGRESS_BIND", "ALL", 1);
     setenv("WEFT_PROGRESS_PRIORITY", "fifo", 1);
     setenv("WEFT_PROGRESS_SPIN_US", "20", 1);
@@ -257,6 +288,7 @@ static void test_progress_settings(void)
 
 int main(void)
 {
+    test_spare_cpus();
     test_parse_bool();
     test_parse_uint();
     test_parse_enum();

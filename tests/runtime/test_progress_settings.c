@@ -4,51 +4,55 @@
  * memory.  Run over TCP, where UCX needs the target's CPU for both, so the
  * put and get complete only if rank 1's thread serves them.  A thread bound
  * to one CPU is found there, and with a list of CPUs on the one of its
- * place on the host; a CPU that cannot exist fails weft_init with an
- * error naming the setting. */
+ * place on the host; with `spare`, on a CPU no rank of the host runs on,
+ * or on the rank's if there is none; a CPU that cannot exist fails
+ * weft_init with an error naming the setting. */
 #define _GNU_SOURCE
 #include "../common.h"
+#include "affinity.h"
 
-#include <dirent.h>
 #include <sched.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-/* 1 if weft's progress thread (named "weft-progress") may run on `cpu`
- * alone */
+/* With WEFT_PROGRESS_BIND=spare and the ranks of the host bound to the
+ * CPUs host_cpus (this one to rank_cpu): the thread must be on one CPU
+ * none of them has when this process may use one (spare_exists), else on
+ * the rank's. */
+static cpu_set_t host_cpus;
+static int spare_exists, rank_cpu = -1;
+
+/* The CPU set of weft's progress thread (named "weft-progress"), which
+ * must be the only one. */
+static void thread_set(cpu_set_t *out)
+{
+    CHECK(bench_progress_thread_set(out) == 1);
+}
+
+/* 1 if weft's progress thread may run on `cpu` alone */
 static int thread_bound_to(int cpu)
 {
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *e;
-    int found = 0, seen = 0;
+    cpu_set_t set;
 
-    CHECK(d != NULL);
-    while ((e = readdir(d)) != NULL) {
-        cpu_set_t set;
-        pid_t tid = (pid_t)atoi(e->d_name);
-        char path[64], name[32] = "";
-        FILE *f;
-
-        if (tid <= 0)
-            continue;
-        snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
-        if ((f = fopen(path, "r")) == NULL)
-            continue;
-        if (fgets(name, sizeof(name), f) == NULL)
-            name[0] = '\0';
-        fclose(f);
-        if (strncmp(name, "weft-progress", 13) != 0)
-            continue;
-        seen++;
-        if (sched_getaffinity(tid, sizeof(set), &set) == 0)
-            found = CPU_COUNT(&set) == 1 && CPU_ISSET(cpu, &set);
-    }
-    closedir(d);
-    CHECK(seen == 1);
-    return found;
+    thread_set(&set);
+    return CPU_COUNT(&set) == 1 && CPU_ISSET(cpu, &set);
 }
+
+/* 1 if the thread is where WEFT_PROGRESS_BIND=spare must put it */
+static int thread_on_spare(void)
+{
+    cpu_set_t set, both;
+
+    thread_set(&set);
+    if (!spare_exists)
+        return CPU_COUNT(&set) == 1 && CPU_ISSET(rank_cpu, &set);
+    CPU_AND(&both, &set, &host_cpus);
+    return CPU_COUNT(&set) == 1 && CPU_COUNT(&both) == 0;
+}
+
+#define SPARE (-2)  /* serve_once's cpu: check the spare policy */
 
 static void serve_once(const char *bind, const char *prio, const char *spin, int cpu)
 {
@@ -75,6 +79,8 @@ static void serve_once(const char *bind, const char *prio, const char *spin, int
     mine[1] = 0;
     if (cpu >= 0)
         CHECK(thread_bound_to(cpu));
+    if (cpu == SPARE)
+        CHECK(thread_on_spare());
     OK(weft_barrier(ctx));
     if (rank == 0) {
         OK(weft_get(ep, &got, 1, seg, 0, sizeof(got)));
@@ -94,6 +100,53 @@ static void serve_once(const char *bind, const char *prio, const char *spin, int
     OK(weft_barrier(ctx));
     OK(weft_seg_free(ctx, seg));
     OK(weft_finalize(ctx));
+}
+
+/* The spare policy, the ranks of the host bound to `used` of the CPUs in
+ * `allowed` (1: all on the first; else each on its own, if there are
+ * enough): the thread then on a CPU none of them has, if there is one. */
+static void spare_check(const cpu_set_t *allowed, int used)
+{
+    MPI_Comm host;
+    int here, nhere, k = 0;
+    cpu_set_t mine;
+
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+    MPI_Comm_rank(host, &here);
+    MPI_Comm_size(host, &nhere);
+    MPI_Comm_free(&host);
+    if (used != 1 && (used = nhere) > CPU_COUNT(allowed))
+        return;  /* ranks must share CPUs: that is the first case */
+    CPU_ZERO(&host_cpus);
+    for (int c = 0; c < CPU_SETSIZE && k < used; c++) {
+        if (!CPU_ISSET(c, allowed))
+            continue;
+        CPU_SET(c, &host_cpus);
+        if (k++ == (used == 1 ? 0 : here))
+            rank_cpu = c;
+    }
+    spare_exists = CPU_COUNT(allowed) > used;
+    CPU_ZERO(&mine);
+    CPU_SET(rank_cpu, &mine);
+    CHECK(sched_setaffinity(0, sizeof(mine), &mine) == 0);
+    serve_once("spare", "short", "0", SPARE);
+    if (used != 1) {
+        /* By default a context of part of the job (here each rank alone)
+         * keeps the thread on the rank's cores: the cores it would see as
+         * spare are the other ranks'. */
+        weft_config_t cfg;
+        weft_ctx_t ctx;
+        MPI_Comm self = MPI_COMM_SELF;
+
+        unsetenv("WEFT_PROGRESS_BIND");
+        OK(weft_config_init(&cfg));
+        cfg.mpi_comm = &self;
+        OK(weft_init(&cfg, &ctx));
+        spare_exists = 0;
+        CHECK(thread_on_spare());
+        OK(weft_finalize(ctx));
+    }
+    CHECK(sched_setaffinity(0, sizeof(*allowed), allowed) == 0);
 }
 
 int main(int argc, char **argv)
@@ -144,6 +197,8 @@ int main(int argc, char **argv)
             MPI_Comm_rank(host, &here);
             MPI_Comm_free(&host);
             serve_once(list, "short", "0", here % 2 == 0 ? second : first);
+            spare_check(&set, 1);
+            spare_check(&set, 0);
         } else {
             serve_once(cpu, "short", "20", -1);
         }

@@ -44,13 +44,23 @@ args = sys.argv[1:]
 if os.environ["RANK"] == "0":
     tls = os.environ.get("UCX_TLS", "default")
     btl = os.environ.get("OMPI_MCA_btl", "default")
+    extra = {}
     if "--busy-target" in args:
         thread = os.environ["WEFT_PROGRESS_THREAD"] == "1"
         impl = "weft+progress-thread" if thread else "weft"
+        # bound elsewhere (FAKE_SPARE_CPU: the CPU the program reports), faster
+        bound = "WEFT_PROGRESS_BIND" in os.environ
         results = [
-            {"impl": impl, "op": "get_lat_busy", "size": 8, "value": 30.0 if thread else 1100.0, "unit": "us"},
+            {"impl": impl, "op": "get_lat_busy", "size": 8, "value": 12.0 if bound else 30.0 if thread else 1100.0,
+             "unit": "us"},
             {"impl": impl, "op": "get_max_busy", "size": 8, "value": 60.0 if thread else 500000.0, "unit": "us"},
         ]
+        if "FAKE_SPARE_CPU" in os.environ:
+            extra = {"spare_cpu": int(os.environ["FAKE_SPARE_CPU"]), "target_cpus": "1",
+                     "target_thread_cpus": os.environ.get("WEFT_PROGRESS_BIND", "1") if thread else ""}
+            results += [{"impl": impl, "op": "get_lat_idle", "size": 8, "value": 15.0 if thread else 6.0, "unit": "us"},
+                        {"impl": "threads", "op": "wake_same_core", "size": 8, "value": 1.5, "unit": "us"},
+                        {"impl": "threads", "op": "wake_other_core", "size": 8, "value": 20.0, "unit": "us"}]
     else:
         results = [
             {"impl": "weft", "op": "put_rate", "size": 8, "value": 20.0, "unit": "Mmsg/s"},
@@ -59,7 +69,7 @@ if os.environ["RANK"] == "0":
             {"impl": "mpi-rma", "op": "put_lat", "size": 8, "value": 1.0, "unit": "us"},
         ]
     transport = f"tls={tls} btl={btl} args={' '.join(args[2:])}"
-    doc = {"benchmark": "rma", "nranks": 2, "transport": transport, "results": results}
+    doc = {"benchmark": "rma", "nranks": 2, "transport": transport, "results": results, **extra}
     with open(args[args.index("--json") + 1], "w") as out:
         json.dump(doc, out)
 """
@@ -168,6 +178,38 @@ def test_bench_rma_both_transports_end_to_end(fake_rma: Path, capsys: pytest.Cap
     assert {(r["impl"], r["op"]) for r in busy["results"]} == {
         (impl, op) for impl in ("weft", "weft+progress-thread") for op in ("get_lat_busy", "get_max_busy")
     }
+    mean = next(line for line in out.splitlines() if "get latency, mean" in line)
+    assert mean.split()[-3:] == ["1100", "30.0", "36.67×"]
+
+
+def test_busy_target_binds_the_thread_to_a_core_of_rank_0_when_one_is_spare(
+        fake_rma: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # the program reports a CPU of rank 0 that rank 1 does not run on: a
+    # third run binds rank 1's thread there, named apart; the wake-ups are
+    # kept once
+    monkeypatch.setenv("FAKE_SPARE_CPU", "3")
+    assert cli.main(["bench", "rma", "--no-peers", "--tls", "shm"]) == 0
+    out = capsys.readouterr().out
+    busy = next(run for run in results.load(fake_rma / "rma-latest.json")["runs"] if run.get("kind") == "busy-target")
+    assert busy["spare_cpu"] == 3 and busy["target_cpus"] == "1"
+    assert busy["thread_cpus"] == {"weft+progress-thread": "1", "weft+progress-thread-other-core": "3"}
+    lat = {r["impl"]: r["value"] for r in busy["results"] if r["op"] == "get_lat_busy"}
+    assert lat == {"weft": 1100.0, "weft+progress-thread": 30.0, "weft+progress-thread-other-core": 12.0}
+    assert [r["op"] for r in busy["results"] if r["impl"] == "threads"] == ["wake_same_core", "wake_other_core"]
+    mean = next(line for line in out.splitlines() if "get latency, mean" in line)
+    assert mean.split()[-4:] == ["1100", "30.0", "12.0", "36.67×"]
+    # the goal's measure: each get from the computing target against the
+    # idle target's without a thread
+    ratio = next(line for line in out.splitlines() if "idle target without thread" in line)
+    assert ratio.split()[-3:] == ["183.33×", "5.00×", "2.00×"]
+    assert "1.50 µs on its core, 20.0 µs from rank 0's core" in " ".join(out.split())
+
+    # no spare CPU (-1), or none reported: two runs, no third column
+    monkeypatch.setenv("FAKE_SPARE_CPU", "-1")
+    assert cli.main(["bench", "rma", "--no-peers", "--tls", "shm"]) == 0
+    out = capsys.readouterr().out
+    busy = next(run for run in results.load(fake_rma / "rma-latest.json")["runs"] if run.get("kind") == "busy-target")
+    assert {r["impl"] for r in busy["results"] if r["op"] == "get_lat_busy"} == {"weft", "weft+progress-thread"}
     mean = next(line for line in out.splitlines() if "get latency, mean" in line)
     assert mean.split()[-3:] == ["1100", "30.0", "36.67×"]
 

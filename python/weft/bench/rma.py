@@ -272,32 +272,68 @@ def measure(program: Path, tls: str, nranks: int, iters: int | None, timeout: fl
 
 
 # The target-computes case: gets over TCP from a rank that computes without
-# calling weft, with and without weft's progress thread.
+# calling weft, without weft's progress thread, with it on the computing
+# rank's core (the default), and with it on a core of rank 0 when the
+# program reports one that rank 1 does not run on ("spare_cpu").
 BUSY_TLS = "tcp"
-BUSY_IMPLS = {"weft": "no progress thread", "weft+progress-thread": "progress thread"}
+BUSY_IMPLS = {"weft": "no progress thread", "weft+progress-thread": "progress thread",
+              "weft+progress-thread-other-core": "thread on rank 0's core"}
 BUSY_OPS = {"get_lat_idle": "get latency from the idle target, mean", "get_lat_busy": "get latency, mean",
-            "get_max_busy": "get latency, worst", "compute_slowdown": "computing thread slowed (%)"}
+            "get_max_busy": "get latency, worst", "compute_slowdown": "computing thread slowed (%)",
+            "weft_cpu_per_get": "target's CPU per get served"}
+# A get from a computing target within this multiple of one from an idle
+# target without a thread is the progress thread's goal.
+BUSY_GOAL = 3.0
+# Two threads of rank 1 waking each other: the floor of a sleeping thread's answer.
+WAKE_OPS = {"wake_same_core": "on its core", "wake_other_core": "from rank 0's core"}
+
+
+def busy_once(program: Path, nranks: int, timeout: float, env: dict[str, str],
+              counts: list[str]) -> dict[str, Any]:
+    """One run of weft_bench_rma --busy-target; its JSON document."""
+    with tempfile.TemporaryDirectory(prefix="weft-rma-") as tmp:
+        output = Path(tmp) / "busy.json"
+        runner.run_mpi(nranks, [str(program), "--busy-target", "--rounds", "3", "--json", str(output), *counts],
+                       env={**TRANSPORT_ENV[BUSY_TLS], **env}, timeout=timeout)
+        data = results.read_json(output)
+    if not isinstance(data, dict):
+        raise WeftError("weft_bench_rma output is not a JSON object")
+    return data
 
 
 def measure_busy(program: Path, nranks: int, timeout: float, iters: int | None = None,
                  warmup: int | None = None) -> dict[str, Any]:
-    """Run weft_bench_rma --busy-target over TCP without and with the
-    progress thread; returns one run record holding both."""
+    """Run weft_bench_rma --busy-target over TCP without the progress
+    thread, with it, and with it bound to a core of rank 0 if there is one
+    rank 1 does not run on; returns one run record holding them all."""
+    counts = count_args(iters, warmup, None)
+    first = busy_once(program, nranks, timeout, {"WEFT_PROGRESS_THREAD": "0"}, counts)
+    runs = [(first, None), (busy_once(program, nranks, timeout, {"WEFT_PROGRESS_THREAD": "1"}, counts), None)]
+    spare = first.get("spare_cpu")
+    if isinstance(spare, int) and not isinstance(spare, bool) and spare >= 0:
+        env = {"WEFT_PROGRESS_THREAD": "1", "WEFT_PROGRESS_BIND": str(spare)}
+        runs.append((busy_once(program, nranks, timeout, env, counts), "weft+progress-thread-other-core"))
     entries: list[Any] = []
     run: dict[str, Any] = {"transport": "unknown"}
-    for thread in ("0", "1"):
-        with tempfile.TemporaryDirectory(prefix="weft-rma-") as tmp:
-            output = Path(tmp) / "busy.json"
-            env = {**TRANSPORT_ENV[BUSY_TLS], "WEFT_PROGRESS_THREAD": thread}
-            runner.run_mpi(nranks, [str(program), "--busy-target", "--rounds", "3", "--json", str(output),
-                                    *count_args(iters, warmup, None)],
-                           env=env, timeout=timeout)
-            data = results.read_json(output)
-        if not isinstance(data, dict):
-            raise WeftError("weft_bench_rma output is not a JSON object")
-        entries += data.get("results", [])
-        run |= {key: data[key] for key in ("transport", "iters", "warmup") if key in data}
+    thread_cpus: dict[str, Any] = {}
+    for index, (data, rename) in enumerate(runs):
+        if index > 0 and "target_thread_cpus" in data:
+            thread_cpus[rename or "weft+progress-thread"] = data["target_thread_cpus"]
+        found = data.get("results", [])
+        if not isinstance(found, list):
+            raise WeftError("weft_bench_rma output has no list of results")
+        for entry in found:
+            # the wake-ups do not depend on weft's settings: the first run's
+            if isinstance(entry, dict) and entry.get("op") in WAKE_OPS and index > 0:
+                continue
+            if rename and isinstance(entry, dict) and entry.get("impl") == "weft+progress-thread":
+                entry = {**entry, "impl": rename}
+            entries.append(entry)
+        run |= {key: data[key] for key in ("transport", "iters", "warmup", "target_cpus", "spare_cpu")
+                if key in data}
     parse_rows(entries)
+    if thread_cpus:
+        run["thread_cpus"] = thread_cpus
     return {"tls": BUSY_TLS, "kind": "busy-target", "nranks": nranks, **run, "results": entries}
 
 
@@ -305,27 +341,51 @@ def busy_report(run: dict[str, Any]) -> Group:
     """Gets from a target that computes for up to a second without calling
     weft: how long they wait without and with the progress thread."""
     rows = parse_rows(run["results"])
+    # the other-core column only where that run was made
+    impls = [impl for impl in BUSY_IMPLS
+             if impl != "weft+progress-thread-other-core" or any(impl in row.values for row in rows)]
     table = report.table(
         f"{run['tls']}: get of 8 B from a target that is computing, in µs",
-        [Column("measure", no_wrap=True), *(numeric_column(label) for label in BUSY_IMPLS.values()),
+        [Column("measure", no_wrap=True), *(numeric_column(BUSY_IMPLS[impl]) for impl in impls),
          numeric_column("speed-up")],
         [],
     )
-    for row in rows:
-        if row.op not in BUSY_OPS:
-            continue
-        without, with_thread = (row.values.get(impl) for impl in BUSY_IMPLS)
+    by_op = {row.op: row for row in rows}
+    for row in (by_op[op] for op in BUSY_OPS if op in by_op):
+        without, with_thread = (row.values.get(impl) for impl in ("weft", "weft+progress-thread"))
         table.add_row(
             BUSY_OPS[row.op],
-            *(report.fmt_number(row.values.get(impl)) for impl in BUSY_IMPLS),
-            report.fmt_ratio(report.advantage(with_thread, without, lower_is_better=True)),
+            *(report.fmt_number(row.values.get(impl)) for impl in impls),
+            report.fmt_ratio(report.advantage(with_thread, without, lower_is_better=True))
+            if row.op.startswith("get_lat") or row.op == "get_max_busy" else "",
+        )
+    # the goal's measure: a get from the computing target against one from
+    # the idle target without a thread (which answers at once); green
+    # within the goal (BUSY_GOAL), lower is better
+    idle, busy = by_op.get("get_lat_idle"), by_op.get("get_lat_busy")
+    base = idle.values.get("weft") if idle else None
+    if busy is not None and base:
+        table.add_row(
+            "computing ÷ idle target without thread",
+            *(Text(f"{busy.values[impl] / base:.2f}×", style="green" if busy.values[impl] / base <= BUSY_GOAL else "")
+              if impl in busy.values else report.MISSING for impl in impls),
+            "",
         )
     heading = Text.assemble(
         ("weft progress thread", "bold"),
         f": rank 1 computes for up to 1 s without calling weft while rank 0 gets from it "
         f"(UCX transport {run['transport']}, where gets need the target's help)",
     )
-    return Group(heading, counts_note(run, "gets timed per round, at most"), table, "")
+    found = {row.op: row.values.get("threads") for row in rows if row.op in WAKE_OPS}
+    wake = {op: found.get(op) for op in WAKE_OPS}
+    wake_note = Text("")
+    if any(v is not None for v in wake.values()):
+        wake_note = Text(
+            "a sleeping thread of rank 1 wakes in "
+            + ", ".join(f"{report.fmt_number(v)} µs {WAKE_OPS[op]}" for op, v in wake.items() if v is not None)
+            + ": the least a request that must wake the progress thread waits",
+            style="dim")
+    return Group(heading, counts_note(run, "gets timed per round, at most"), table, wake_note, "")
 
 
 # ---- peers: OpenSHMEM, ucx_perftest, memcpy -------------------------------
@@ -898,7 +958,8 @@ def register(bench_subparsers: argparse._SubParsersAction) -> None:
         "--json", "--json-only", dest="json_only", action="store_true", help="save the results and print them as JSON, without tables or plot"
     )
     parser.add_argument(
-        "--no-busy", action="store_true", help="skip the gets from a computing target (with and without progress thread)"
+        "--no-busy", action="store_true", help="skip the gets from a computing target (without progress thread, with it, and with it "
+        "on a core of rank 0 when rank 1 does not run there)"
     )
     parser.add_argument(
         "--peers",
