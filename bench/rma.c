@@ -75,7 +75,7 @@
  * answer from a sleeping progress thread; and the JSON says which CPUs
  * rank 1 runs on (target_cpus), which its progress thread runs on
  * (target_thread_cpus, "" without one) and one of rank 0's that rank 1
- * does not (spare_cpu, -1 if none), where WEFT_PROGRESS_BIND can put rank
+ * does not (rank0_cpu, -1 if none), where WEFT_PROGRESS_BIND can put rank
  * 1's thread off the computing core.
  */
 #define _GNU_SOURCE  /* CPU sets and thread affinity, for --busy-target */
@@ -843,17 +843,22 @@ static void sweep_round(weft_ctx_t ctx, weft_ep_t ep, weft_seg_t seg, MPI_Win wi
 
 /* Where the ranks run, for --busy-target: the CPUs rank 1 (the target)
  * may run on, as a list ("1", "0-3,8"), and a CPU of rank 0 that rank 1
- * may not run on (-1 if none): one that a progress thread of rank 1 can
- * take without taking the computation's core.  Rank 0 writes both. */
+ * may not run on (-1 if none, or if the ranks are on different hosts):
+ * one where a progress thread of rank 1 takes nothing from the
+ * computation, and where, over TCP loopback, the requests arrive.  Rank 0
+ * writes both. */
 static char target_cpus[256], target_thread_cpus[256];
-static int spare_cpu = -1;
+static int rank0_cpu = -1;
 
-/* Rank 1 sends its CPU set and its progress thread's to rank 0, which
- * finds a spare CPU for it. */
+/* Rank 1 sends its CPU set, its progress thread's and its host to rank 0,
+ * which finds a CPU of its own that rank 1 does not use. */
 static void busy_cpus(void)
 {
     cpu_set_t mine, theirs;
+    char host[MPI_MAX_PROCESSOR_NAME] = "", their_host[MPI_MAX_PROCESSOR_NAME] = "";
+    int len;
 
+    MPI_Get_processor_name(host, &len);
     CPU_ZERO(&mine);
     if (sched_getaffinity(0, sizeof(mine), &mine) != 0)
         CPU_ZERO(&mine);
@@ -865,15 +870,19 @@ static void busy_cpus(void)
             bench_cpu_list(&set, thread, sizeof(thread));
         MPI_Send(&mine, (int)sizeof(mine), MPI_BYTE, 0, 8, MPI_COMM_WORLD);
         MPI_Send(thread, (int)sizeof(thread), MPI_CHAR, 0, 8, MPI_COMM_WORLD);
+        MPI_Send(host, (int)sizeof(host), MPI_CHAR, 0, 8, MPI_COMM_WORLD);
     } else if (rank == 0) {
         MPI_Recv(&theirs, (int)sizeof(theirs), MPI_BYTE, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Recv(target_thread_cpus, (int)sizeof(target_thread_cpus), MPI_CHAR, 1, 8, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
         target_thread_cpus[sizeof(target_thread_cpus) - 1] = '\0';
+        MPI_Recv(their_host, (int)sizeof(their_host), MPI_CHAR, 1, 8, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        their_host[sizeof(their_host) - 1] = '\0';
         bench_cpu_list(&theirs, target_cpus, sizeof(target_cpus));
-        for (int c = 0; c < CPU_SETSIZE && spare_cpu < 0; c++)
+        for (int c = 0; c < CPU_SETSIZE && rank0_cpu < 0 && strcmp(host, their_host) == 0; c++)
             if (CPU_ISSET(c, &mine) && !CPU_ISSET(c, &theirs))
-                spare_cpu = c;
+                rank0_cpu = c;
     }
 }
 
@@ -888,16 +897,18 @@ static void busy_cpus(void)
 
 struct wake_pair {
     int ping, pong, cpu;
+    int refused;  /* the partner could not be put on cpu */
     long n;
 };
 
-static void pin_self(int cpu)
+/* 0, or the errno of a refusal */
+static int pin_self(int cpu)
 {
     cpu_set_t set;
 
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
-    (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
 static void wait_fd(int fd)
@@ -915,7 +926,7 @@ static void *wake_partner(void *arg)
     struct wake_pair *w = arg;
     uint64_t one = 1;
 
-    pin_self(w->cpu);
+    w->refused = pin_self(w->cpu) != 0;
     for (long i = 0; i < w->n; i++) {
         wait_fd(w->ping);
         (void)!write(w->pong, &one, sizeof(one));
@@ -924,7 +935,7 @@ static void *wake_partner(void *arg)
 }
 
 /* One-way wake-up time in us between this thread, on CPU here, and a
- * partner on CPU there; -1 if the threads cannot be set up. */
+ * partner on CPU there; -1 if the threads cannot be set up there. */
 static double wake_us(int here, int there, long n)
 {
     struct wake_pair w = {.ping = eventfd(0, EFD_NONBLOCK), .pong = eventfd(0, EFD_NONBLOCK),
@@ -936,7 +947,8 @@ static double wake_us(int here, int there, long n)
 
     if (w.ping >= 0 && w.pong >= 0 && sched_getaffinity(0, sizeof(before), &before) == 0 &&
         pthread_create(&t, NULL, wake_partner, &w) == 0) {
-        pin_self(here);
+        int refused = pin_self(here) != 0;
+
         t0 = bench_now();
         for (long i = 0; i < n; i++) {
             (void)!write(w.ping, &one, sizeof(one));
@@ -944,6 +956,8 @@ static double wake_us(int here, int there, long n)
         }
         us = 1e6 * (bench_now() - t0) / (double)n / 2;
         pthread_join(t, NULL);
+        if (refused || w.refused)
+            us = -1;
         (void)pthread_setaffinity_np(pthread_self(), sizeof(before), &before);
     }
     if (w.ping >= 0)
@@ -954,11 +968,11 @@ static double wake_us(int here, int there, long n)
 }
 
 /* Rank 1 times the wake-ups on its core and across to rank 0's core
- * (spare_cpu, known to rank 0 only, is sent over); rank 0 records them. */
+ * (rank0_cpu, known to rank 0 only, is sent over); rank 0 records them. */
 static void busy_wakeups(void)
 {
     double r[2] = {-1, -1};
-    int there = spare_cpu;
+    int there = rank0_cpu;
 
     MPI_Bcast(&there, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (rank == 1) {
@@ -1131,11 +1145,11 @@ static void write_json(const struct opts *o, const char *transport, int progress
     if (progress_thread) {
         const char *bind = getenv("WEFT_PROGRESS_BIND");
 
-        fprintf(f, "  \"progress_bind\": \"%s\",\n", bind ? bind : "spare");
+        fprintf(f, "  \"progress_bind\": \"%s\",\n", bind ? bind : "rank");
     }
     if (o->busy_target)
         fprintf(f, "  \"target_cpus\": \"%s\",\n  \"target_thread_cpus\": \"%s\",\n"
-                   "  \"spare_cpu\": %d,\n", target_cpus, target_thread_cpus, spare_cpu);
+                   "  \"rank0_cpu\": %d,\n", target_cpus, target_thread_cpus, rank0_cpu);
     fprintf(f, "  \"iters\": %ld,\n  \"warmup\": %ld,\n"
                "  \"window\": %ld,\n  \"rounds\": %ld,\n  \"sweep_sizes\": [",
             o->iters, o->warmup, o->window, o->rounds);

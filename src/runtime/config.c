@@ -96,12 +96,13 @@ static weft_status_t parse_cpu_list(const char *name, const char *v, weft__progr
                        "N at most 65535, separated by commas)", v);
 }
 
-int weft__spare_cpus(const uint64_t used[WEFT__CPU_WORDS], int ncpu, uint16_t out[WEFT__CPU_MAX])
+int weft__spare_cpus(const uint64_t may[WEFT__CPU_WORDS], const uint64_t used[WEFT__CPU_WORDS],
+                     uint16_t out[WEFT__CPU_MAX])
 {
     int n = 0;
 
-    for (int c = 0; c < ncpu && c < WEFT__CPU_MAX; c++)
-        if (!((used[c / 64] >> (c % 64)) & 1u))
+    for (int c = 0; c < WEFT__CPU_MAX; c++)
+        if (((may[c / 64] & ~used[c / 64]) >> (c % 64)) & 1u)
             out[n++] = (uint16_t)c;
     return n;
 }
@@ -109,13 +110,12 @@ int weft__spare_cpus(const uint64_t used[WEFT__CPU_WORDS], int ncpu, uint16_t ou
 weft_status_t weft__progress_cfg_read(weft__progress_cfg_t *out)
 {
     static const char *const prio_names[] = {"normal", "short", "fifo"};
-    weft__progress_cfg_t c = {.bind = WEFT__BIND_SPARE, .priority = WEFT__PRIO_SHORT};
+    weft__progress_cfg_t c = {.bind = WEFT__BIND_RANK, .priority = WEFT__PRIO_SHORT};
     const char *v;
     unsigned long u;
     weft_status_t st;
 
     if ((v = getenv("WEFT_PROGRESS_BIND")) != NULL) {
-        c.bind_given = 1;
         if (strcasecmp(v, "spare") == 0) {
             c.bind = WEFT__BIND_SPARE;
         } else if (strcasecmp(v, "rank") == 0) {

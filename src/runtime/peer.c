@@ -289,8 +289,7 @@ static uint64_t host_key(void)
 
 weft_status_t weft__peer_init(weft_ctx_t ctx)
 {
-    struct { uint64_t key; int64_t pid; uint64_t cpus[WEFT__CPU_WORDS]; } mine, *all;
-    cpu_set_t set;
+    struct { uint64_t key; int64_t pid; } mine, *all;
     weft_status_t st = WEFT_OK;
 
     ctx->peer = calloc((size_t)ctx->nranks, sizeof(*ctx->peer));
@@ -304,35 +303,18 @@ weft_status_t weft__peer_init(weft_ctx_t ctx)
         ctx->peer[r].rank = r;
         ctx->peer[r].pidfd = -1;
     }
-    memset(&mine, 0, sizeof(mine));
     mine.key = host_key();
     mine.pid = (int64_t)getpid();
-    /* the CPUs the rank may run on, as the launcher bound it (a rank whose
-     * set cannot be read claims every CPU: then none is spare) */
-    if (sched_getaffinity(0, sizeof(set), &set) != 0)
-        memset(mine.cpus, 0xff, sizeof(mine.cpus));
-    else
-        for (int c = 0; c < WEFT__CPU_MAX && c < CPU_SETSIZE; c++)
-            if (CPU_ISSET(c, &set))
-                mine.cpus[c / 64] |= 1ull << (c % 64);
     if (MPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, all, (int)sizeof(mine), MPI_BYTE,
                       ctx->comm) != MPI_SUCCESS) {
         st = weft__error(WEFT_ERR_MPI, "weft_init", "MPI_Allgather of process ids failed");
         goto out;
     }
     /* Without pidfds (kernels before 5.3) ranks of this host are watched by
-     * UCX alone.  A host that cannot be told (key 0) counts as the rank's
-     * own, alone on it. */
-    ctx->host_index = 0;
-    memcpy(ctx->host_used, mine.cpus, sizeof(ctx->host_used));
-    for (int r = 0; r < ctx->nranks; r++) {
-        if (r == ctx->rank || mine.key == 0 || all[r].key != mine.key)
-            continue;
-        ctx->peer[r].pidfd = (int)syscall(SYS_pidfd_open, (pid_t)all[r].pid, 0);
-        ctx->host_index += r < ctx->rank;
-        for (int w = 0; w < WEFT__CPU_WORDS; w++)
-            ctx->host_used[w] |= all[r].cpus[w];
-    }
+     * UCX alone. */
+    for (int r = 0; r < ctx->nranks; r++)
+        if (r != ctx->rank && mine.key != 0 && all[r].key == mine.key)
+            ctx->peer[r].pidfd = (int)syscall(SYS_pidfd_open, (pid_t)all[r].pid, 0);
 out:
     free(all);
     return st;

@@ -118,10 +118,10 @@ struct progress_start {
     sem_t                ready;    /* posted when the thread has set itself up */
     int                  bind_err; /* errno of a binding refused, else 0 */
     int                  got;      /* WEFT__PRIO_* obtained */
-    /* WEFT__BIND_SPARE: the CPUs of the host no rank runs on, the place
-     * among them to try first, and the one the thread took (-1: none,
-     * it runs on the rank's cores) */
-    int                  nspare, first, spare_got;
+    int                  host_index; /* the rank's place among its node's */
+    /* WEFT__BIND_SPARE: the CPUs of the node no rank is bound to, and the
+     * one the thread took (-1: none, it runs on the rank's cores) */
+    int                  nspare, spare_got;
     uint16_t             spare[WEFT__CPU_MAX];
 };
 
@@ -149,17 +149,25 @@ static int progress_bind(struct progress_start *ps)
     if (pc->bind == WEFT__BIND_RANK)
         return 0;
     if (pc->bind == WEFT__BIND_SPARE) {
-        for (int i = 0; i < ps->nspare; i++) {
-            int cpu = ps->spare[(ps->first + i) % ps->nspare];
+        cpu_set_t before;
+        int n = 0;
 
+        /* keep the candidates this process may run on (every rank of the
+         * node finds the same ones), then take the one of the rank's place */
+        if (pthread_getaffinity_np(pthread_self(), sizeof(before), &before) != 0)
+            return 0;
+        for (int i = 0; i < ps->nspare; i++) {
             CPU_ZERO(&set);
-            CPU_SET(cpu, &set);
-            if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0) {
-                ps->spare_got = cpu;
-                break;
-            }
+            CPU_SET(ps->spare[i], &set);
+            if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0)
+                ps->spare[n++] = ps->spare[i];
         }
-        return 0;
+        if (n == 0)
+            return pthread_setaffinity_np(pthread_self(), sizeof(before), &before);
+        ps->spare_got = ps->spare[ps->host_index % n];
+        CPU_ZERO(&set);
+        CPU_SET(ps->spare_got, &set);
+        return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
     }
     CPU_ZERO(&set);
     if (pc->bind == WEFT__BIND_ALL) {
@@ -308,8 +316,13 @@ static void *progress_main(void *arg)
          * an event.  Armed, the thread wakes for nothing else but a guard
          * (ARMED_GUARD_US): a timer at every interval (50 us) cost a core
          * shared with the computation a wake-up each time, which doubled
-         * the CPU the thread took per request served.  Not armed, it
-         * sleeps for the interval (transports without wake-up still get
+         * the CPU the thread took per request served; sleeping the
+         * interval only once after serving something (for a send UCX
+         * could not finish at once, which over TCP wakes the descriptor
+         * anyway, as the socket becomes writable) still doubled the get
+         * from a computing rank, since the thread of the requesting rank
+         * then woke for nothing after each reply.  Not armed, it sleeps
+         * for the interval (transports without wake-up still get
          * served).  Arming fails (UCS_ERR_BUSY) when events
          * arrived since the last progress call -- the next request of a
          * stream of them, typically -- and then they are served at once.
@@ -333,37 +346,86 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
+/* The bits of a CPU set. */
+static void cpu_bits(const cpu_set_t *set, uint64_t bits[WEFT__CPU_WORDS])
+{
+    memset(bits, 0, WEFT__CPU_WORDS * sizeof(bits[0]));
+    for (int c = 0; c < WEFT__CPU_MAX && c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, set))
+            bits[c / 64] |= 1ull << (c % 64);
+}
+
+/* This rank's place among the context's ranks of its node (MPI's
+ * shared-memory node), and the CPUs any of them may run on: the CPU sets
+ * of the threads that call weft_init, as the launcher bound them, OR-ed
+ * (one that cannot be read claims every CPU).  Collective. */
+static weft_status_t host_cpus(weft_ctx_t ctx, int *index, uint64_t used[WEFT__CPU_WORDS])
+{
+    uint64_t mine[WEFT__CPU_WORDS];
+    cpu_set_t set;
+    MPI_Comm node;
+    int ok;
+
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        cpu_bits(&set, mine);
+    else
+        memset(mine, 0xff, sizeof(mine));
+    if (MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+        return weft__error(WEFT_ERR_MPI, "weft_init", "MPI_Comm_split_type of the node failed");
+    ok = MPI_Comm_rank(node, index) == MPI_SUCCESS &&
+         MPI_Allreduce(mine, used, WEFT__CPU_WORDS, MPI_UINT64_T, MPI_BOR, node) == MPI_SUCCESS;
+    MPI_Comm_free(&node);
+    return ok ? WEFT_OK
+              : weft__error(WEFT_ERR_MPI, "weft_init", "gathering the node's CPU sets failed");
+}
+
+/* The CPUs a thread of this node may take that no rank is bound to: those
+ * the system gives its first process (PID 1: the node's, or container's,
+ * CPUs less those isolated from the scheduler), less `used`.  Whether the
+ * kernel lets this process run there (a job's cpuset) the thread finds
+ * out when it binds.  How many, into out. */
+static int spare_candidates(const uint64_t used[WEFT__CPU_WORDS], uint16_t out[WEFT__CPU_MAX])
+{
+    uint64_t may[WEFT__CPU_WORDS];
+    cpu_set_t set;
+
+    if (sched_getaffinity(1, sizeof(set), &set) == 0)
+        cpu_bits(&set, may);
+    else
+        memset(may, 0xff, sizeof(may));
+    return weft__spare_cpus(may, used, out);
+}
+
 static weft_status_t start_progress_thread(weft_ctx_t ctx)
 {
     struct progress_start *ps = calloc(1, sizeof(*ps));
+    uint64_t used[WEFT__CPU_WORDS];
     weft_status_t st;
 
     if (ps == NULL)
         return weft__error(WEFT_ERR_NO_MEMORY, "weft_init", "progress thread");
     ps->ctx = ctx;
+    /* first, on every rank alike: it is collective */
+    if ((st = host_cpus(ctx, &ps->host_index, used)) != WEFT_OK) {
+        free(ps);
+        return st;
+    }
     if ((st = weft__progress_cfg_read(&ps->pc)) != WEFT_OK) {
         free(ps);
         return st;
     }
     if (ps->pc.bind == WEFT__BIND_CPU)
-        ps->pc.cpu = weft__progress_cpu(&ps->pc, ctx->host_index);
+        ps->pc.cpu = weft__progress_cpu(&ps->pc, ps->host_index);
     /* The CPU sets gathered are those of the context's ranks: a context
-     * on part of the job sees the cores of the others as spare, so the
-     * default looks for spare CPUs only in a context of the whole job. */
-    if (ps->pc.bind == WEFT__BIND_SPARE && !ps->pc.bind_given && ctx->cfg.mpi_comm != NULL) {
+     * on part of the job would see the cores of the others as spare. */
+    if (ps->pc.bind == WEFT__BIND_SPARE) {
         int same = MPI_UNEQUAL;
 
         MPI_Comm_compare(ctx->comm, MPI_COMM_WORLD, &same);
-        if (same != MPI_IDENT && same != MPI_CONGRUENT)
+        if (same == MPI_UNEQUAL)
             ps->pc.bind = WEFT__BIND_RANK;
-    }
-    if (ps->pc.bind == WEFT__BIND_SPARE) {
-        /* the same list on every rank of the host: each starts at its own
-         * place in it */
-        long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-
-        ps->nspare = weft__spare_cpus(ctx->host_used, ncpu > 0 ? (int)ncpu : 0, ps->spare);
-        ps->first = ps->nspare > 0 ? ctx->host_index % ps->nspare : 0;
+        else
+            ps->nspare = spare_candidates(used, ps->spare);
     }
     ctx->pthread_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (ctx->pthread_wake < 0) {

@@ -81,8 +81,6 @@ struct weft__ctx {
     struct weft__ctx *next_shell;   /* list of finalised contexts */
     /* peer failure */
     struct weft__peer *peer;        /* [nranks] */
-    int             host_index;     /* ranks below this one on its host (weft__peer_init) */
-    uint64_t        host_used[WEFT__CPU_WORDS]; /* CPUs some rank of the host may run on */
     unsigned        fail_gen;       /* atomic: ranks known failed, bumped by each */
     /* Gate words (weft__peer_gate): once fail_gen is nonzero, each has bit
      * WEFT__GATE_FAILED, so that a fast path that tests its word already

@@ -35,7 +35,6 @@ typedef struct {
     uint16_t cpus[WEFT__BIND_LIST_MAX]; /* ... and which, in order */
     int      priority;  /* WEFT__PRIO_*: the most asked for */
     unsigned spin_us;   /* polling after work before sleeping */
-    int      bind_given; /* WEFT_PROGRESS_BIND was set, not the default */
 } weft__progress_cfg_t;
 
 /* CPUs 0 .. 64 * WEFT__CPU_WORDS - 1 as bits (c: bit c % 64 of word
@@ -43,9 +42,10 @@ typedef struct {
 #define WEFT__CPU_WORDS 16
 #define WEFT__CPU_MAX   (64 * WEFT__CPU_WORDS)
 
-/* The CPUs below ncpu (at most WEFT__CPU_MAX) whose bit in used is clear,
- * in increasing order, into out; how many.  Pure. */
-int weft__spare_cpus(const uint64_t used[WEFT__CPU_WORDS], int ncpu, uint16_t out[WEFT__CPU_MAX]);
+/* The CPUs whose bit is set in `may` and clear in `used`, in increasing
+ * order, into out; how many.  Pure. */
+int weft__spare_cpus(const uint64_t may[WEFT__CPU_WORDS], const uint64_t used[WEFT__CPU_WORDS],
+                     uint16_t out[WEFT__CPU_MAX]);
 
 /* The CPU of a list that the rank at place `host_index` among the ranks of
  * its host takes: the list's entries in turn, round again past its end. */

@@ -131,14 +131,14 @@ static void spare_check(const cpu_set_t *allowed, int used)
     CHECK(sched_setaffinity(0, sizeof(mine), &mine) == 0);
     serve_once("spare", "short", "0", SPARE);
     if (used != 1) {
-        /* By default a context of part of the job (here each rank alone)
-         * keeps the thread on the rank's cores: the cores it would see as
-         * spare are the other ranks'. */
+        /* A context of part of the job (here each rank alone) keeps the
+         * thread on the rank's cores even with spare: the cores it would
+         * see as spare are the other ranks'. */
         weft_config_t cfg;
         weft_ctx_t ctx;
         MPI_Comm self = MPI_COMM_SELF;
 
-        unsetenv("WEFT_PROGRESS_BIND");
+        setenv("WEFT_PROGRESS_BIND", "spare", 1);
         OK(weft_config_init(&cfg));
         cfg.mpi_comm = &self;
         OK(weft_init(&cfg, &ctx));
@@ -183,14 +183,15 @@ int main(int argc, char **argv)
             CPU_SET((int)c, &all);
         if (ncpu > 1 && sched_setaffinity(0, sizeof(all), &all) == 0 &&
             sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1) {
-            int second = first + 1, here;
+            int second = 0, here;
             char list[32];
             MPI_Comm host;
 
             serve_once(cpu, "short", "20", first);
             /* A list: the ranks of a host take its CPUs in turn, by their
              * place among the host's ranks (not by their rank in the job) */
-            while (!CPU_ISSET(second, &set))
+            /* another CPU of the set: it has more than one */
+            while (second == first || !CPU_ISSET(second, &set))
                 second++;
             snprintf(list, sizeof(list), "%d,%d", second, first);
             MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);

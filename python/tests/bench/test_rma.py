@@ -48,16 +48,17 @@ if os.environ["RANK"] == "0":
     if "--busy-target" in args:
         thread = os.environ["WEFT_PROGRESS_THREAD"] == "1"
         impl = "weft+progress-thread" if thread else "weft"
-        # bound elsewhere (FAKE_SPARE_CPU: the CPU the program reports), faster
-        bound = "WEFT_PROGRESS_BIND" in os.environ
+        # bound to rank 0's CPU (FAKE_SPARE_CPU: the one the program reports), faster
+        bound = os.environ.get("WEFT_PROGRESS_BIND", "rank") != "rank"
         results = [
             {"impl": impl, "op": "get_lat_busy", "size": 8, "value": 12.0 if bound else 30.0 if thread else 1100.0,
              "unit": "us"},
             {"impl": impl, "op": "get_max_busy", "size": 8, "value": 60.0 if thread else 500000.0, "unit": "us"},
         ]
         if "FAKE_SPARE_CPU" in os.environ:
-            extra = {"spare_cpu": int(os.environ["FAKE_SPARE_CPU"]), "target_cpus": "1",
-                     "target_thread_cpus": os.environ.get("WEFT_PROGRESS_BIND", "1") if thread else ""}
+            bind = os.environ.get("WEFT_PROGRESS_BIND", "spare")
+            extra = {"rank0_cpu": int(os.environ["FAKE_SPARE_CPU"]), "target_cpus": "1",
+                     "target_thread_cpus": ("1" if bind == "rank" else bind) if thread else ""}
             results += [{"impl": impl, "op": "get_lat_idle", "size": 8, "value": 15.0 if thread else 6.0, "unit": "us"},
                         {"impl": "threads", "op": "wake_same_core", "size": 8, "value": 1.5, "unit": "us"},
                         {"impl": "threads", "op": "wake_other_core", "size": 8, "value": 20.0, "unit": "us"}]
@@ -182,7 +183,7 @@ def test_bench_rma_both_transports_end_to_end(fake_rma: Path, capsys: pytest.Cap
     assert mean.split()[-3:] == ["1100", "30.0", "36.67×"]
 
 
-def test_busy_target_binds_the_thread_to_a_core_of_rank_0_when_one_is_spare(
+def test_busy_target_binds_the_thread_to_a_core_of_rank_0_when_rank_1_has_not_it(
         fake_rma: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     # the program reports a CPU of rank 0 that rank 1 does not run on: a
     # third run binds rank 1's thread there, named apart; the wake-ups are
@@ -191,7 +192,7 @@ def test_busy_target_binds_the_thread_to_a_core_of_rank_0_when_one_is_spare(
     assert cli.main(["bench", "rma", "--no-peers", "--tls", "shm"]) == 0
     out = capsys.readouterr().out
     busy = next(run for run in results.load(fake_rma / "rma-latest.json")["runs"] if run.get("kind") == "busy-target")
-    assert busy["spare_cpu"] == 3 and busy["target_cpus"] == "1"
+    assert busy["rank0_cpu"] == 3 and busy["target_cpus"] == "1"
     assert busy["thread_cpus"] == {"weft+progress-thread": "1", "weft+progress-thread-other-core": "3"}
     lat = {r["impl"]: r["value"] for r in busy["results"] if r["op"] == "get_lat_busy"}
     assert lat == {"weft": 1100.0, "weft+progress-thread": 30.0, "weft+progress-thread-other-core": 12.0}

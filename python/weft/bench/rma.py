@@ -273,8 +273,9 @@ def measure(program: Path, tls: str, nranks: int, iters: int | None, timeout: fl
 
 # The target-computes case: gets over TCP from a rank that computes without
 # calling weft, without weft's progress thread, with it on the computing
-# rank's core (the default), and with it on a core of rank 0 when the
-# program reports one that rank 1 does not run on ("spare_cpu").
+# rank's cores (WEFT_PROGRESS_BIND=rank, the default), and with it on a
+# core of rank 0 when the program reports one that rank 1 does not run on
+# ("rank0_cpu"): where, over TCP loopback, the requests arrive.
 BUSY_TLS = "tcp"
 BUSY_IMPLS = {"weft": "no progress thread", "weft+progress-thread": "progress thread",
               "weft+progress-thread-other-core": "thread on rank 0's core"}
@@ -308,10 +309,11 @@ def measure_busy(program: Path, nranks: int, timeout: float, iters: int | None =
     rank 1 does not run on; returns one run record holding them all."""
     counts = count_args(iters, warmup, None)
     first = busy_once(program, nranks, timeout, {"WEFT_PROGRESS_THREAD": "0"}, counts)
-    runs = [(first, None), (busy_once(program, nranks, timeout, {"WEFT_PROGRESS_THREAD": "1"}, counts), None)]
-    spare = first.get("spare_cpu")
-    if isinstance(spare, int) and not isinstance(spare, bool) and spare >= 0:
-        env = {"WEFT_PROGRESS_THREAD": "1", "WEFT_PROGRESS_BIND": str(spare)}
+    beside = {"WEFT_PROGRESS_THREAD": "1", "WEFT_PROGRESS_BIND": "rank"}
+    runs = [(first, None), (busy_once(program, nranks, timeout, beside, counts), None)]
+    other = first.get("rank0_cpu")
+    if isinstance(other, int) and not isinstance(other, bool) and other >= 0:
+        env = {"WEFT_PROGRESS_THREAD": "1", "WEFT_PROGRESS_BIND": str(other)}
         runs.append((busy_once(program, nranks, timeout, env, counts), "weft+progress-thread-other-core"))
     entries: list[Any] = []
     run: dict[str, Any] = {"transport": "unknown"}
@@ -329,7 +331,7 @@ def measure_busy(program: Path, nranks: int, timeout: float, iters: int | None =
             if rename and isinstance(entry, dict) and entry.get("impl") == "weft+progress-thread":
                 entry = {**entry, "impl": rename}
             entries.append(entry)
-        run |= {key: data[key] for key in ("transport", "iters", "warmup", "target_cpus", "spare_cpu")
+        run |= {key: data[key] for key in ("transport", "iters", "warmup", "target_cpus", "rank0_cpu")
                 if key in data}
     parse_rows(entries)
     if thread_cpus:
