@@ -859,7 +859,6 @@ static void busy_cpus(void)
     int len;
 
     MPI_Get_processor_name(host, &len);
-    CPU_ZERO(&mine);
     if (sched_getaffinity(0, sizeof(mine), &mine) != 0)
         CPU_ZERO(&mine);
     if (rank == 1) {
@@ -880,9 +879,11 @@ static void busy_cpus(void)
                  MPI_STATUS_IGNORE);
         their_host[sizeof(their_host) - 1] = '\0';
         bench_cpu_list(&theirs, target_cpus, sizeof(target_cpus));
-        for (int c = 0; c < CPU_SETSIZE && rank0_cpu < 0 && strcmp(host, their_host) == 0; c++)
-            if (CPU_ISSET(c, &mine) && !CPU_ISSET(c, &theirs))
-                rank0_cpu = c;
+        /* CPU numbers compare only on one host */
+        if (strcmp(host, their_host) == 0)
+            for (int c = 0; c < CPU_SETSIZE && rank0_cpu < 0; c++)
+                if (CPU_ISSET(c, &mine) && !CPU_ISSET(c, &theirs))
+                    rank0_cpu = c;
     }
 }
 

@@ -122,16 +122,15 @@ weft_status_t weft__progress_cfg_read(weft__progress_cfg_t *out)
             c.bind = WEFT__BIND_RANK;
         } else if (strcasecmp(v, "all") == 0) {
             c.bind = WEFT__BIND_ALL;
-        } else if (isdigit((unsigned char)v[0])) {
-            /* the CPUs are checked against the machine when the thread is
-             * bound: only then does weft know which CPUs exist */
+        } else {
+            /* anything else is a list of CPUs, or refused with the one
+             * message that names every form; the CPUs are checked against
+             * the machine when the thread is bound: only then does weft
+             * know which CPUs exist */
             if ((st = parse_cpu_list("WEFT_PROGRESS_BIND", v, &c)) != WEFT_OK)
                 return st;
             c.bind = WEFT__BIND_CPU;
             c.cpu = c.cpus[0];
-        } else {
-            return weft__error(WEFT_ERR_CONFIG, "WEFT_PROGRESS_BIND",
-                               "'%.64s' is not spare, rank, all or a list of CPU numbers", v);
         }
     }
     if ((v = getenv("WEFT_PROGRESS_PRIORITY")) != NULL &&

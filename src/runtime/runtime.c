@@ -118,7 +118,7 @@ struct progress_start {
     sem_t                ready;    /* posted when the thread has set itself up */
     int                  bind_err; /* errno of a binding refused, else 0 */
     int                  got;      /* WEFT__PRIO_* obtained */
-    int                  host_index; /* the rank's place among its node's */
+    int                  node_index; /* the rank's place among its node's */
     /* WEFT__BIND_SPARE: the CPUs of the node no rank is bound to, and the
      * one the thread took (-1: none, it runs on the rank's cores) */
     int                  nspare, spare_got;
@@ -164,7 +164,7 @@ static int progress_bind(struct progress_start *ps)
         }
         if (n == 0)
             return pthread_setaffinity_np(pthread_self(), sizeof(before), &before);
-        ps->spare_got = ps->spare[ps->host_index % n];
+        ps->spare_got = ps->spare[ps->node_index % n];
         CPU_ZERO(&set);
         CPU_SET(ps->spare_got, &set);
         return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
@@ -359,7 +359,7 @@ static void cpu_bits(const cpu_set_t *set, uint64_t bits[WEFT__CPU_WORDS])
  * shared-memory node), and the CPUs any of them may run on: the CPU sets
  * of the threads that call weft_init, as the launcher bound them, OR-ed
  * (one that cannot be read claims every CPU).  Collective. */
-static weft_status_t host_cpus(weft_ctx_t ctx, int *index, uint64_t used[WEFT__CPU_WORDS])
+static weft_status_t node_cpus(weft_ctx_t ctx, int *index, uint64_t used[WEFT__CPU_WORDS])
 {
     uint64_t mine[WEFT__CPU_WORDS];
     cpu_set_t set;
@@ -406,7 +406,7 @@ static weft_status_t start_progress_thread(weft_ctx_t ctx)
         return weft__error(WEFT_ERR_NO_MEMORY, "weft_init", "progress thread");
     ps->ctx = ctx;
     /* first, on every rank alike: it is collective */
-    if ((st = host_cpus(ctx, &ps->host_index, used)) != WEFT_OK) {
+    if ((st = node_cpus(ctx, &ps->node_index, used)) != WEFT_OK) {
         free(ps);
         return st;
     }
@@ -415,7 +415,7 @@ static weft_status_t start_progress_thread(weft_ctx_t ctx)
         return st;
     }
     if (ps->pc.bind == WEFT__BIND_CPU)
-        ps->pc.cpu = weft__progress_cpu(&ps->pc, ps->host_index);
+        ps->pc.cpu = weft__progress_cpu(&ps->pc, ps->node_index);
     /* The CPU sets gathered are those of the context's ranks: a context
      * on part of the job would see the cores of the others as spare. */
     if (ps->pc.bind == WEFT__BIND_SPARE) {

@@ -27,10 +27,10 @@ enum { WEFT__PRIO_NORMAL, WEFT__PRIO_SHORT, WEFT__PRIO_FIFO };
 #define WEFT__BIND_LIST_MAX 256  /* CPUs a WEFT_PROGRESS_BIND list may name */
 typedef struct {
     int      bind;      /* WEFT__BIND_*: the rank's cores, any core, cpu,
-                         * or a CPU no rank of the host runs on */
+                         * or a CPU no rank of the node is bound to */
     int      cpu;       /* WEFT__BIND_CPU: this rank's CPU (OS index): the
                          * first listed, until weft_init picks by the rank's
-                         * place on its host (weft__progress_cpu) */
+                         * place on its node (weft__progress_cpu) */
     int      ncpus;     /* WEFT__BIND_CPU: how many CPUs the list names */
     uint16_t cpus[WEFT__BIND_LIST_MAX]; /* ... and which, in order */
     int      priority;  /* WEFT__PRIO_*: the most asked for */
@@ -47,11 +47,11 @@ typedef struct {
 int weft__spare_cpus(const uint64_t may[WEFT__CPU_WORDS], const uint64_t used[WEFT__CPU_WORDS],
                      uint16_t out[WEFT__CPU_MAX]);
 
-/* The CPU of a list that the rank at place `host_index` among the ranks of
- * its host takes: the list's entries in turn, round again past its end. */
-static inline int weft__progress_cpu(const weft__progress_cfg_t *pc, int host_index)
+/* The CPU of a list that the rank at place `node_index` among the ranks of
+ * its node takes: the list's entries in turn, round again past its end. */
+static inline int weft__progress_cpu(const weft__progress_cfg_t *pc, int node_index)
 {
-    return pc->cpus[(unsigned)host_index % (unsigned)pc->ncpus];
+    return pc->cpus[(unsigned)node_index % (unsigned)pc->ncpus];
 }
 
 /* The progress thread's settings from the environment (config.c). */

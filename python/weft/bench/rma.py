@@ -367,10 +367,11 @@ def busy_report(run: dict[str, Any]) -> Group:
     idle, busy = by_op.get("get_lat_idle"), by_op.get("get_lat_busy")
     base = idle.values.get("weft") if idle else None
     if busy is not None and base:
+        ratios = {impl: busy.values[impl] / base for impl in impls if impl in busy.values}
         table.add_row(
             "computing ÷ idle target without thread",
-            *(Text(f"{busy.values[impl] / base:.2f}×", style="green" if busy.values[impl] / base <= BUSY_GOAL else "")
-              if impl in busy.values else report.MISSING for impl in impls),
+            *(Text(f"{ratios[impl]:.2f}×", style="green" if ratios[impl] <= BUSY_GOAL else "")
+              if impl in ratios else report.MISSING for impl in impls),
             "",
         )
     heading = Text.assemble(
@@ -378,8 +379,7 @@ def busy_report(run: dict[str, Any]) -> Group:
         f": rank 1 computes for up to 1 s without calling weft while rank 0 gets from it "
         f"(UCX transport {run['transport']}, where gets need the target's help)",
     )
-    found = {row.op: row.values.get("threads") for row in rows if row.op in WAKE_OPS}
-    wake = {op: found.get(op) for op in WAKE_OPS}
+    wake = {op: by_op[op].values.get("threads") if op in by_op else None for op in WAKE_OPS}
     wake_note = Text("")
     if any(v is not None for v in wake.values()):
         wake_note = Text(
