@@ -70,8 +70,10 @@
  * the CPU time the target's other threads took, as a share of the gets'
  * duration (weft_cpu_share) and per get (weft_cpu_per_get).  Each round
  * also times how long a sleeping thread of rank 1 takes to wake when
- * another thread on its core, or on a core of rank 0, writes to it
- * (impl "threads": wake_same_core, wake_other_core), the floor of any
+ * another thread on its core, or on a core of rank 0, writes to it, and
+ * when a thread on rank 0's core does while rank 1 computes on the
+ * sleeper's core (impl "threads": wake_same_core, wake_other_core,
+ * wake_busy_core), the floor of any
  * answer from a sleeping progress thread; and the JSON says which CPUs
  * rank 1 runs on (target_cpus), which its progress thread runs on
  * (target_thread_cpus, "" without one) and one of rank 0's that rank 1
@@ -887,6 +889,8 @@ static void busy_cpus(void)
     }
 }
 
+static double compute_chunks(long *chunks, const _Atomic uint64_t *flag, double most);
+
 /* ---- how long a sleeping thread takes to wake ---------------------------
  * Two threads of rank 1 wake each other in turn through eventfds, each
  * sleeping in poll() between, as the progress thread sleeps: on rank 1's
@@ -968,11 +972,107 @@ static double wake_us(int here, int there, long n)
     return us;
 }
 
-/* Rank 1 times the wake-ups on its core and across to rank 0's core
- * (rank0_cpu, known to rank 0 only, is sent over); rank 0 records them. */
+/* The wake-up a progress thread beside the computation waits for: a
+ * thread sleeps on the core where this thread computes, and another, on a
+ * core of rank 0, wakes it every 100 us or so; the sleeper reads the
+ * clock when it runs, the waker just before its write.  Their mean
+ * difference is the time from a request's arrival on the core it comes in
+ * on to a thread of the computing core serving it: the interrupt that
+ * takes the core from the computation, and the switch. */
+struct wake_probe {
+    int fd, cpu;         /* the sleeper's eventfd and CPU */
+    long n;
+    _Atomic double sent; /* bench_now() of the last write */
+    _Atomic long seen;   /* wake-ups the sleeper has timed */
+    _Atomic int stop;    /* no waker came: the sleeper ends */
+    double sum;          /* the sleeper's: their latencies */
+    int refused;         /* the sleeper could not be put on cpu */
+};
+
+static void *wake_sleeper(void *arg)
+{
+    struct wake_probe *p = arg;
+
+    p->refused = pin_self(p->cpu) != 0;
+    for (long i = 0; i < p->n; i++) {
+        wait_fd(p->fd);
+        if (atomic_load(&p->stop))
+            break;
+        p->sum += bench_now() - atomic_load(&p->sent);
+        atomic_store(&p->seen, i + 1);
+    }
+    return NULL;
+}
+
+struct wake_waker {
+    struct wake_probe *p;
+    int cpu, refused;
+    _Atomic int done;
+};
+
+static void *wake_waker_main(void *arg)
+{
+    struct wake_waker *w = arg;
+    struct timespec gap = {.tv_sec = 0, .tv_nsec = 100000};
+    uint64_t one = 1;
+
+    w->refused = pin_self(w->cpu) != 0;
+    for (long i = 0; i < w->p->n; i++) {
+        nanosleep(&gap, NULL);
+        atomic_store(&w->p->sent, bench_now());
+        (void)!write(w->p->fd, &one, sizeof(one));
+        while (atomic_load(&w->p->seen) <= i)
+            nanosleep(&gap, NULL);
+    }
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+/* One-way wake-up time in us of a thread on CPU here, where this thread
+ * computes meanwhile, from a thread on CPU there; -1 if the threads
+ * cannot be set up there. */
+static double wake_busy_us(int here, int there, long n)
+{
+    struct wake_probe p = {.fd = eventfd(0, EFD_NONBLOCK), .cpu = here, .n = n};
+    struct wake_waker w = {.p = &p, .cpu = there};
+    cpu_set_t before;
+    pthread_t ts, tw;
+    double us = -1;
+    long chunks;
+
+    if (p.fd >= 0 && sched_getaffinity(0, sizeof(before), &before) == 0 &&
+        pthread_create(&ts, NULL, wake_sleeper, &p) == 0) {
+        int refused = pin_self(here) != 0;
+
+        if (pthread_create(&tw, NULL, wake_waker_main, &w) == 0) {
+            while (!atomic_load(&w.done))
+                (void)compute_chunks(&chunks, NULL, 1e-3);
+            pthread_join(tw, NULL);
+            pthread_join(ts, NULL);
+            if (!refused && !p.refused && !w.refused)
+                us = 1e6 * p.sum / (double)n;
+        } else {
+            /* the sleeper would wait for wake-ups that will not come */
+            uint64_t one = 1;
+
+            atomic_store(&p.stop, 1);
+            (void)!write(p.fd, &one, sizeof(one));
+            pthread_join(ts, NULL);
+        }
+        (void)pthread_setaffinity_np(pthread_self(), sizeof(before), &before);
+    }
+    if (p.fd >= 0)
+        close(p.fd);
+    return us;
+}
+
+/* Rank 1 times the wake-ups on its core, across to rank 0's core
+ * (rank0_cpu, known to rank 0 only, is sent over), and from rank 0's core
+ * to its own while it computes; rank 0 records them. */
 static void busy_wakeups(void)
 {
-    double r[2] = {-1, -1};
+    static const char *const op[3] = {"wake_same_core", "wake_other_core", "wake_busy_core"};
+    double r[3] = {-1, -1, -1};
     int there = rank0_cpu;
 
     MPI_Bcast(&there, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -981,13 +1081,13 @@ static void busy_wakeups(void)
 
         r[0] = here >= 0 ? wake_us(here, here, 2000) : -1;
         r[1] = here >= 0 && there >= 0 ? wake_us(here, there, 2000) : -1;
-        MPI_Send(r, 2, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD);
+        r[2] = here >= 0 && there >= 0 ? wake_busy_us(here, there, 1000) : -1;
+        MPI_Send(r, 3, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD);
     } else if (rank == 0) {
-        MPI_Recv(r, 2, MPI_DOUBLE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (r[0] >= 0)
-            record("threads", "wake_same_core", 8, "us", r[0]);
-        if (r[1] >= 0)
-            record("threads", "wake_other_core", 8, "us", r[1]);
+        MPI_Recv(r, 3, MPI_DOUBLE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int i = 0; i < 3; i++)
+            if (r[i] >= 0)
+                record("threads", op[i], 8, "us", r[i]);
     }
 }
 

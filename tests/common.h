@@ -5,8 +5,10 @@
 
 #include <weft.h>
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define CHECK(cond)                                                              \
     do {                                                                         \
@@ -73,6 +75,20 @@ static inline int test_is_from(const void *at, size_t n, int from, unsigned t)
         if (b[i] != test_pattern(t + 17u * (unsigned)from, i))
             return 0;
     return 1;
+}
+
+/* Spin until the word, written by another rank or thread, reads 1,
+ * without a weft call (so only a progress thread can serve the peer that
+ * writes it meanwhile); abort the job after a minute. */
+static inline void test_wait_flag(volatile uint64_t *word)
+{
+    struct timespec t0, t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        CHECK(t.tv_sec - t0.tv_sec < 60);
+    } while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != 1);
 }
 
 #endif

@@ -245,6 +245,8 @@ ep_progress_body(weft_ep_t ep, const int traced)
 
     (void)traced;  /* unused when the points are compiled out */
     WEFT_PROF_END(llp, n ? WEFT__PROF_LLP_PROG : WEFT__PROF_LLP_POLL);
+    if (ep->marks_home)
+        weft__ctx_app_polled(ep->ctx);
     /* Pool endpoints serve the home worker every few calls only: its flag
      * is shared by all the threads, and a line written by every call of
      * every thread would cost them their independence. */
@@ -630,6 +632,7 @@ weft_status_t weft__ep_create(weft_ctx_t ctx, ucp_worker_h worker, struct weft__
     weft__peer_gate(ctx, &ep->gate, &ep->divert);
     pthread_mutex_init(&ep->am_lock, NULL);
     ep->cb_shared = ctx->pthread_running;
+    ep->marks_home = ctx->pthread_running && worker == ctx->home;
     ep->prm_nbi.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     ep->prm_nbi.cb.send = nbi_done;
     ep->prm_nbi.user_data = ep;

@@ -126,6 +126,8 @@ struct weft__ep {
     int                 cb_shared;    /* callbacks of its operations may run on another
                                        * thread: the progress thread's, or a thread that
                                        * shares its worker under UCX's lock */
+    int                 marks_home;   /* its worker is home and a progress thread runs:
+                                       * its progress calls say so (weft__ctx_app_polled) */
     pthread_mutex_t     am_lock;      /* am_slots, when cb_shared */
     ucp_request_param_t prm_nbi;      /* implicit ops: completion callback */
     ucp_request_param_t prm_nb;       /* explicit ops: completion via event */

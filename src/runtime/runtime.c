@@ -224,6 +224,25 @@ static double progress_now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
+/* Sleep without the transport's descriptor, the wasted-th time in a row
+ * (1 to 5): the interval, doubled each time (up to 16 intervals and a
+ * millisecond, or the interval if longer); a write to pthread_wake ends
+ * it early. */
+static void progress_park(weft_ctx_t ctx, struct pollfd *fds, unsigned wasted)
+{
+    unsigned long us = (unsigned long)ctx->cfg.progress_interval_us << (wasted - 1);
+    unsigned long most = ctx->cfg.progress_interval_us > 1000 ? ctx->cfg.progress_interval_us : 1000;
+    struct timespec back;
+    uint64_t drain;
+
+    if (us > most)
+        us = most;
+    back.tv_sec = (time_t)(us / 1000000);
+    back.tv_nsec = (long)(us % 1000000) * 1000;
+    if (ppoll(fds, 1, &back, NULL) > 0)
+        (void)!read(ctx->pthread_wake, &drain, sizeof(drain));
+}
+
 static void *progress_main(void *arg)
 {
     struct progress_start *ps = arg;
@@ -244,7 +263,9 @@ static void *progress_main(void *arg)
     unsigned busy_arms = 0;  /* arms refused in a row with nothing to progress */
     double last_work = 0;
     int woken = 0;           /* by the transport's event descriptor */
-    unsigned wasted = 0;     /* wake-ups in a row that found nothing to do */
+    unsigned wasted = 0;     /* looks in a row that found the application polling, or
+                              * that followed a wake-up for nothing (at most 5) */
+    int polled;
 
     /* its name in top -H, ps -L, gdb and /proc/<pid>/task/<tid>/comm */
     (void)pthread_setname_np(pthread_self(), "weft-progress");
@@ -266,45 +287,52 @@ static void *progress_main(void *arg)
         unsigned done = 0, n;
         ucs_status_t arm = UCS_ERR_UNSUPPORTED;
 
+        /* Back from a sleep without the descriptor (below) to find the
+         * application still polling: it serves the worker; the thread
+         * leaves it alone (on the application's core, taking the
+         * worker's lock would only make the application wait for it). */
+        if (wasted > 0 && __atomic_exchange_n(&ctx->app_polled, 0, __ATOMIC_RELAXED)) {
+            wasted += wasted < 5;
+            progress_park(ctx, fds, wasted);
+            continue;
+        }
         while ((n = ucp_worker_progress(ctx->home)) != 0)
             done += n;
+        /* Having served something, the thread goes on below: the call
+         * that returned 0 has found nothing more, and arming finds what
+         * came since (one call to the transport per request fewer). */
         if (done > 0) {
             busy_arms = 0;
             wasted = 0;
             woken = 0;
-            if (spin_us > 0)
+            if (spin_us > 0) {
                 last_work = progress_now_us();
-            continue;
+                continue;
+            }
         }
-        /* Woken by the transport for nothing: the application, inside a
-         * weft call, has progressed the worker first.  While it does, a
-         * wake-up per event only takes its core and the worker's lock from
-         * it; the thread sleeps instead without the event descriptor, a
-         * longer while each time it finds nothing (up to 16 intervals and
-         * a millisecond, or the interval if longer), until it finds work
-         * again.  So the first request after the application stops
-         * calling weft may wait for the end of such a sleep; going back to
-         * the descriptor after each sleep instead measured slower, with
-         * more wake-ups for nothing while the application polls. */
-        if (woken)
-            wasted++;
+        /* The application progresses the worker itself (it has since the
+         * last look: weft__ctx_app_polled), or the transport woke this
+         * thread for nothing (a message the application read first, by a
+         * path that does not say so).  A thread asleep on the descriptor
+         * would be woken by each message the application reads, from the
+         * core the message came in on: a wake-up across cores for nothing
+         * (tens of us of the sender's CPU in a virtual machine) and the
+         * worker's lock taken from the application.  So the thread sleeps
+         * without the descriptor instead, an interval at first, twice as
+         * long each time it finds the application still polling (up to 16
+         * intervals and a millisecond, or the interval if longer), and
+         * goes back to the descriptor after a sleep in which the
+         * application did not poll.  A request that arrives when the
+         * application stops calling weft waits at most to the end of such
+         * a sleep. */
+        polled = __atomic_exchange_n(&ctx->app_polled, 0, __ATOMIC_RELAXED);
+        if (polled || woken)
+            wasted += wasted < 5;
+        else
+            wasted = 0;
         woken = 0;
         if (wasted > 0) {
-            unsigned long us = (unsigned long)ctx->cfg.progress_interval_us
-                               << (wasted < 5 ? wasted - 1 : 4);
-            unsigned long most = ctx->cfg.progress_interval_us > 1000
-                                     ? ctx->cfg.progress_interval_us : 1000;
-            struct timespec back;
-
-            if (us > most)
-                us = most;
-            back.tv_sec = (time_t)(us / 1000000);
-            back.tv_nsec = (long)(us % 1000000) * 1000;
-            if (ppoll(fds, 1, &back, NULL) > 0)
-                (void)!read(ctx->pthread_wake, &drain, sizeof(drain));
-            /* finding nothing after this sleep keeps it long */
-            woken = 1;
-            wasted -= wasted > 4;
+            progress_park(ctx, fds, wasted);
             continue;
         }
         /* A request often follows the last one by a round trip: polling

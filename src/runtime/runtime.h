@@ -74,6 +74,9 @@ struct weft__ctx {
     int             pthread_running;
     int             pthread_stop;   /* atomic: set by weft_finalize */
     int             pthread_wake;   /* eventfd that interrupts its sleep */
+    int             app_polled;     /* atomic: an application thread progressed
+                                     * home since the thread last looked
+                                     * (weft__ctx_app_polled) */
     /* per-layer state and teardown */
     void             *layer[WEFT__NUM_LAYERS];
     weft__quiesce_fn  quiesce[WEFT__NUM_LAYERS];
@@ -225,6 +228,18 @@ int weft__ucx_tls_has_mm(const char *tls);
 /* Progress the home worker if no progress thread serves it and no other
  * thread is progressing it now. */
 void weft__ctx_progress_home(weft_ctx_t ctx);
+
+/* An application thread progressed the home worker while the progress
+ * thread runs: it is polling (a blocking weft call, or weft_progress in a
+ * loop), so the thread leaves the worker to it rather than sleep on the
+ * transport's descriptor, where each message the application reads first
+ * would wake it for nothing, from the core the message came in on.
+ * Written only when clear: polling threads share the line read-only. */
+static inline void weft__ctx_app_polled(weft_ctx_t ctx)
+{
+    if (!__atomic_load_n(&ctx->app_polled, __ATOMIC_RELAXED))
+        __atomic_store_n(&ctx->app_polled, 1, __ATOMIC_RELAXED);
+}
 
 /* WEFT_ERR_PEER_FAILED, recorded for fn, once a rank of the context is
  * known failed: a collective cannot complete then, so none is started. */

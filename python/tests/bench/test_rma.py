@@ -61,7 +61,8 @@ if os.environ["RANK"] == "0":
                      "target_thread_cpus": ("1" if bind == "rank" else bind) if thread else ""}
             results += [{"impl": impl, "op": "get_lat_idle", "size": 8, "value": 15.0 if thread else 6.0, "unit": "us"},
                         {"impl": "threads", "op": "wake_same_core", "size": 8, "value": 1.5, "unit": "us"},
-                        {"impl": "threads", "op": "wake_other_core", "size": 8, "value": 20.0, "unit": "us"}]
+                        {"impl": "threads", "op": "wake_other_core", "size": 8, "value": 20.0, "unit": "us"},
+                        {"impl": "threads", "op": "wake_busy_core", "size": 8, "value": 25.0, "unit": "us"}]
     else:
         results = [
             {"impl": "weft", "op": "put_rate", "size": 8, "value": 20.0, "unit": "Mmsg/s"},
@@ -196,7 +197,8 @@ def test_busy_target_binds_the_thread_to_a_core_of_rank_0_when_rank_1_has_not_it
     assert busy["thread_cpus"] == {"weft+progress-thread": "1", "weft+progress-thread-other-core": "3"}
     lat = {r["impl"]: r["value"] for r in busy["results"] if r["op"] == "get_lat_busy"}
     assert lat == {"weft": 1100.0, "weft+progress-thread": 30.0, "weft+progress-thread-other-core": 12.0}
-    assert [r["op"] for r in busy["results"] if r["impl"] == "threads"] == ["wake_same_core", "wake_other_core"]
+    assert [r["op"] for r in busy["results"] if r["impl"] == "threads"] == ["wake_same_core", "wake_other_core",
+                                                                                "wake_busy_core"]
     mean = next(line for line in out.splitlines() if "get latency, mean" in line)
     assert mean.split()[-4:] == ["1100", "30.0", "12.0", "36.67×"]
     # the goal's measure: each get from the computing target against the

@@ -285,8 +285,12 @@ BUSY_OPS = {"get_lat_idle": "get latency from the idle target, mean", "get_lat_b
 # A get from a computing target within this multiple of one from an idle
 # target without a thread is the progress thread's goal.
 BUSY_GOAL = 3.0
-# Two threads of rank 1 waking each other: the floor of a sleeping thread's answer.
-WAKE_OPS = {"wake_same_core": "on its core", "wake_other_core": "from rank 0's core"}
+# A sleeping thread of rank 1 woken: the floor of a sleeping thread's answer
+# (on rank 1's core by another thread there, from rank 0's core, and from
+# rank 0's core while rank 1 computes on its own: the thread beside the
+# computation).
+WAKE_OPS = {"wake_same_core": "on its core", "wake_other_core": "from rank 0's core",
+            "wake_busy_core": "from rank 0's core to its computing core"}
 
 
 def busy_once(program: Path, nranks: int, timeout: float, env: dict[str, str],
