@@ -16,7 +16,6 @@
 
 #include "runtime/runtime.h"
 
-#define WEFT__CACHE_LINE      64
 #define WEFT__HOME_EVERY_MASK 15   /* pool endpoints serve home every 16th progress */
 /* Implicit operations per window: UCX completes many at once (NULL) while
  * it still holds their data or their acknowledgement (TCP: about 300 bytes

@@ -224,6 +224,29 @@ static double progress_now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
+/* What the progress thread saw of the application's polls at its last
+ * look, and when. */
+struct app_look {
+    unsigned long polls;
+    double        at_us;
+};
+
+/* Whether the application has progressed the home worker at least once
+ * an interval, on average, since the last look (a blocking weft call
+ * polls it thousands of times an interval; an application that calls
+ * weft_progress now and then while it computes does not count, and its
+ * thread stays on the descriptor to serve it between calls). */
+static int app_polling(weft_ctx_t ctx, struct app_look *last)
+{
+    unsigned long polls = __atomic_load_n(&ctx->app_polls, __ATOMIC_RELAXED);
+    double now = progress_now_us(), since = now - last->at_us;
+    unsigned long made = polls - last->polls;
+
+    last->polls = polls;
+    last->at_us = now;
+    return made > 0 && (double)made * (double)ctx->cfg.progress_interval_us >= since;
+}
+
 /* Sleep without the transport's descriptor, the wasted-th time in a row
  * (1 to 5): the interval, doubled each time (up to 16 intervals and a
  * millisecond, or the interval if longer); a write to pthread_wake ends
@@ -265,7 +288,7 @@ static void *progress_main(void *arg)
     int woken = 0;           /* by the transport's event descriptor */
     unsigned wasted = 0;     /* looks in a row that found the application polling, or
                               * that followed a wake-up for nothing (at most 5) */
-    int polled;
+    struct app_look look = {0, 0};
 
     /* its name in top -H, ps -L, gdb and /proc/<pid>/task/<tid>/comm */
     (void)pthread_setname_np(pthread_self(), "weft-progress");
@@ -291,7 +314,7 @@ static void *progress_main(void *arg)
          * application still polling: it serves the worker; the thread
          * leaves it alone (on the application's core, taking the
          * worker's lock would only make the application wait for it). */
-        if (wasted > 0 && __atomic_exchange_n(&ctx->app_polled, 0, __ATOMIC_RELAXED)) {
+        if (wasted > 0 && app_polling(ctx, &look)) {
             wasted += wasted < 5;
             progress_park(ctx, fds, wasted);
             continue;
@@ -310,23 +333,23 @@ static void *progress_main(void *arg)
                 continue;
             }
         }
-        /* The application progresses the worker itself (it has since the
-         * last look: weft__ctx_app_polled), or the transport woke this
-         * thread for nothing (a message the application read first, by a
-         * path that does not say so).  A thread asleep on the descriptor
-         * would be woken by each message the application reads, from the
-         * core the message came in on: a wake-up across cores for nothing
-         * (tens of us of the sender's CPU in a virtual machine) and the
-         * worker's lock taken from the application.  So the thread sleeps
-         * without the descriptor instead, an interval at first, twice as
-         * long each time it finds the application still polling (up to 16
-         * intervals and a millisecond, or the interval if longer), and
-         * goes back to the descriptor after a sleep in which the
-         * application did not poll.  A request that arrives when the
-         * application stops calling weft waits at most to the end of such
-         * a sleep. */
-        polled = __atomic_exchange_n(&ctx->app_polled, 0, __ATOMIC_RELAXED);
-        if (polled || woken)
+        /* The application progresses the worker itself (it has at least
+         * once an interval since the last look: weft__ctx_app_polled), or
+         * the transport woke this thread for nothing (a message the
+         * application read first, by a path that does not count).  A
+         * thread asleep on the descriptor would be woken by each message
+         * the application reads, from the core the message came in on: a
+         * wake-up across cores for nothing (tens of us of the sender's
+         * CPU in a virtual machine) and the worker's lock taken from the
+         * application.  So the thread sleeps without the descriptor
+         * instead, an interval at first, twice as long each time it finds
+         * the application still polling (up to 16 intervals and a
+         * millisecond, or the interval if longer), and goes back to the
+         * descriptor after a sleep through which the application did not
+         * poll that often.  A request that arrives when the application
+         * stops calling weft waits at most to the end of the sleep after
+         * the one it stopped in. */
+        if (app_polling(ctx, &look) || woken)
             wasted += wasted < 5;
         else
             wasted = 0;

@@ -57,6 +57,8 @@ struct weft__peer {
     int        failed;  /* atomic: 1 once the rank is known dead */
 };
 
+#define WEFT__CACHE_LINE 64  /* what the padding of shared words assumes */
+
 struct weft__ctx {
     uint32_t        state;          /* WEFT__ALIVE until weft_finalize */
     weft_config_t   cfg;
@@ -74,9 +76,12 @@ struct weft__ctx {
     int             pthread_running;
     int             pthread_stop;   /* atomic: set by weft_finalize */
     int             pthread_wake;   /* eventfd that interrupts its sleep */
-    int             app_polled;     /* atomic: an application thread progressed
-                                     * home since the thread last looked
-                                     * (weft__ctx_app_polled) */
+    /* atomic: how often application threads have progressed home while
+     * the thread runs (weft__ctx_app_polled), on a line of its own: the
+     * application writes it at every poll, the thread reads it */
+    char            app_pad0[WEFT__CACHE_LINE];
+    unsigned long   app_polls;
+    char            app_pad1[WEFT__CACHE_LINE];
     /* per-layer state and teardown */
     void             *layer[WEFT__NUM_LAYERS];
     weft__quiesce_fn  quiesce[WEFT__NUM_LAYERS];
@@ -230,15 +235,18 @@ int weft__ucx_tls_has_mm(const char *tls);
 void weft__ctx_progress_home(weft_ctx_t ctx);
 
 /* An application thread progressed the home worker while the progress
- * thread runs: it is polling (a blocking weft call, or weft_progress in a
- * loop), so the thread leaves the worker to it rather than sleep on the
- * transport's descriptor, where each message the application reads first
- * would wake it for nothing, from the core the message came in on.
- * Written only when clear: polling threads share the line read-only. */
+ * thread runs.  Polled at least once an interval (a blocking weft call,
+ * or weft_progress in a loop), the worker is served by the application,
+ * and the thread leaves it alone rather than sleep on the transport's
+ * descriptor, where each message the application reads first would wake
+ * it for nothing, from the core the message came in on.  A count, not a
+ * flag, so that the thread can tell a polling application from one that
+ * called weft once; a plain load and store (a count lost between two
+ * threads only misjudges one look of the progress thread). */
 static inline void weft__ctx_app_polled(weft_ctx_t ctx)
 {
-    if (!__atomic_load_n(&ctx->app_polled, __ATOMIC_RELAXED))
-        __atomic_store_n(&ctx->app_polled, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&ctx->app_polls, __atomic_load_n(&ctx->app_polls, __ATOMIC_RELAXED) + 1,
+                     __ATOMIC_RELAXED);
 }
 
 /* WEFT_ERR_PEER_FAILED, recorded for fn, once a rank of the context is
