@@ -980,20 +980,23 @@ static double wake_us(int here, int there, long n)
  * on to a thread of the computing core serving it: the interrupt that
  * takes the core from the computation, and the switch. */
 struct wake_probe {
-    int fd, cpu;         /* the sleeper's eventfd and CPU */
+    int fd;              /* the sleeper's eventfd */
+    int cpu, waker_cpu;  /* where the sleeper and the waker run */
     long n;
-    _Atomic double sent; /* bench_now() of the last write */
+    _Atomic double sent; /* bench_now() of the waker's last write */
     _Atomic long seen;   /* wake-ups the sleeper has timed */
     _Atomic int stop;    /* no waker came: the sleeper ends */
+    _Atomic int done;    /* the waker has made its n writes */
     double sum;          /* the sleeper's: their latencies */
-    int refused;         /* the sleeper could not be put on cpu */
+    _Atomic int refused; /* the sleeper or the waker could not be put on its CPU */
 };
 
 static void *wake_sleeper(void *arg)
 {
     struct wake_probe *p = arg;
 
-    p->refused = pin_self(p->cpu) != 0;
+    if (pin_self(p->cpu) != 0)
+        atomic_store(&p->refused, 1);
     for (long i = 0; i < p->n; i++) {
         wait_fd(p->fd);
         if (atomic_load(&p->stop))
@@ -1004,27 +1007,22 @@ static void *wake_sleeper(void *arg)
     return NULL;
 }
 
-struct wake_waker {
-    struct wake_probe *p;
-    int cpu, refused;
-    _Atomic int done;
-};
-
-static void *wake_waker_main(void *arg)
+static void *wake_waker(void *arg)
 {
-    struct wake_waker *w = arg;
+    struct wake_probe *p = arg;
     struct timespec gap = {.tv_sec = 0, .tv_nsec = 100000};
     uint64_t one = 1;
 
-    w->refused = pin_self(w->cpu) != 0;
-    for (long i = 0; i < w->p->n; i++) {
+    if (pin_self(p->waker_cpu) != 0)
+        atomic_store(&p->refused, 1);
+    for (long i = 0; i < p->n; i++) {
         nanosleep(&gap, NULL);
-        atomic_store(&w->p->sent, bench_now());
-        (void)!write(w->p->fd, &one, sizeof(one));
-        while (atomic_load(&w->p->seen) <= i)
+        atomic_store(&p->sent, bench_now());
+        (void)!write(p->fd, &one, sizeof(one));
+        while (atomic_load(&p->seen) <= i)
             nanosleep(&gap, NULL);
     }
-    atomic_store(&w->done, 1);
+    atomic_store(&p->done, 1);
     return NULL;
 }
 
@@ -1033,8 +1031,7 @@ static void *wake_waker_main(void *arg)
  * cannot be set up there. */
 static double wake_busy_us(int here, int there, long n)
 {
-    struct wake_probe p = {.fd = eventfd(0, EFD_NONBLOCK), .cpu = here, .n = n};
-    struct wake_waker w = {.p = &p, .cpu = there};
+    struct wake_probe p = {.fd = eventfd(0, EFD_NONBLOCK), .cpu = here, .waker_cpu = there, .n = n};
     cpu_set_t before;
     pthread_t ts, tw;
     double us = -1;
@@ -1044,12 +1041,12 @@ static double wake_busy_us(int here, int there, long n)
         pthread_create(&ts, NULL, wake_sleeper, &p) == 0) {
         int refused = pin_self(here) != 0;
 
-        if (pthread_create(&tw, NULL, wake_waker_main, &w) == 0) {
-            while (!atomic_load(&w.done))
+        if (pthread_create(&tw, NULL, wake_waker, &p) == 0) {
+            while (!atomic_load(&p.done))
                 (void)compute_chunks(&chunks, NULL, 1e-3);
             pthread_join(tw, NULL);
             pthread_join(ts, NULL);
-            if (!refused && !p.refused && !w.refused)
+            if (!refused && !atomic_load(&p.refused))
                 us = 1e6 * p.sum / (double)n;
         } else {
             /* the sleeper would wait for wake-ups that will not come */

@@ -216,6 +216,14 @@ static int progress_priority(int want)
  * request waits this long rather than for ever. */
 #define ARMED_GUARD_US 10000
 
+/* A sleep of us microseconds for ppoll, which refuses tv_nsec >= 1e9
+ * (EINVAL at once, and the thread would spin): whole seconds and a
+ * fraction. */
+static struct timespec us_timespec(unsigned long us)
+{
+    return (struct timespec){.tv_sec = (time_t)(us / 1000000), .tv_nsec = (long)(us % 1000000) * 1000};
+}
+
 static double progress_now_us(void)
 {
     struct timespec ts;
@@ -255,13 +263,9 @@ static void progress_park(weft_ctx_t ctx, struct pollfd *fds, unsigned wasted)
 {
     unsigned long us = (unsigned long)ctx->cfg.progress_interval_us << (wasted - 1);
     unsigned long most = ctx->cfg.progress_interval_us > 1000 ? ctx->cfg.progress_interval_us : 1000;
-    struct timespec back;
+    struct timespec back = us_timespec(us < most ? us : most);
     uint64_t drain;
 
-    if (us > most)
-        us = most;
-    back.tv_sec = (time_t)(us / 1000000);
-    back.tv_nsec = (long)(us % 1000000) * 1000;
     if (ppoll(fds, 1, &back, NULL) > 0)
         (void)!read(ctx->pthread_wake, &drain, sizeof(drain));
 }
@@ -273,15 +277,11 @@ static void *progress_main(void *arg)
     const double spin_us = ps->pc.spin_us;
     int efd = -1;
     struct pollfd fds[2];
-    /* a second or more is whole seconds plus a fraction: ppoll refuses
-     * tv_nsec >= 1e9 (EINVAL at once, and the thread would spin) */
-    struct timespec tmo = {.tv_sec = (time_t)(ctx->cfg.progress_interval_us / 1000000),
-                           .tv_nsec = (long)(ctx->cfg.progress_interval_us % 1000000) * 1000};
+    struct timespec tmo = us_timespec(ctx->cfg.progress_interval_us);
     /* armed, the interval is only a guard against a wake-up lost: 10 ms
      * at least (below) */
-    struct timespec guard = ctx->cfg.progress_interval_us > ARMED_GUARD_US
-                                ? tmo
-                                : (struct timespec){.tv_sec = 0, .tv_nsec = ARMED_GUARD_US * 1000L};
+    struct timespec guard = us_timespec(ctx->cfg.progress_interval_us > ARMED_GUARD_US
+                                            ? ctx->cfg.progress_interval_us : ARMED_GUARD_US);
     uint64_t drain;
     unsigned busy_arms = 0;  /* arms refused in a row with nothing to progress */
     double last_work = 0;
